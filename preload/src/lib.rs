@@ -1,0 +1,1 @@
+//! libpos.so (being written)

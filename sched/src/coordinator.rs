@@ -1,0 +1,143 @@
+//! The decision loop of one run, without any I/O: threads post events, the coordinator decides
+//! who runs next. The runner (Unix sockets), libpos's standalone mode (a socketpair) and the
+//! simulator (abstract programs) all drive this same type.
+
+use crate::event::{Event, Op, Tid};
+use crate::schedule::Step;
+use crate::state::{Deadlock, State, StateError};
+use crate::strategy::{Divergence, Strategy};
+
+/// Default bound on scheduling steps; beyond it a run is reported as a livelock.
+pub const DEFAULT_MAX_STEPS: u64 = 1_000_000;
+
+/// What the coordinator wants done next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Let `tid` perform its pending event; `result` (and `child` for a create) go back to it.
+    Grant {
+        tid: Tid,
+        op: Op,
+        result: i32,
+        child: Option<Tid>,
+    },
+    /// Some thread is still running uncontrolled code: wait for its next post.
+    Wait,
+    /// The process exited or every thread finished.
+    Over,
+    Deadlock(Deadlock),
+    /// More than the allowed number of steps: a livelock.
+    StepLimit,
+    Diverged(Divergence),
+}
+
+pub struct Coordinator<'s> {
+    state: State,
+    strategy: &'s mut dyn Strategy,
+    steps: u64,
+    max_steps: u64,
+    trace: Vec<Event>,
+    enabled: Vec<Event>,
+}
+
+impl<'s> Coordinator<'s> {
+    /// Start a run driven by `strategy`, seeded with `seed` (see [`crate::rng::try_seed`]).
+    /// The strategy is lent for one run; it keeps what it learns (PCT's k) for the next.
+    pub fn new(strategy: &'s mut dyn Strategy, seed: u64, max_steps: u64) -> Self {
+        strategy.begin(seed);
+        Coordinator {
+            state: State::new(),
+            strategy,
+            steps: 0,
+            max_steps,
+            trace: Vec::new(),
+            enabled: Vec::new(),
+        }
+    }
+
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// For non-scheduling notifications (semaphore and barrier initialisation).
+    pub fn state_mut(&mut self) -> &mut State {
+        &mut self.state
+    }
+
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// The executed events so far, in order.
+    pub fn trace(&self) -> &[Event] {
+        &self.trace
+    }
+
+    /// Thread `tid` is about to perform `op` and waits for a grant.
+    pub fn post(&mut self, tid: Tid, op: Op) -> Result<(), StateError> {
+        self.state.post(tid, op)?;
+        self.strategy.pending(&Event::new(tid, op));
+        Ok(())
+    }
+
+    /// Decide the next step, if every live thread has posted.
+    pub fn decide(&mut self) -> Decision {
+        if self.state.is_over() {
+            return Decision::Over;
+        }
+        if !self.state.all_posted() {
+            return Decision::Wait;
+        }
+        self.state.enabled_into(&mut self.enabled);
+        if self.enabled.is_empty() {
+            return match self.state.deadlock() {
+                Some(d) => Decision::Deadlock(d),
+                None => Decision::Over,
+            };
+        }
+        if self.steps >= self.max_steps {
+            return Decision::StepLimit;
+        }
+        let i = match self.strategy.choose(&self.enabled) {
+            Ok(i) if i < self.enabled.len() => i,
+            Ok(i) => {
+                return Decision::Diverged(Divergence {
+                    step: self.steps,
+                    reason: format!("strategy chose {i} of {} events", self.enabled.len()),
+                })
+            }
+            Err(d) => return Decision::Diverged(d),
+        };
+        let ev = self.enabled[i];
+        let done = self
+            .state
+            .execute(ev.tid)
+            .expect("an enabled event always executes");
+        self.steps += 1;
+        self.trace.push(ev);
+        self.strategy.executed(&ev);
+        Decision::Grant {
+            tid: ev.tid,
+            op: ev.op,
+            result: done.result,
+            child: done.child,
+        }
+    }
+
+    /// End the run: tells the strategy, returns the schedule.
+    pub fn finish(self) -> Vec<Step> {
+        self.strategy.end(self.steps);
+        schedule_of(&self.state, &self.trace)
+    }
+}
+
+/// Turn a trace into stable, human-readable schedule steps.
+pub fn schedule_of(state: &State, trace: &[Event]) -> Vec<Step> {
+    trace
+        .iter()
+        .map(|e| Step {
+            tid: e.tid,
+            thread: state.name(e.tid).clone(),
+            op: e.op.to_string(),
+        })
+        .collect()
+}

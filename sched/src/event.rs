@@ -1,0 +1,520 @@
+//! The event model: what a thread is about to do (thread, operation, object, access kind).
+//!
+//! A *pending event* is the next visible operation of a thread. Strategies only ever see events;
+//! the coordinator state machine ([`crate::state`]) decides which of them are enabled.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Dense per-run thread index: 0 is the main thread, then threads in creation order.
+/// Stable across runs only together with [`ThreadName`]; schedules store names.
+pub type Tid = u32;
+
+/// Stable thread identity: the path of child indices from the main thread.
+/// Main is `0`, its first child `0.1`, that child's second child `0.1.2`.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub struct ThreadName(pub Vec<u32>);
+
+impl ThreadName {
+    pub fn main() -> Self {
+        ThreadName(Vec::new())
+    }
+    /// The name of this thread's `index`-th child (1-based).
+    pub fn child(&self, index: u32) -> Self {
+        let mut v = self.0.clone();
+        v.push(index);
+        ThreadName(v)
+    }
+}
+
+impl fmt::Display for ThreadName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "0")?;
+        for i in &self.0 {
+            write!(f, ".{i}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for ThreadName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "T{self}")
+    }
+}
+
+impl From<ThreadName> for String {
+    fn from(n: ThreadName) -> String {
+        n.to_string()
+    }
+}
+
+impl TryFrom<String> for ThreadName {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse()
+    }
+}
+
+impl std::str::FromStr for ThreadName {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let mut parts = s.split('.');
+        if parts.next() != Some("0") {
+            return Err(format!("bad thread name {s:?}: must start with 0"));
+        }
+        let mut v = Vec::new();
+        for p in parts {
+            v.push(
+                p.parse::<u32>()
+                    .map_err(|_| format!("bad thread name {s:?}"))?,
+            );
+        }
+        Ok(ThreadName(v))
+    }
+}
+
+/// The mutex flavour, read by libpos from the mutex itself (static initialisers included).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum MutexKind {
+    #[default]
+    Normal,
+    Recursive,
+    ErrorCheck,
+}
+
+/// A visible operation. Addresses identify synchronisation objects (the address of the
+/// `pthread_mutex_t`, ...) and memory locations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Op {
+    /// First event of every thread.
+    Start,
+    /// Thread exit (return from the start routine or `pthread_exit`).
+    Exit,
+    /// `pthread_create`; the child's [`Tid`] is assigned when this executes.
+    Create,
+    Join {
+        target: Tid,
+    },
+    Detach {
+        target: Tid,
+    },
+    Lock {
+        m: u64,
+        kind: MutexKind,
+    },
+    TryLock {
+        m: u64,
+        kind: MutexKind,
+    },
+    /// Takes the mutex if it is free, otherwise times out (a legal outcome only then).
+    TimedLock {
+        m: u64,
+        kind: MutexKind,
+    },
+    Unlock {
+        m: u64,
+        kind: MutexKind,
+    },
+    /// First half of `pthread_cond_wait`: releases `m` and starts waiting on `c`.
+    CondWait {
+        c: u64,
+        m: u64,
+    },
+    /// Second half of a wait: woken by a signal/broadcast and re-acquiring `m`.
+    /// `timed`: may also time out (only while the mutex is free, as it must be re-acquired).
+    CondWake {
+        c: u64,
+        m: u64,
+        timed: bool,
+    },
+    CondSignal {
+        c: u64,
+    },
+    CondBroadcast {
+        c: u64,
+    },
+    RdLock {
+        l: u64,
+    },
+    WrLock {
+        l: u64,
+    },
+    TryRdLock {
+        l: u64,
+    },
+    TryWrLock {
+        l: u64,
+    },
+    /// Timed rwlock acquisition: takes it if available, otherwise times out.
+    TimedRdLock {
+        l: u64,
+    },
+    TimedWrLock {
+        l: u64,
+    },
+    RwUnlock {
+        l: u64,
+    },
+    SemWait {
+        s: u64,
+    },
+    SemTryWait {
+        s: u64,
+    },
+    /// Takes a unit if the count is positive, otherwise times out.
+    SemTimedWait {
+        s: u64,
+    },
+    SemPost {
+        s: u64,
+    },
+    /// Arrival at a barrier; the thread then waits with [`Op::BarrierLeave`].
+    BarrierWait {
+        b: u64,
+    },
+    BarrierLeave {
+        b: u64,
+    },
+    /// Entering `pthread_once`: behaves as a lock on the once control (init runs inside).
+    OnceBegin {
+        o: u64,
+    },
+    OnceEnd {
+        o: u64,
+    },
+    Yield,
+    Sleep,
+    Read {
+        addr: u64,
+        size: u32,
+    },
+    Write {
+        addr: u64,
+        size: u32,
+    },
+    AtomicLoad {
+        addr: u64,
+        size: u32,
+    },
+    AtomicStore {
+        addr: u64,
+        size: u32,
+    },
+    AtomicRmw {
+        addr: u64,
+        size: u32,
+    },
+    /// `exit()`/`_exit()`/return from main: the process ends when this executes.
+    ProcessExit {
+        code: i32,
+    },
+}
+
+/// What kind of thing an object is; two objects can only be the same when the kinds match
+/// (memory and atomics share [`ObjKind::Mem`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ObjKind {
+    Thread,
+    Mutex,
+    Cond,
+    RwLock,
+    Sem,
+    Barrier,
+    Once,
+    Mem,
+    Process,
+}
+
+/// An object an event touches. For memory it is the byte range `[addr, addr+size)`;
+/// two overlapping ranges are the same object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Obj {
+    pub kind: ObjKind,
+    pub addr: u64,
+    pub size: u32,
+}
+
+impl Obj {
+    pub fn sync(kind: ObjKind, addr: u64) -> Self {
+        Obj {
+            kind,
+            addr,
+            size: 1,
+        }
+    }
+    pub fn mem(addr: u64, size: u32) -> Self {
+        Obj {
+            kind: ObjKind::Mem,
+            addr,
+            size: size.max(1),
+        }
+    }
+    /// Same object: same kind and overlapping ranges.
+    #[inline]
+    pub fn overlaps(&self, o: &Obj) -> bool {
+        self.kind == o.kind
+            && self.addr < o.addr + o.size as u64
+            && o.addr < self.addr + self.size as u64
+    }
+}
+
+impl fmt::Display for Obj {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            ObjKind::Thread => write!(f, "thread#{}", self.addr),
+            ObjKind::Mem => write!(f, "mem[{:#x}+{}]", self.addr, self.size),
+            ObjKind::Process => write!(f, "process"),
+            k => write!(f, "{}@{:#x}", format!("{k:?}").to_lowercase(), self.addr),
+        }
+    }
+}
+
+/// Read or write access of an event to its objects. Synchronisation operations are writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Access {
+    Read,
+    Write,
+    /// Touches no shared object (start, yield, sleep).
+    None,
+}
+
+/// A pending event of one thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Event {
+    pub tid: Tid,
+    pub op: Op,
+}
+
+impl Op {
+    /// The objects this operation touches (at most two: a condvar wait also touches its mutex).
+    pub fn objects(&self) -> [Option<Obj>; 2] {
+        use ObjKind::*;
+        use Op::*;
+        let s = Obj::sync;
+        match *self {
+            Start | Create | Yield | Sleep => [None, None],
+            Exit => [None, None],
+            Join { target } | Detach { target } => [Some(s(Thread, target as u64)), None],
+            Lock { m, .. } | TryLock { m, .. } | TimedLock { m, .. } | Unlock { m, .. } => {
+                [Some(s(Mutex, m)), None]
+            }
+            CondWait { c, m } | CondWake { c, m, .. } => [Some(s(Cond, c)), Some(s(Mutex, m))],
+            CondSignal { c } | CondBroadcast { c } => [Some(s(Cond, c)), None],
+            RdLock { l }
+            | WrLock { l }
+            | TryRdLock { l }
+            | TryWrLock { l }
+            | TimedRdLock { l }
+            | TimedWrLock { l }
+            | RwUnlock { l } => [Some(s(RwLock, l)), None],
+            SemWait { s: a } | SemTryWait { s: a } | SemTimedWait { s: a } | SemPost { s: a } => {
+                [Some(s(Sem, a)), None]
+            }
+            BarrierWait { b } | BarrierLeave { b } => [Some(s(Barrier, b)), None],
+            OnceBegin { o } | OnceEnd { o } => [Some(s(Once, o)), None],
+            Read { addr, size }
+            | Write { addr, size }
+            | AtomicLoad { addr, size }
+            | AtomicStore { addr, size }
+            | AtomicRmw { addr, size } => [Some(Obj::mem(addr, size)), None],
+            ProcessExit { .. } => [Some(s(Process, 0)), None],
+        }
+    }
+
+    /// How the operation accesses its objects.
+    pub fn access(&self) -> Access {
+        use Op::*;
+        match self {
+            Start | Create | Yield | Sleep | Exit => Access::None,
+            Read { .. } | AtomicLoad { .. } => Access::Read,
+            RdLock { .. } | TryRdLock { .. } | TimedRdLock { .. } => Access::Write,
+            _ => Access::Write,
+        }
+    }
+
+    /// A yield point the program uses to wait for others (spin loops): `sched_yield`, sleeps.
+    pub fn is_yield(&self) -> bool {
+        matches!(self, Op::Yield | Op::Sleep)
+    }
+
+    /// Memory access (plain or atomic), as opposed to a synchronisation call.
+    pub fn is_memory(&self) -> bool {
+        matches!(
+            self,
+            Op::Read { .. }
+                | Op::Write { .. }
+                | Op::AtomicLoad { .. }
+                | Op::AtomicStore { .. }
+                | Op::AtomicRmw { .. }
+        )
+    }
+
+    /// Short lowercase name of the operation, used in schedules and reports.
+    pub fn name(&self) -> &'static str {
+        use Op::*;
+        match self {
+            Start => "start",
+            Exit => "exit",
+            Create => "create",
+            Join { .. } => "join",
+            Detach { .. } => "detach",
+            Lock { .. } => "lock",
+            TryLock { .. } => "trylock",
+            TimedLock { .. } => "timedlock",
+            Unlock { .. } => "unlock",
+            CondWait { .. } => "cond_wait",
+            CondWake { .. } => "cond_wake",
+            CondSignal { .. } => "cond_signal",
+            CondBroadcast { .. } => "cond_broadcast",
+            RdLock { .. } => "rdlock",
+            WrLock { .. } => "wrlock",
+            TryRdLock { .. } => "tryrdlock",
+            TryWrLock { .. } => "trywrlock",
+            TimedRdLock { .. } => "timedrdlock",
+            TimedWrLock { .. } => "timedwrlock",
+            RwUnlock { .. } => "rwunlock",
+            SemWait { .. } => "sem_wait",
+            SemTryWait { .. } => "sem_trywait",
+            SemTimedWait { .. } => "sem_timedwait",
+            SemPost { .. } => "sem_post",
+            BarrierWait { .. } => "barrier_wait",
+            BarrierLeave { .. } => "barrier_leave",
+            OnceBegin { .. } => "once_begin",
+            OnceEnd { .. } => "once_end",
+            Yield => "yield",
+            Sleep => "sleep",
+            Read { .. } => "read",
+            Write { .. } => "write",
+            AtomicLoad { .. } => "atomic_load",
+            AtomicStore { .. } => "atomic_store",
+            AtomicRmw { .. } => "atomic_rmw",
+            ProcessExit { .. } => "process_exit",
+        }
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.name())?;
+        let objs = self.objects();
+        match (objs[0], objs[1]) {
+            (Some(a), Some(b)) => write!(f, "({a}, {b})"),
+            (Some(a), None) => write!(f, "({a})"),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Event {
+    pub fn new(tid: Tid, op: Op) -> Self {
+        Event { tid, op }
+    }
+
+    /// The exit event of a thread touches the thread object (joins race with it).
+    #[inline]
+    fn objects(&self) -> [Option<Obj>; 2] {
+        match self.op {
+            Op::Exit => [Some(Obj::sync(ObjKind::Thread, self.tid as u64)), None],
+            _ => self.op.objects(),
+        }
+    }
+
+    #[inline]
+    fn touches_same(&self, other: &Event) -> bool {
+        let (a, b) = (self.objects(), other.objects());
+        a.iter()
+            .flatten()
+            .any(|x| b.iter().flatten().any(|y| x.overlaps(y)))
+    }
+
+    /// POS race rule (seed paper, Def. of race in §4): different threads, same object, and
+    /// not both reads. With `reads_race` (plain POS) two reads of one object race too.
+    #[inline]
+    pub fn races_with(&self, other: &Event, reads_race: bool) -> bool {
+        if self.tid == other.tid || !self.touches_same(other) {
+            return false;
+        }
+        reads_race || !(self.op.access() == Access::Read && other.op.access() == Access::Read)
+    }
+
+    /// Dependency for partial-order reduction: same thread, or same object with a write.
+    pub fn dependent(&self, other: &Event) -> bool {
+        self.tid == other.tid || self.races_with(other, false)
+    }
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "t{}:{}", self.tid, self.op)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_names_round_trip() {
+        let n = ThreadName::main().child(1).child(3);
+        assert_eq!(n.to_string(), "0.1.3");
+        assert_eq!("0.1.3".parse::<ThreadName>().unwrap(), n);
+        assert!("1.2".parse::<ThreadName>().is_err());
+        assert_eq!(
+            serde_json_like(&ThreadName::main()),
+            "0",
+            "main displays as 0"
+        );
+    }
+
+    fn serde_json_like(n: &ThreadName) -> String {
+        String::from(n.clone())
+    }
+
+    #[test]
+    fn overlapping_ranges_are_one_object() {
+        let w = |t, a, s| Event::new(t, Op::Write { addr: a, size: s });
+        let r = |t, a, s| Event::new(t, Op::Read { addr: a, size: s });
+        assert!(w(1, 100, 4).races_with(&w(2, 102, 1), false));
+        assert!(!w(1, 100, 4).races_with(&w(2, 104, 4), false));
+        assert!(
+            !w(1, 100, 4).races_with(&w(1, 100, 4), true),
+            "same thread never races"
+        );
+        assert!(
+            !r(1, 100, 4).races_with(&r(2, 100, 4), false),
+            "POS*: reads do not race"
+        );
+        assert!(
+            r(1, 100, 4).races_with(&r(2, 100, 4), true),
+            "POS: reads race"
+        );
+        assert!(r(1, 100, 4).races_with(&w(2, 100, 4), false));
+    }
+
+    #[test]
+    fn sync_objects_race_by_kind_and_address() {
+        let l = |t, m| {
+            Event::new(
+                t,
+                Op::Lock {
+                    m,
+                    kind: MutexKind::Normal,
+                },
+            )
+        };
+        assert!(l(1, 8).races_with(&l(2, 8), false));
+        assert!(!l(1, 8).races_with(&l(2, 16), false));
+        let wait = Event::new(1, Op::CondWait { c: 32, m: 8 });
+        assert!(
+            wait.races_with(&l(2, 8), false),
+            "a cond wait releases its mutex"
+        );
+        let sig = Event::new(2, Op::CondSignal { c: 32 });
+        assert!(wait.races_with(&sig, false));
+        let exit = Event::new(3, Op::Exit);
+        let join = Event::new(1, Op::Join { target: 3 });
+        assert!(exit.races_with(&join, false));
+    }
+}

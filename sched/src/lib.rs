@@ -1,0 +1,20 @@
+//! `pos-sched`: the pure scheduling core of poscheck.
+//!
+//! Everything about scheduling that needs no process and no socket: the event model
+//! ([`event`]), the coordinator state machine ([`state`]) and decision loop ([`coordinator`]),
+//! the strategies ([`strategy`]), the wire protocol types ([`protocol`]), recorded schedules
+//! ([`schedule`]) and the abstract-program simulator ([`sim`]).
+
+pub mod coordinator;
+pub mod event;
+pub mod explore;
+pub mod protocol;
+pub mod rng;
+pub mod schedule;
+pub mod state;
+pub mod strategy;
+
+pub use coordinator::{Coordinator, Decision};
+pub use event::{Event, MutexKind, Obj, ObjKind, Op, ThreadName, Tid};
+pub use state::State;
+pub use strategy::Strategy;

@@ -1,0 +1,390 @@
+//! The wire protocol between libpos (one connection per program thread) and the coordinator.
+//!
+//! Fixed-size little-endian frames keep a scheduling step to one small write and one small
+//! read each way. A thread sends [`Msg`] frames (32 bytes, optionally followed by a text
+//! payload) and, after a [`Msg::Post`], blocks reading one [`Reply`] (16 bytes).
+
+use crate::event::{MutexKind, Op, Tid};
+use std::fmt;
+
+/// Environment variable carrying the coordinator's socket path to libpos.
+pub const ENV_SOCKET: &str = "POSCHECK_SOCKET";
+
+pub const MSG_LEN: usize = 32;
+pub const REPLY_LEN: usize = 16;
+/// Longest text payload accepted (assertion messages are truncated to this).
+pub const MAX_TEXT: usize = 4096;
+
+/// A message from a program thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Msg {
+    /// First message on every connection: who this thread is (0 for main, else the child id
+    /// the create grant returned) and the process id.
+    Hello { tid: Tid, pid: u32 },
+    /// The thread is about to perform `op` and waits for a [`Reply`].
+    Post(Op),
+    /// `sem_init`: no reply, not a scheduling point.
+    SemInit { s: u64, value: u32 },
+    /// `pthread_barrier_init`: no reply, not a scheduling point.
+    BarrierInit { b: u64, count: u32 },
+    /// `__assert_fail` is about to abort: where and what.
+    Assert { text: String },
+    /// A fatal signal in this thread at `pc` (sent from libpos's signal handler).
+    Crash { signal: i32, pc: u64 },
+}
+
+/// The coordinator's answer to a [`Msg::Post`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reply {
+    /// Return code for the operation (see [`crate::state::code`]), or [`Reply::ABORT`].
+    pub result: i32,
+    /// Extra value: the child's thread id for a create.
+    pub value: u64,
+}
+
+impl Reply {
+    /// The run is over: the thread must stop (the coordinator will kill the process).
+    pub const ABORT: i32 = i32::MIN;
+
+    pub fn encode(&self) -> [u8; REPLY_LEN] {
+        let mut b = [0u8; REPLY_LEN];
+        b[0..4].copy_from_slice(&self.result.to_le_bytes());
+        b[8..16].copy_from_slice(&self.value.to_le_bytes());
+        b
+    }
+
+    pub fn decode(b: &[u8; REPLY_LEN]) -> Reply {
+        Reply {
+            result: i32::from_le_bytes(b[0..4].try_into().expect("4 bytes")),
+            value: u64::from_le_bytes(b[8..16].try_into().expect("8 bytes")),
+        }
+    }
+}
+
+/// A frame that does not decode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProtocolError(pub String);
+
+impl fmt::Display for ProtocolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "protocol error: {}", self.0)
+    }
+}
+
+impl std::error::Error for ProtocolError {}
+
+const K_HELLO: u32 = 1;
+const K_POST: u32 = 2;
+const K_SEM_INIT: u32 = 3;
+const K_BARRIER_INIT: u32 = 4;
+const K_ASSERT: u32 = 5;
+const K_CRASH: u32 = 6;
+
+fn kind_code(k: MutexKind) -> u64 {
+    match k {
+        MutexKind::Normal => 0,
+        MutexKind::Recursive => 1,
+        MutexKind::ErrorCheck => 2,
+    }
+}
+
+fn kind_of(c: u64) -> Result<MutexKind, ProtocolError> {
+    Ok(match c {
+        0 => MutexKind::Normal,
+        1 => MutexKind::Recursive,
+        2 => MutexKind::ErrorCheck,
+        _ => return Err(ProtocolError(format!("bad mutex kind {c}"))),
+    })
+}
+
+/// Op ↔ (code, a, b, c).
+fn op_fields(op: &Op) -> (u32, u64, u64, u64) {
+    use Op::*;
+    match *op {
+        Start => (1, 0, 0, 0),
+        Exit => (2, 0, 0, 0),
+        Create => (3, 0, 0, 0),
+        Join { target } => (4, target as u64, 0, 0),
+        Detach { target } => (5, target as u64, 0, 0),
+        Lock { m, kind } => (6, m, 0, kind_code(kind)),
+        TryLock { m, kind } => (7, m, 0, kind_code(kind)),
+        TimedLock { m, kind } => (8, m, 0, kind_code(kind)),
+        Unlock { m, kind } => (9, m, 0, kind_code(kind)),
+        CondWait { c, m } => (10, c, m, 0),
+        CondWake { c, m, timed } => (11, c, m, timed as u64),
+        CondSignal { c } => (12, c, 0, 0),
+        CondBroadcast { c } => (13, c, 0, 0),
+        RdLock { l } => (14, l, 0, 0),
+        WrLock { l } => (15, l, 0, 0),
+        TryRdLock { l } => (16, l, 0, 0),
+        TryWrLock { l } => (17, l, 0, 0),
+        TimedRdLock { l } => (18, l, 0, 0),
+        TimedWrLock { l } => (19, l, 0, 0),
+        RwUnlock { l } => (20, l, 0, 0),
+        SemWait { s } => (21, s, 0, 0),
+        SemTryWait { s } => (22, s, 0, 0),
+        SemTimedWait { s } => (23, s, 0, 0),
+        SemPost { s } => (24, s, 0, 0),
+        BarrierWait { b } => (25, b, 0, 0),
+        BarrierLeave { b } => (26, b, 0, 0),
+        OnceBegin { o } => (27, o, 0, 0),
+        OnceEnd { o } => (28, o, 0, 0),
+        Yield => (29, 0, 0, 0),
+        Sleep => (30, 0, 0, 0),
+        Read { addr, size } => (31, addr, 0, size as u64),
+        Write { addr, size } => (32, addr, 0, size as u64),
+        AtomicLoad { addr, size } => (33, addr, 0, size as u64),
+        AtomicStore { addr, size } => (34, addr, 0, size as u64),
+        AtomicRmw { addr, size } => (35, addr, 0, size as u64),
+        ProcessExit { code } => (36, code as i64 as u64, 0, 0),
+    }
+}
+
+fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
+    use Op::*;
+    let tid = |x: u64| -> Result<Tid, ProtocolError> {
+        Tid::try_from(x).map_err(|_| ProtocolError(format!("bad thread id {x}")))
+    };
+    let size = |x: u64| -> Result<u32, ProtocolError> {
+        u32::try_from(x).map_err(|_| ProtocolError(format!("bad access size {x}")))
+    };
+    Ok(match code {
+        1 => Start,
+        2 => Exit,
+        3 => Create,
+        4 => Join { target: tid(a)? },
+        5 => Detach { target: tid(a)? },
+        6 => Lock {
+            m: a,
+            kind: kind_of(c)?,
+        },
+        7 => TryLock {
+            m: a,
+            kind: kind_of(c)?,
+        },
+        8 => TimedLock {
+            m: a,
+            kind: kind_of(c)?,
+        },
+        9 => Unlock {
+            m: a,
+            kind: kind_of(c)?,
+        },
+        10 => CondWait { c: a, m: b },
+        11 => CondWake {
+            c: a,
+            m: b,
+            timed: c != 0,
+        },
+        12 => CondSignal { c: a },
+        13 => CondBroadcast { c: a },
+        14 => RdLock { l: a },
+        15 => WrLock { l: a },
+        16 => TryRdLock { l: a },
+        17 => TryWrLock { l: a },
+        18 => TimedRdLock { l: a },
+        19 => TimedWrLock { l: a },
+        20 => RwUnlock { l: a },
+        21 => SemWait { s: a },
+        22 => SemTryWait { s: a },
+        23 => SemTimedWait { s: a },
+        24 => SemPost { s: a },
+        25 => BarrierWait { b: a },
+        26 => BarrierLeave { b: a },
+        27 => OnceBegin { o: a },
+        28 => OnceEnd { o: a },
+        29 => Yield,
+        30 => Sleep,
+        31 => Read {
+            addr: a,
+            size: size(c)?,
+        },
+        32 => Write {
+            addr: a,
+            size: size(c)?,
+        },
+        33 => AtomicLoad {
+            addr: a,
+            size: size(c)?,
+        },
+        34 => AtomicStore {
+            addr: a,
+            size: size(c)?,
+        },
+        35 => AtomicRmw {
+            addr: a,
+            size: size(c)?,
+        },
+        36 => ProcessExit {
+            code: a as i64 as i32,
+        },
+        _ => return Err(ProtocolError(format!("unknown operation code {code}"))),
+    })
+}
+
+fn frame(kind: u32, code: u32, a: u64, b: u64, c: u64) -> [u8; MSG_LEN] {
+    let mut f = [0u8; MSG_LEN];
+    f[0..4].copy_from_slice(&kind.to_le_bytes());
+    f[4..8].copy_from_slice(&code.to_le_bytes());
+    f[8..16].copy_from_slice(&a.to_le_bytes());
+    f[16..24].copy_from_slice(&b.to_le_bytes());
+    f[24..32].copy_from_slice(&c.to_le_bytes());
+    f
+}
+
+impl Msg {
+    /// Encode into a fixed header plus an optional text payload.
+    pub fn encode(&self) -> ([u8; MSG_LEN], &[u8]) {
+        match self {
+            Msg::Hello { tid, pid } => (frame(K_HELLO, 0, *tid as u64, *pid as u64, 0), &[]),
+            Msg::Post(op) => {
+                let (code, a, b, c) = op_fields(op);
+                (frame(K_POST, code, a, b, c), &[])
+            }
+            Msg::SemInit { s, value } => (frame(K_SEM_INIT, 0, *s, *value as u64, 0), &[]),
+            Msg::BarrierInit { b, count } => (frame(K_BARRIER_INIT, 0, *b, *count as u64, 0), &[]),
+            Msg::Assert { text } => {
+                let bytes = &text.as_bytes()[..text.len().min(MAX_TEXT)];
+                (frame(K_ASSERT, 0, 0, 0, bytes.len() as u64), bytes)
+            }
+            Msg::Crash { signal, pc } => (frame(K_CRASH, 0, *signal as i64 as u64, *pc, 0), &[]),
+        }
+    }
+
+    /// Decode a header. `Ok(Err(len))` means a text payload of `len` bytes follows; pass it
+    /// to [`Msg::with_payload`].
+    pub fn decode(f: &[u8; MSG_LEN]) -> Result<Result<Msg, usize>, ProtocolError> {
+        let u32_at = |i: usize| u32::from_le_bytes(f[i..i + 4].try_into().expect("4 bytes"));
+        let u64_at = |i: usize| u64::from_le_bytes(f[i..i + 8].try_into().expect("8 bytes"));
+        let (kind, code, a, b, c) = (u32_at(0), u32_at(4), u64_at(8), u64_at(16), u64_at(24));
+        let narrow = |x: u64, what: &str| {
+            u32::try_from(x).map_err(|_| ProtocolError(format!("bad {what} {x}")))
+        };
+        Ok(Ok(match kind {
+            K_HELLO => Msg::Hello {
+                tid: narrow(a, "thread id")?,
+                pid: narrow(b, "pid")?,
+            },
+            K_POST => Msg::Post(op_from(code, a, b, c)?),
+            K_SEM_INIT => Msg::SemInit {
+                s: a,
+                value: narrow(b, "semaphore value")?,
+            },
+            K_BARRIER_INIT => Msg::BarrierInit {
+                b: a,
+                count: narrow(b, "barrier count")?,
+            },
+            K_ASSERT => {
+                if c as usize > MAX_TEXT {
+                    return Err(ProtocolError(format!("assert text of {c} bytes")));
+                }
+                return Ok(Err(c as usize));
+            }
+            K_CRASH => Msg::Crash {
+                signal: a as i64 as i32,
+                pc: b,
+            },
+            _ => return Err(ProtocolError(format!("unknown message kind {kind}"))),
+        }))
+    }
+
+    /// Complete a message whose header announced a payload.
+    pub fn with_payload(payload: &[u8]) -> Msg {
+        Msg::Assert {
+            text: String::from_utf8_lossy(payload).into_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_op_round_trips() {
+        use Op::*;
+        let k = MutexKind::Recursive;
+        let ops = [
+            Start,
+            Exit,
+            Create,
+            Join { target: 3 },
+            Detach { target: 4 },
+            Lock { m: 1, kind: k },
+            TryLock {
+                m: 2,
+                kind: MutexKind::ErrorCheck,
+            },
+            TimedLock {
+                m: 3,
+                kind: MutexKind::Normal,
+            },
+            Unlock { m: 4, kind: k },
+            CondWait { c: 5, m: 6 },
+            CondWake {
+                c: 5,
+                m: 6,
+                timed: true,
+            },
+            CondSignal { c: 7 },
+            CondBroadcast { c: 8 },
+            RdLock { l: 9 },
+            WrLock { l: 10 },
+            TryRdLock { l: 11 },
+            TryWrLock { l: 12 },
+            TimedRdLock { l: 13 },
+            TimedWrLock { l: 14 },
+            RwUnlock { l: 15 },
+            SemWait { s: 16 },
+            SemTryWait { s: 17 },
+            SemTimedWait { s: 18 },
+            SemPost { s: 19 },
+            BarrierWait { b: 20 },
+            BarrierLeave { b: 21 },
+            OnceBegin { o: 22 },
+            OnceEnd { o: 23 },
+            Yield,
+            Sleep,
+            Read { addr: 24, size: 1 },
+            Write { addr: 25, size: 8 },
+            AtomicLoad { addr: 26, size: 4 },
+            AtomicStore { addr: 27, size: 2 },
+            AtomicRmw { addr: 28, size: 16 },
+            ProcessExit { code: -1 },
+        ];
+        for op in ops {
+            let msg = Msg::Post(op);
+            let (h, p) = msg.encode();
+            assert!(p.is_empty());
+            assert_eq!(Msg::decode(&h).unwrap(), Ok(Msg::Post(op)), "{op:?}");
+        }
+    }
+
+    #[test]
+    fn other_messages_round_trip_and_garbage_is_an_error() {
+        for m in [
+            Msg::Hello { tid: 5, pid: 77 },
+            Msg::SemInit { s: 1, value: 3 },
+            Msg::BarrierInit { b: 2, count: 4 },
+            Msg::Crash {
+                signal: 11,
+                pc: 0x401000,
+            },
+        ] {
+            let (h, _) = m.encode();
+            assert_eq!(Msg::decode(&h).unwrap(), Ok(m));
+        }
+        let m = Msg::Assert {
+            text: "a.c:3: main: x == 1".into(),
+        };
+        let (h, p) = m.encode();
+        assert_eq!(Msg::decode(&h).unwrap(), Err(p.len()));
+        assert_eq!(Msg::with_payload(p), m);
+        assert!(Msg::decode(&[0xff; MSG_LEN]).is_err());
+        let r = Reply {
+            result: -1,
+            value: 9,
+        };
+        assert_eq!(Reply::decode(&r.encode()), r);
+    }
+}

@@ -1,0 +1,41 @@
+//! A recorded schedule: the sequence of chosen events of one run, enough to replay it.
+
+use crate::event::{ThreadName, Tid};
+use serde::{Deserialize, Serialize};
+
+/// One scheduling decision: which thread ran and what it did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    /// Dense id in this run (deterministic for a given schedule prefix).
+    pub tid: Tid,
+    /// Stable name of the thread.
+    pub thread: ThreadName,
+    /// The operation, e.g. `lock(mutex@0x4040a0)`; replay checks the operation name.
+    pub op: String,
+}
+
+impl Step {
+    /// The operation's name without its objects (`lock`), used to detect divergence.
+    pub fn op_name(&self) -> &str {
+        self.op.split('(').next().unwrap_or("")
+    }
+}
+
+/// A whole run's schedule plus what is needed to re-run it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Schedule {
+    pub program: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    pub algo: String,
+    pub seed: u64,
+    #[serde(rename = "try")]
+    pub try_index: u64,
+    /// Scheduling-point mode the run used (`sync`, `mem`, `races`).
+    #[serde(default)]
+    pub points: String,
+    /// The outcome the recorded run had, e.g. `assert`.
+    #[serde(default)]
+    pub outcome: String,
+    pub steps: Vec<Step>,
+}

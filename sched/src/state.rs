@@ -1,0 +1,972 @@
+//! The coordinator state machine: which thread may run, which is blocked, and deadlock.
+//!
+//! Pure bookkeeping of the synchronisation objects a program uses. A thread *posts* its next
+//! pending event; once every live thread has posted (none is running), the enabled set is
+//! well defined, a strategy picks one event, and [`State::execute`] applies it. Blocking is
+//! modelled here, so a granted operation never blocks in the kernel.
+
+use crate::event::{Event, MutexKind, Op, ThreadName, Tid};
+use std::collections::HashMap;
+use std::fmt;
+
+/// Result codes handed back to the program (errno values, as pthread functions return them).
+pub mod code {
+    pub const OK: i32 = 0;
+    pub const EPERM: i32 = 1;
+    pub const ESRCH: i32 = 3;
+    pub const EAGAIN: i32 = 11;
+    pub const EBUSY: i32 = 16;
+    pub const EINVAL: i32 = 22;
+    pub const EDEADLK: i32 = 35;
+    pub const ETIMEDOUT: i32 = 110;
+    /// `PTHREAD_BARRIER_SERIAL_THREAD`.
+    pub const BARRIER_SERIAL: i32 = -1;
+    /// `pthread_once`: the init routine already ran, skip it.
+    pub const ONCE_DONE: i32 = 1;
+}
+
+/// Where a thread is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Granted (or just created): executing uncontrolled code until it posts its next event.
+    Running,
+    /// Waiting at this event for the coordinator's grant (enabled or blocked).
+    Pending(Op),
+    Finished,
+}
+
+#[derive(Clone, Debug)]
+struct Thread {
+    name: ThreadName,
+    children: u32,
+    status: Status,
+    /// Barrier generation seen at arrival, for [`Op::BarrierLeave`].
+    barrier_gen: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Mutex {
+    owner: Option<Tid>,
+    count: u32,
+}
+
+#[derive(Clone, Debug)]
+struct Waiter {
+    tid: Tid,
+    seq: u64,
+    /// Woken by a broadcast.
+    woken: bool,
+    /// Recursion count of the mutex released by the wait, restored on wake.
+    saved_count: u32,
+}
+
+/// A condition variable. Which waiter a signal wakes is a scheduling choice: a signal leaves
+/// a *token* usable by any waiter that was waiting when it was sent; the waiter whose
+/// [`Op::CondWake`] the strategy schedules takes the oldest token it may use.
+#[derive(Clone, Debug, Default)]
+struct Cond {
+    next_seq: u64,
+    waiters: Vec<Waiter>,
+    /// For each unconsumed signal, the arrival sequence number bound: waiters with
+    /// `seq < upto` may consume it.
+    tokens: Vec<u64>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct RwLock {
+    readers: Vec<Tid>,
+    writer: Option<Tid>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Barrier {
+    count: u32,
+    arrived: u32,
+    generation: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Once {
+    running: Option<Tid>,
+    done: bool,
+}
+
+/// What executing an event produced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Executed {
+    /// The return value for the program (see [`code`]).
+    pub result: i32,
+    /// For [`Op::Create`]: the new thread.
+    pub child: Option<Tid>,
+}
+
+/// Misuse of the protocol by the program side (a bug in libpos or a corrupt stream).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StateError {
+    UnknownThread(Tid),
+    NotRunning(Tid, String),
+    NotEnabled(Tid, String),
+}
+
+impl fmt::Display for StateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StateError::UnknownThread(t) => write!(f, "unknown thread t{t}"),
+            StateError::NotRunning(t, s) => write!(f, "thread t{t} posted while {s}"),
+            StateError::NotEnabled(t, s) => write!(f, "thread t{t} is not enabled: {s}"),
+        }
+    }
+}
+
+impl std::error::Error for StateError {}
+
+/// One blocked thread in a deadlock report.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BlockedThread {
+    pub thread: ThreadName,
+    pub op: String,
+    pub waits_for: String,
+}
+
+/// Threads remain and none is enabled.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Deadlock {
+    pub blocked: Vec<BlockedThread>,
+}
+
+impl fmt::Display for Deadlock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self
+            .blocked
+            .iter()
+            .map(|b| format!("thread {} at {} waits for {}", b.thread, b.op, b.waits_for))
+            .collect();
+        write!(f, "{}", parts.join("; "))
+    }
+}
+
+/// The whole synchronisation state of one run.
+#[derive(Clone, Debug, Default)]
+pub struct State {
+    threads: Vec<Thread>,
+    mutexes: HashMap<u64, Mutex>,
+    conds: HashMap<u64, Cond>,
+    rwlocks: HashMap<u64, RwLock>,
+    sems: HashMap<u64, i64>,
+    barriers: HashMap<u64, Barrier>,
+    onces: HashMap<u64, Once>,
+    exit_code: Option<i32>,
+}
+
+impl State {
+    /// A fresh run: the main thread exists and is running (it will post [`Op::Start`]).
+    pub fn new() -> Self {
+        State {
+            threads: vec![Thread {
+                name: ThreadName::main(),
+                children: 0,
+                status: Status::Running,
+                barrier_gen: 0,
+            }],
+            ..Default::default()
+        }
+    }
+
+    pub fn num_threads(&self) -> usize {
+        self.threads.len()
+    }
+
+    pub fn name(&self, t: Tid) -> &ThreadName {
+        &self.threads[t as usize].name
+    }
+
+    pub fn tid_of(&self, name: &ThreadName) -> Option<Tid> {
+        self.threads
+            .iter()
+            .position(|t| &t.name == name)
+            .map(|i| i as Tid)
+    }
+
+    pub fn status(&self, t: Tid) -> Status {
+        self.threads[t as usize].status
+    }
+
+    /// The pending event of `t`, if it has posted one.
+    pub fn pending(&self, t: Tid) -> Option<Event> {
+        match self.threads.get(t as usize)?.status {
+            Status::Pending(op) => Some(Event::new(t, op)),
+            _ => None,
+        }
+    }
+
+    /// `exit()` ran, or every thread finished.
+    pub fn is_over(&self) -> bool {
+        self.exit_code.is_some() || self.threads.iter().all(|t| t.status == Status::Finished)
+    }
+
+    /// The code passed to an executed [`Op::ProcessExit`].
+    pub fn exit_code(&self) -> Option<i32> {
+        self.exit_code
+    }
+
+    /// No thread is running: every live thread has posted, so a decision can be made.
+    pub fn all_posted(&self) -> bool {
+        !self.threads.iter().any(|t| t.status == Status::Running)
+    }
+
+    /// Threads that are still running uncontrolled code (not yet posted).
+    pub fn running(&self) -> impl Iterator<Item = Tid> + '_ {
+        self.threads
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.status == Status::Running)
+            .map(|(i, _)| i as Tid)
+    }
+
+    /// Thread `t` posts its next pending event.
+    pub fn post(&mut self, t: Tid, op: Op) -> Result<(), StateError> {
+        let th = self
+            .threads
+            .get_mut(t as usize)
+            .ok_or(StateError::UnknownThread(t))?;
+        match th.status {
+            Status::Running => {
+                th.status = Status::Pending(op);
+                Ok(())
+            }
+            s => Err(StateError::NotRunning(t, format!("{s:?}"))),
+        }
+    }
+
+    /// A thread vanished without posting its exit (killed, `pthread_exit` from a destructor, ...).
+    pub fn mark_finished(&mut self, t: Tid) {
+        if let Some(th) = self.threads.get_mut(t as usize) {
+            th.status = Status::Finished;
+        }
+    }
+
+    /// `sem_init`: not a scheduling point.
+    pub fn init_sem(&mut self, s: u64, value: u32) {
+        self.sems.insert(s, value as i64);
+    }
+
+    /// `pthread_barrier_init`: not a scheduling point.
+    pub fn init_barrier(&mut self, b: u64, count: u32) {
+        self.barriers.insert(
+            b,
+            Barrier {
+                count: count.max(1),
+                ..Default::default()
+            },
+        );
+    }
+
+    /// Whether the pending event of `t` may run now.
+    pub fn is_enabled(&self, t: Tid) -> bool {
+        match self.threads.get(t as usize).map(|th| th.status) {
+            Some(Status::Pending(op)) => self.blocker(t, &op).is_none(),
+            _ => false,
+        }
+    }
+
+    /// Append the enabled events to `out` (in thread order).
+    pub fn enabled_into(&self, out: &mut Vec<Event>) {
+        out.clear();
+        for (i, th) in self.threads.iter().enumerate() {
+            if let Status::Pending(op) = th.status {
+                if self.blocker(i as Tid, &op).is_none() {
+                    out.push(Event::new(i as Tid, op));
+                }
+            }
+        }
+    }
+
+    pub fn enabled(&self) -> Vec<Event> {
+        let mut v = Vec::new();
+        self.enabled_into(&mut v);
+        v
+    }
+
+    /// All pending events, enabled or not.
+    pub fn pending_events(&self) -> impl Iterator<Item = Event> + '_ {
+        self.threads
+            .iter()
+            .enumerate()
+            .filter_map(|(i, th)| match th.status {
+                Status::Pending(op) => Some(Event::new(i as Tid, op)),
+                _ => None,
+            })
+    }
+
+    /// Why `op` of thread `t` cannot run now, or `None` when it is enabled.
+    fn blocker(&self, t: Tid, op: &Op) -> Option<String> {
+        use Op::*;
+        match *op {
+            Join { target } => match self.threads.get(target as usize) {
+                Some(th) if th.status != Status::Finished => {
+                    Some(format!("thread {} to finish", th.name))
+                }
+                _ => None,
+            },
+            Lock { m, kind } => match self.mutexes.get(&m).and_then(|mx| mx.owner) {
+                None => None,
+                Some(o) if o == t && kind != MutexKind::Normal => None,
+                Some(o) => Some(format!("mutex {m:#x} held by thread {}", self.name(o))),
+            },
+            CondWake { c, m, timed } => {
+                if let Some(o) = self.mutexes.get(&m).and_then(|mx| mx.owner) {
+                    return Some(format!("mutex {m:#x} held by thread {}", self.name(o)));
+                }
+                if timed || self.cond_can_wake(c, t) {
+                    None
+                } else {
+                    Some(format!("a signal on condvar {c:#x}"))
+                }
+            }
+            RdLock { l } => match self.rwlocks.get(&l).and_then(|r| r.writer) {
+                Some(w) => Some(format!("rwlock {l:#x} written by thread {}", self.name(w))),
+                None => None,
+            },
+            WrLock { l } => {
+                let r = self.rwlocks.get(&l)?;
+                if let Some(w) = r.writer {
+                    Some(format!("rwlock {l:#x} written by thread {}", self.name(w)))
+                } else if !r.readers.is_empty() {
+                    let names: Vec<String> = r
+                        .readers
+                        .iter()
+                        .map(|&x| self.name(x).to_string())
+                        .collect();
+                    Some(format!("rwlock {l:#x} read by {}", names.join(",")))
+                } else {
+                    None
+                }
+            }
+            SemWait { s } => {
+                if self.sems.get(&s).copied().unwrap_or(0) > 0 {
+                    None
+                } else {
+                    Some(format!("semaphore {s:#x} to be posted"))
+                }
+            }
+            BarrierLeave { b } => {
+                let bar = self.barriers.get(&b)?;
+                if bar.generation > self.threads[t as usize].barrier_gen {
+                    None
+                } else {
+                    Some(format!(
+                        "barrier {b:#x} ({} of {} arrived)",
+                        bar.arrived, bar.count
+                    ))
+                }
+            }
+            OnceBegin { o } => match self.onces.get(&o).and_then(|x| x.running) {
+                Some(r) if r != t => Some(format!("once {o:#x} run by thread {}", self.name(r))),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn cond_can_wake(&self, c: u64, t: Tid) -> bool {
+        let Some(cv) = self.conds.get(&c) else {
+            return false;
+        };
+        match cv.waiters.iter().find(|w| w.tid == t) {
+            Some(w) => w.woken || cv.tokens.iter().any(|&upto| upto > w.seq),
+            None => true, // not waiting (e.g. the wait failed): nothing to wait for
+        }
+    }
+
+    /// Apply the pending event of `t`. The thread becomes running (or finished).
+    pub fn execute(&mut self, t: Tid) -> Result<Executed, StateError> {
+        let op = match self.threads.get(t as usize).map(|th| th.status) {
+            Some(Status::Pending(op)) => op,
+            Some(s) => return Err(StateError::NotEnabled(t, format!("{s:?}"))),
+            None => return Err(StateError::UnknownThread(t)),
+        };
+        if let Some(why) = self.blocker(t, &op) {
+            return Err(StateError::NotEnabled(t, why));
+        }
+        self.threads[t as usize].status = Status::Running;
+        let mut child = None;
+        let result = self.apply(t, op, &mut child);
+        Ok(Executed { result, child })
+    }
+
+    fn apply(&mut self, t: Tid, op: Op, child: &mut Option<Tid>) -> i32 {
+        use code::*;
+        use Op::*;
+        match op {
+            Start | Yield | Sleep | Detach { .. } => OK,
+            Read { .. } | Write { .. } | AtomicLoad { .. } | AtomicStore { .. } => OK,
+            AtomicRmw { .. } => OK,
+            Exit => {
+                self.threads[t as usize].status = Status::Finished;
+                OK
+            }
+            ProcessExit { code } => {
+                self.exit_code = Some(code);
+                for th in &mut self.threads {
+                    th.status = Status::Finished;
+                }
+                OK
+            }
+            Create => {
+                let parent = &mut self.threads[t as usize];
+                parent.children += 1;
+                let name = parent.name.child(parent.children);
+                let id = self.threads.len() as Tid;
+                self.threads.push(Thread {
+                    name,
+                    children: 0,
+                    status: Status::Running,
+                    barrier_gen: 0,
+                });
+                *child = Some(id);
+                OK
+            }
+            Join { target } => {
+                if target == t {
+                    EDEADLK
+                } else if (target as usize) < self.threads.len() {
+                    OK
+                } else {
+                    ESRCH
+                }
+            }
+            Lock { m, kind } => self.lock(t, m, kind, false).unwrap_or(OK),
+            TryLock { m, kind } => self.lock(t, m, kind, true).unwrap_or(OK),
+            TimedLock { m, kind } => match self.lock(t, m, kind, true) {
+                Some(EBUSY) => ETIMEDOUT,
+                r => r.unwrap_or(OK),
+            },
+            Unlock { m, kind } => {
+                let mx = self.mutexes.entry(m).or_default();
+                match mx.owner {
+                    Some(o) if o == t => {
+                        mx.count -= 1;
+                        if mx.count == 0 {
+                            mx.owner = None;
+                        }
+                        OK
+                    }
+                    _ if kind != MutexKind::Normal => EPERM,
+                    _ => {
+                        mx.owner = None;
+                        mx.count = 0;
+                        OK
+                    }
+                }
+            }
+            CondWait { c, m } => {
+                let mx = self.mutexes.entry(m).or_default();
+                let saved = if mx.owner == Some(t) { mx.count } else { 1 };
+                mx.owner = None;
+                mx.count = 0;
+                let cv = self.conds.entry(c).or_default();
+                let seq = cv.next_seq;
+                cv.next_seq += 1;
+                cv.waiters.push(Waiter {
+                    tid: t,
+                    seq,
+                    woken: false,
+                    saved_count: saved.max(1),
+                });
+                OK
+            }
+            CondWake { c, m, .. } => {
+                let cv = self.conds.entry(c).or_default();
+                let mut result = ETIMEDOUT;
+                let mut saved = 1;
+                if let Some(i) = cv.waiters.iter().position(|w| w.tid == t) {
+                    let w = cv.waiters.remove(i);
+                    saved = w.saved_count;
+                    if w.woken {
+                        result = OK;
+                    } else if let Some(k) = oldest_token(&cv.tokens, w.seq) {
+                        cv.tokens.remove(k);
+                        result = OK;
+                    }
+                } else {
+                    result = OK;
+                }
+                if cv.waiters.is_empty() {
+                    cv.tokens.clear();
+                }
+                let mx = self.mutexes.entry(m).or_default();
+                mx.owner = Some(t);
+                mx.count = saved;
+                result
+            }
+            CondSignal { c } => {
+                if let Some(cv) = self.conds.get_mut(&c) {
+                    let unwoken = cv.waiters.iter().filter(|w| !w.woken).count();
+                    if cv.tokens.len() < unwoken {
+                        cv.tokens.push(cv.next_seq);
+                    }
+                }
+                OK
+            }
+            CondBroadcast { c } => {
+                if let Some(cv) = self.conds.get_mut(&c) {
+                    for w in &mut cv.waiters {
+                        w.woken = true;
+                    }
+                    cv.tokens.clear();
+                }
+                OK
+            }
+            RdLock { l } => {
+                self.rwlocks.entry(l).or_default().readers.push(t);
+                OK
+            }
+            WrLock { l } => {
+                self.rwlocks.entry(l).or_default().writer = Some(t);
+                OK
+            }
+            TryRdLock { l } | TimedRdLock { l } => {
+                let r = self.rwlocks.entry(l).or_default();
+                if r.writer.is_some() {
+                    if matches!(op, TryRdLock { .. }) {
+                        EBUSY
+                    } else {
+                        ETIMEDOUT
+                    }
+                } else {
+                    r.readers.push(t);
+                    OK
+                }
+            }
+            TryWrLock { l } | TimedWrLock { l } => {
+                let r = self.rwlocks.entry(l).or_default();
+                if r.writer.is_some() || !r.readers.is_empty() {
+                    if matches!(op, TryWrLock { .. }) {
+                        EBUSY
+                    } else {
+                        ETIMEDOUT
+                    }
+                } else {
+                    r.writer = Some(t);
+                    OK
+                }
+            }
+            RwUnlock { l } => {
+                let r = self.rwlocks.entry(l).or_default();
+                if r.writer == Some(t) {
+                    r.writer = None;
+                    OK
+                } else if let Some(i) = r.readers.iter().position(|&x| x == t) {
+                    r.readers.swap_remove(i);
+                    OK
+                } else {
+                    EPERM
+                }
+            }
+            SemWait { s } => {
+                *self.sems.entry(s).or_insert(0) -= 1;
+                OK
+            }
+            SemTryWait { s } | SemTimedWait { s } => {
+                let v = self.sems.entry(s).or_insert(0);
+                if *v > 0 {
+                    *v -= 1;
+                    OK
+                } else if matches!(op, SemTryWait { .. }) {
+                    EAGAIN
+                } else {
+                    ETIMEDOUT
+                }
+            }
+            SemPost { s } => {
+                *self.sems.entry(s).or_insert(0) += 1;
+                OK
+            }
+            BarrierWait { b } => {
+                let bar = self.barriers.entry(b).or_insert(Barrier {
+                    count: 1,
+                    ..Default::default()
+                });
+                self.threads[t as usize].barrier_gen = bar.generation;
+                bar.arrived += 1;
+                if bar.arrived >= bar.count {
+                    bar.arrived = 0;
+                    bar.generation += 1;
+                    BARRIER_SERIAL
+                } else {
+                    OK
+                }
+            }
+            BarrierLeave { .. } => OK,
+            OnceBegin { o } => {
+                let once = self.onces.entry(o).or_default();
+                if once.done {
+                    ONCE_DONE
+                } else {
+                    once.running = Some(t);
+                    OK
+                }
+            }
+            OnceEnd { o } => {
+                let once = self.onces.entry(o).or_default();
+                once.done = true;
+                once.running = None;
+                OK
+            }
+        }
+    }
+
+    /// Shared by lock/trylock/timedlock. `Some(code)` when the call fails or self-deadlocks.
+    fn lock(&mut self, t: Tid, m: u64, kind: MutexKind, try_only: bool) -> Option<i32> {
+        let mx = self.mutexes.entry(m).or_default();
+        match mx.owner {
+            None => {
+                mx.owner = Some(t);
+                mx.count = 1;
+                None
+            }
+            Some(o) if o == t => match kind {
+                MutexKind::Recursive => {
+                    mx.count += 1;
+                    None
+                }
+                MutexKind::ErrorCheck => Some(code::EDEADLK),
+                MutexKind::Normal => Some(code::EBUSY), // only reachable for try/timed
+            },
+            Some(_) => {
+                debug_assert!(try_only, "lock executed while the mutex is held");
+                Some(code::EBUSY)
+            }
+        }
+    }
+
+    /// Threads remain and none is enabled (only meaningful when [`State::all_posted`]).
+    pub fn deadlock(&self) -> Option<Deadlock> {
+        if self.is_over() || !self.all_posted() {
+            return None;
+        }
+        let mut blocked = Vec::new();
+        for (i, th) in self.threads.iter().enumerate() {
+            if let Status::Pending(op) = th.status {
+                match self.blocker(i as Tid, &op) {
+                    None => return None,
+                    Some(why) => blocked.push(BlockedThread {
+                        thread: th.name.clone(),
+                        op: op.to_string(),
+                        waits_for: why,
+                    }),
+                }
+            }
+        }
+        Some(Deadlock { blocked })
+    }
+}
+
+/// Index of the oldest signal token a waiter with arrival number `seq` may consume.
+/// Taking the oldest keeps every other waiter's tokens usable (the token sets are nested).
+fn oldest_token(tokens: &[u64], seq: u64) -> Option<usize> {
+    tokens.iter().position(|&upto| upto > seq)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::MutexKind::*;
+
+    fn run(s: &mut State, t: Tid, op: Op) -> i32 {
+        s.post(t, op).unwrap();
+        s.execute(t).unwrap().result
+    }
+
+    fn spawn(s: &mut State, parent: Tid) -> Tid {
+        s.post(parent, Op::Create).unwrap();
+        let c = s.execute(parent).unwrap().child.unwrap();
+        run(s, c, Op::Start);
+        c
+    }
+
+    #[test]
+    fn children_get_stable_names() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let a = spawn(&mut s, 0);
+        let b = spawn(&mut s, 0);
+        let c = spawn(&mut s, a);
+        assert_eq!(s.name(a).to_string(), "0.1");
+        assert_eq!(s.name(b).to_string(), "0.2");
+        assert_eq!(s.name(c).to_string(), "0.1.1");
+        assert_eq!(s.tid_of(&"0.1.1".parse().unwrap()), Some(c));
+    }
+
+    #[test]
+    fn lock_order_inversion_deadlocks_and_names_both() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let a = spawn(&mut s, 0);
+        let b = spawn(&mut s, 0);
+        run(
+            &mut s,
+            a,
+            Op::Lock {
+                m: 0x10,
+                kind: Normal,
+            },
+        );
+        run(
+            &mut s,
+            b,
+            Op::Lock {
+                m: 0x20,
+                kind: Normal,
+            },
+        );
+        s.post(
+            a,
+            Op::Lock {
+                m: 0x20,
+                kind: Normal,
+            },
+        )
+        .unwrap();
+        s.post(
+            b,
+            Op::Lock {
+                m: 0x10,
+                kind: Normal,
+            },
+        )
+        .unwrap();
+        s.post(0, Op::Join { target: a }).unwrap();
+        assert!(s.enabled().is_empty());
+        let d = s.deadlock().expect("deadlock");
+        assert_eq!(d.blocked.len(), 3);
+        let text = d.to_string();
+        assert!(text.contains("0x10") && text.contains("0x20"), "{text}");
+        assert!(
+            text.contains("thread 0.1") && text.contains("thread 0.2"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn join_on_self_and_lost_signal_deadlock() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        s.post(0, Op::Join { target: 0 }).unwrap();
+        assert!(s.deadlock().is_some(), "join on self never returns");
+
+        // Lost wakeup: the signal comes before the wait, so nobody wakes the waiter.
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let a = spawn(&mut s, 0);
+        run(&mut s, 0, Op::CondSignal { c: 1 });
+        run(&mut s, a, Op::Lock { m: 2, kind: Normal });
+        run(&mut s, a, Op::CondWait { c: 1, m: 2 });
+        s.post(
+            a,
+            Op::CondWake {
+                c: 1,
+                m: 2,
+                timed: false,
+            },
+        )
+        .unwrap();
+        s.post(0, Op::Join { target: a }).unwrap();
+        let d = s.deadlock().expect("lost wakeup deadlocks");
+        assert!(d.to_string().contains("signal on condvar"), "{d}");
+    }
+
+    #[test]
+    fn signal_wakes_a_chosen_waiter_only_among_those_waiting() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let a = spawn(&mut s, 0);
+        let b = spawn(&mut s, 0);
+        for t in [a, b] {
+            run(&mut s, t, Op::Lock { m: 2, kind: Normal });
+            run(&mut s, t, Op::CondWait { c: 1, m: 2 });
+            s.post(
+                t,
+                Op::CondWake {
+                    c: 1,
+                    m: 2,
+                    timed: false,
+                },
+            )
+            .unwrap();
+        }
+        assert!(!s.is_enabled(a) && !s.is_enabled(b));
+        run(&mut s, 0, Op::CondSignal { c: 1 });
+        // Either may wake: a scheduling choice.
+        assert!(s.is_enabled(a) && s.is_enabled(b));
+        assert_eq!(s.execute(b).unwrap().result, 0);
+        assert!(!s.is_enabled(a), "mutex re-acquired by b");
+        run(&mut s, b, Op::Unlock { m: 2, kind: Normal });
+        assert!(!s.is_enabled(a), "one signal wakes one waiter");
+        // A second signal with only a waiting wakes it; a later waiter cannot steal it.
+        run(&mut s, 0, Op::CondSignal { c: 1 });
+        assert!(s.is_enabled(a));
+    }
+
+    #[test]
+    fn timed_waits_time_out_only_when_legal() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        run(&mut s, 0, Op::Lock { m: 2, kind: Normal });
+        let a = spawn(&mut s, 0);
+        assert_eq!(
+            run(&mut s, a, Op::TimedLock { m: 2, kind: Normal }),
+            code::ETIMEDOUT
+        );
+        assert_eq!(
+            run(&mut s, a, Op::TryLock { m: 2, kind: Normal }),
+            code::EBUSY
+        );
+        run(&mut s, 0, Op::Unlock { m: 2, kind: Normal });
+        assert_eq!(run(&mut s, a, Op::TimedLock { m: 2, kind: Normal }), 0);
+        assert_eq!(run(&mut s, 0, Op::SemTimedWait { s: 9 }), code::ETIMEDOUT);
+        run(&mut s, 0, Op::SemPost { s: 9 });
+        assert_eq!(run(&mut s, 0, Op::SemTimedWait { s: 9 }), 0);
+    }
+
+    #[test]
+    fn recursive_and_errorcheck_mutexes() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        assert_eq!(
+            run(
+                &mut s,
+                0,
+                Op::Lock {
+                    m: 1,
+                    kind: Recursive
+                }
+            ),
+            0
+        );
+        assert_eq!(
+            run(
+                &mut s,
+                0,
+                Op::Lock {
+                    m: 1,
+                    kind: Recursive
+                }
+            ),
+            0
+        );
+        let a = spawn(&mut s, 0);
+        run(
+            &mut s,
+            0,
+            Op::Unlock {
+                m: 1,
+                kind: Recursive,
+            },
+        );
+        s.post(
+            a,
+            Op::Lock {
+                m: 1,
+                kind: Recursive,
+            },
+        )
+        .unwrap();
+        assert!(!s.is_enabled(a), "still held once");
+        assert_eq!(
+            run(
+                &mut s,
+                0,
+                Op::Unlock {
+                    m: 1,
+                    kind: Recursive
+                }
+            ),
+            0
+        );
+        assert!(s.is_enabled(a));
+        s.execute(a).unwrap();
+        assert_eq!(
+            run(
+                &mut s,
+                0,
+                Op::Unlock {
+                    m: 1,
+                    kind: ErrorCheck
+                }
+            ),
+            code::EPERM
+        );
+        assert_eq!(
+            run(
+                &mut s,
+                a,
+                Op::Lock {
+                    m: 1,
+                    kind: ErrorCheck
+                }
+            ),
+            code::EDEADLK
+        );
+        // A normal mutex relocked by its owner blocks forever.
+        run(&mut s, 0, Op::Lock { m: 5, kind: Normal });
+        s.post(0, Op::Lock { m: 5, kind: Normal }).unwrap();
+        assert!(!s.is_enabled(0));
+    }
+
+    #[test]
+    fn barrier_releases_all_and_one_is_serial() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        s.init_barrier(7, 2);
+        let a = spawn(&mut s, 0);
+        assert_eq!(run(&mut s, a, Op::BarrierWait { b: 7 }), 0);
+        s.post(a, Op::BarrierLeave { b: 7 }).unwrap();
+        assert!(!s.is_enabled(a));
+        assert_eq!(
+            run(&mut s, 0, Op::BarrierWait { b: 7 }),
+            code::BARRIER_SERIAL
+        );
+        assert!(s.is_enabled(a));
+        assert_eq!(run(&mut s, 0, Op::BarrierLeave { b: 7 }), 0);
+    }
+
+    #[test]
+    fn rwlock_readers_share_writers_exclude() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let a = spawn(&mut s, 0);
+        run(&mut s, 0, Op::RdLock { l: 3 });
+        run(&mut s, a, Op::RdLock { l: 3 });
+        assert_eq!(run(&mut s, a, Op::TryWrLock { l: 3 }), code::EBUSY);
+        s.post(a, Op::WrLock { l: 3 }).unwrap();
+        assert!(!s.is_enabled(a));
+        run(&mut s, 0, Op::RwUnlock { l: 3 });
+        assert!(!s.is_enabled(a), "a still reads");
+        s.post(0, Op::RdLock { l: 3 }).unwrap();
+        assert!(s.is_enabled(0));
+    }
+
+    #[test]
+    fn once_runs_init_exactly_once() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let a = spawn(&mut s, 0);
+        assert_eq!(run(&mut s, 0, Op::OnceBegin { o: 4 }), 0);
+        s.post(a, Op::OnceBegin { o: 4 }).unwrap();
+        assert!(!s.is_enabled(a));
+        run(&mut s, 0, Op::OnceEnd { o: 4 });
+        assert_eq!(s.execute(a).unwrap().result, code::ONCE_DONE);
+    }
+
+    #[test]
+    fn process_exit_ends_the_run() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let _a = spawn(&mut s, 0);
+        run(&mut s, 0, Op::ProcessExit { code: 3 });
+        assert!(s.is_over());
+        assert_eq!(s.exit_code(), Some(3));
+        assert!(s.deadlock().is_none());
+    }
+}

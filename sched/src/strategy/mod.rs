@@ -1,0 +1,69 @@
+//! Scheduling strategies, in the spirit of Shuttle's `Scheduler`: given the enabled events,
+//! pick one; told what ran, update. The coordinator never knows which strategy it drives, so
+//! adding an algorithm means adding a file here and a line in [`by_name`].
+
+use crate::event::Event;
+use std::fmt;
+
+pub mod rw;
+
+/// A run could not follow the strategy's plan (replay only): where and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Divergence {
+    pub step: u64,
+    pub reason: String,
+}
+
+impl fmt::Display for Divergence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "diverged at step {}: {}", self.step, self.reason)
+    }
+}
+
+impl std::error::Error for Divergence {}
+
+/// A scheduling algorithm. One instance serves many runs in sequence:
+/// `begin`, then for every step some `pending` calls, one `choose`, one `executed`; `end`.
+pub trait Strategy: Send {
+    /// The name it was created with (`pos`, `pct3`, ...).
+    fn name(&self) -> String;
+
+    /// A new run starts; `seed` is derived from (base seed, try index).
+    fn begin(&mut self, seed: u64);
+
+    /// Thread `ev.tid` posted a new pending event (its first, or the one after its last ran).
+    fn pending(&mut self, ev: &Event);
+
+    /// Pick one of `enabled` (non-empty, in thread order); returns its index.
+    fn choose(&mut self, enabled: &[Event]) -> Result<usize, Divergence>;
+
+    /// `ev` (which was chosen) has executed.
+    fn executed(&mut self, ev: &Event);
+
+    /// The run is over after `steps` scheduling steps.
+    fn end(&mut self, _steps: u64) {}
+}
+
+/// Parameters shared by the strategy constructors.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// PCT depth when the name does not carry one (`pct` + `--depth`).
+    pub depth: Option<u32>,
+    /// PCT's k (steps per run) when known in advance; otherwise measured by the first run.
+    pub pct_k: Option<u64>,
+}
+
+/// Names accepted by [`by_name`], for help texts and errors.
+pub const NAMES: &[&str] = &["rw"];
+
+/// Build a strategy from its command-line name.
+pub fn by_name(name: &str, opts: &Options) -> Result<Box<dyn Strategy>, String> {
+    let _ = opts;
+    match name {
+        "rw" | "random" => Ok(Box::new(rw::RandomWalk::new())),
+        _ => Err(format!(
+            "unknown algorithm {name:?} (known: {})",
+            NAMES.join(", ")
+        )),
+    }
+}
