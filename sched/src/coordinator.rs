@@ -43,9 +43,20 @@ impl<'s> Coordinator<'s> {
     /// Start a run driven by `strategy`, seeded with `seed` (see [`crate::rng::try_seed`]).
     /// The strategy is lent for one run; it keeps what it learns (PCT's k) for the next.
     pub fn new(strategy: &'s mut dyn Strategy, seed: u64, max_steps: u64) -> Self {
+        Self::with_state(strategy, seed, max_steps, State::new())
+    }
+
+    /// Like [`Coordinator::new`], starting from a prepared `state` (e.g.
+    /// [`State::with_initial_threads`] for the simulator's paper mode).
+    pub fn with_state(
+        strategy: &'s mut dyn Strategy,
+        seed: u64,
+        max_steps: u64,
+        state: State,
+    ) -> Self {
         strategy.begin(seed);
         Coordinator {
-            state: State::new(),
+            state,
             strategy,
             steps: 0,
             max_steps,

@@ -172,6 +172,26 @@ impl State {
         }
     }
 
+    /// A run in which `n >= 1` threads all exist at step 0 and are running (each will post
+    /// its first event): main (`0`) and `n - 1` children named `0.1`, `0.2`, ... as if main had
+    /// created them before the first scheduling point. Used by the simulator's paper mode,
+    /// where the POS paper's programs start with all their threads (Yuan et al. CAV'18, §2).
+    pub fn with_initial_threads(n: usize) -> Self {
+        let mut s = State::new();
+        for _ in 1..n {
+            let parent = &mut s.threads[0];
+            parent.children += 1;
+            let name = parent.name.child(parent.children);
+            s.threads.push(Thread {
+                name,
+                children: 0,
+                status: Status::Running,
+                barrier_gen: 0,
+            });
+        }
+        s
+    }
+
     pub fn num_threads(&self) -> usize {
         self.threads.len()
     }
@@ -957,6 +977,15 @@ mod tests {
         assert!(!s.is_enabled(a));
         run(&mut s, 0, Op::OnceEnd { o: 4 });
         assert_eq!(s.execute(a).unwrap().result, code::ONCE_DONE);
+    }
+
+    #[test]
+    fn initial_threads_are_named_as_mains_children_and_all_run() {
+        let s = State::with_initial_threads(3);
+        assert_eq!(s.num_threads(), 3);
+        assert_eq!(s.name(2).to_string(), "0.2");
+        assert_eq!(s.running().count(), 3);
+        assert!(!s.all_posted());
     }
 
     #[test]
