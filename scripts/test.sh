@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The project's test command (README, .ci/run): installs what the tests need, builds the
+# workspace (libpos.so included), checks formatting and lints, then runs every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+cargo fmt --all -- --check
+cargo build --release --workspace
+cargo clippy --release --workspace --all-targets -- -D warnings
+cargo test --release --workspace
