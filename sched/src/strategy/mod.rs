@@ -5,7 +5,10 @@
 use crate::event::Event;
 use std::fmt;
 
+pub mod pos;
 pub mod rw;
+#[cfg(test)]
+mod testkit;
 
 /// A run could not follow the strategy's plan (replay only): where and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,13 +57,16 @@ pub struct Options {
 }
 
 /// Names accepted by [`by_name`], for help texts and errors.
-pub const NAMES: &[&str] = &["rw"];
+pub const NAMES: &[&str] = &["rw", "pos", "pos*", "basicpos"];
 
 /// Build a strategy from its command-line name.
 pub fn by_name(name: &str, opts: &Options) -> Result<Box<dyn Strategy>, String> {
     let _ = opts;
     match name {
         "rw" | "random" => Ok(Box::new(rw::RandomWalk::new())),
+        "pos" => Ok(Box::new(pos::Pos::new(pos::Variant::Pos))),
+        "pos*" | "posstar" => Ok(Box::new(pos::Pos::new(pos::Variant::PosStar))),
+        "basicpos" => Ok(Box::new(pos::Pos::new(pos::Variant::Basic))),
         _ => Err(format!(
             "unknown algorithm {name:?} (known: {})",
             NAMES.join(", ")
