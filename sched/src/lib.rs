@@ -9,6 +9,7 @@ pub mod coordinator;
 pub mod event;
 pub mod explore;
 pub mod protocol;
+pub mod race;
 pub mod rng;
 pub mod schedule;
 pub mod state;
