@@ -5,6 +5,7 @@
 use crate::event::Event;
 use std::fmt;
 
+pub mod pct;
 pub mod pos;
 pub mod rw;
 #[cfg(test)]
@@ -57,11 +58,28 @@ pub struct Options {
 }
 
 /// Names accepted by [`by_name`], for help texts and errors.
-pub const NAMES: &[&str] = &["rw", "pos", "pos*", "basicpos"];
+pub const NAMES: &[&str] = &[
+    "rw", "pos", "pos*", "basicpos", "pct1", "pct2", "pct3", "pct4", "pct5", "pct",
+];
+
+/// PCT depth of `pct` without a number and without [`Options::depth`].
+pub const DEFAULT_PCT_DEPTH: u32 = 3;
 
 /// Build a strategy from its command-line name.
 pub fn by_name(name: &str, opts: &Options) -> Result<Box<dyn Strategy>, String> {
-    let _ = opts;
+    if let Some(depth) = name.strip_prefix("pct") {
+        let depth = if depth.is_empty() {
+            opts.depth.unwrap_or(DEFAULT_PCT_DEPTH)
+        } else {
+            depth
+                .parse::<u32>()
+                .map_err(|_| format!("bad PCT depth in {name:?} (use pct1..pct5 or pct)"))?
+        };
+        if depth == 0 {
+            return Err(format!("{name:?}: PCT depth must be at least 1"));
+        }
+        return Ok(Box::new(pct::Pct::new(name, depth, opts.pct_k)));
+    }
     match name {
         "rw" | "random" => Ok(Box::new(rw::RandomWalk::new())),
         "pos" => Ok(Box::new(pos::Pos::new(pos::Variant::Pos))),

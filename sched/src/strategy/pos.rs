@@ -189,31 +189,12 @@ impl Strategy for Pos {
 mod tests {
     use super::*;
     use crate::event::Op;
-    use crate::strategy::testkit::{self, assert_ratio, count, read, write, Instr::*, Prog};
+    use crate::strategy::testkit::{
+        self, assert_ratio, count, delay7, delay7_bug, race_twice, race_twice_bug, read, write,
+        Instr::*, Prog,
+    };
 
-    const X: u64 = 0x100;
-
-    /// The POS paper's delay-m example (§2, m = 7): the bug needs B's 7th event before A's.
-    pub(crate) fn delay7() -> Prog {
-        let mut b: Vec<_> = (1..=6).map(|i| Do(write(0x1000 + 8 * i))).collect();
-        b.push(Do(write(X)));
-        Prog(vec![vec![Do(read(X))], b])
-    }
-
-    pub(crate) fn delay7_bug(trace: &[Event]) -> bool {
-        testkit::position(trace, 1, write(X)) < testkit::position(trace, 0, read(X))
-    }
-
-    /// A writes x once, B twice: the bug is A's write between B's two.
-    pub(crate) fn race_twice() -> Prog {
-        Prog(vec![vec![Do(write(X))], vec![Do(write(X)), Do(write(X))]])
-    }
-
-    pub(crate) fn race_twice_bug(trace: &[Event]) -> bool {
-        let a = testkit::position(trace, 0, write(X));
-        let b = testkit::positions(trace, 1, write(X));
-        matches!(a, Some(a) if b.len() == 2 && b[0] < a && a < b[1])
-    }
+    const X: u64 = testkit::X;
 
     #[test]
     fn delay7_pos_and_basicpos_hit_one_in_eight() {

@@ -125,6 +125,34 @@ pub fn positions(trace: &[Event], t: Tid, op: Op) -> Vec<usize> {
         .collect()
 }
 
+/// The shared variable of the paper examples.
+pub const X: u64 = 0x100;
+
+/// The POS paper's delay-m example (§2, m = 7): the bug needs B's 7th event before A's.
+pub fn delay7() -> Prog {
+    let mut b: Vec<_> = (1..=6).map(|i| Instr::Do(write(0x1000 + 8 * i))).collect();
+    b.push(Instr::Do(write(X)));
+    Prog(vec![vec![Instr::Do(read(X))], b])
+}
+
+pub fn delay7_bug(trace: &[Event]) -> bool {
+    position(trace, 1, write(X)) < position(trace, 0, read(X))
+}
+
+/// A writes x once, B twice: the bug is A's write between B's two.
+pub fn race_twice() -> Prog {
+    Prog(vec![
+        vec![Instr::Do(write(X))],
+        vec![Instr::Do(write(X)), Instr::Do(write(X))],
+    ])
+}
+
+pub fn race_twice_bug(trace: &[Event]) -> bool {
+    let a = position(trace, 0, write(X));
+    let b = positions(trace, 1, write(X));
+    matches!(a, Some(a) if b.len() == 2 && b[0] < a && a < b[1])
+}
+
 /// Runs `prog` `runs` times with seeds `try_seed(base, i)` and counts the runs where `bug`
 /// holds of the trace. Every run must finish normally.
 pub fn count(
