@@ -1,0 +1,217 @@
+//! `poscheck cc` / `poscheck c++`: a drop-in compiler wrapper (in the manner of `afl-cc`) that
+//! builds a program with memory-access scheduling points.
+//!
+//! Each translation unit is compiled with `-fsanitize=thread`, so the compiler emits
+//! `__tsan_*` calls before every memory access, and `-fno-builtin` so `memcpy`/`memset` stay
+//! calls libpos can see. The link step never uses the sanitizer runtime: it links against
+//! libpos (which implements the `__tsan_*` entry points) with an rpath, so the result runs
+//! as it is, under `poscheck run` or standalone. A command that compiles and links at once is
+//! split into compile steps (to temporary objects) and one link step.
+//!
+//! The compiler is `$POSCHECK_CC` (default `gcc`) or `$POSCHECK_CXX` (default `g++`).
+
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Environment variables naming the underlying compilers.
+pub const ENV_CC: &str = "POSCHECK_CC";
+pub const ENV_CXX: &str = "POSCHECK_CXX";
+
+/// Flags added to every compile step.
+const COMPILE_FLAGS: &[&str] = &["-fsanitize=thread", "-fno-builtin", "-g"];
+
+/// Options whose value is the next argument (so it is never taken for a source file).
+const TAKES_VALUE: &[&str] = &[
+    "-o", "-I", "-D", "-U", "-include", "-imacros", "-isystem", "-iquote", "-idirafter", "-MF",
+    "-MT", "-MQ", "-x", "-L", "-l", "-Xlinker", "-Xassembler", "-Xpreprocessor", "-T", "-u",
+    "-z", "-aux-info", "--param", "-e",
+];
+
+const SOURCE_EXT: &[&str] = &["c", "cc", "cpp", "cxx", "c++", "C", "i", "ii"];
+
+/// Which language driver to wrap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lang {
+    C,
+    Cxx,
+}
+
+/// The compiler command for `lang`.
+pub fn compiler(lang: Lang) -> String {
+    let (var, default) = match lang {
+        Lang::C => (ENV_CC, "gcc"),
+        Lang::Cxx => (ENV_CXX, "g++"),
+    };
+    std::env::var(var)
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| default.to_string())
+}
+
+/// The parts of a compiler command line poscheck cares about.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Parsed {
+    /// Everything except source files and the output.
+    flags: Vec<String>,
+    sources: Vec<String>,
+    output: Option<String>,
+    /// `-c`, `-S` or `-E`: no link step.
+    no_link: bool,
+}
+
+fn is_source(arg: &str) -> bool {
+    !arg.starts_with('-')
+        && Path::new(arg)
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| SOURCE_EXT.contains(&e))
+}
+
+fn parse(args: &[String]) -> Parsed {
+    let mut p = Parsed::default();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if a == "-o" {
+            p.output = args.get(i + 1).cloned();
+            i += 2;
+            continue;
+        }
+        if TAKES_VALUE.contains(&a.as_str()) {
+            p.flags.push(a.clone());
+            if let Some(v) = args.get(i + 1) {
+                p.flags.push(v.clone());
+            }
+            i += 2;
+            continue;
+        }
+        if matches!(a.as_str(), "-c" | "-S" | "-E" | "-M" | "-MM") {
+            p.no_link = true;
+        }
+        if is_source(a) {
+            p.sources.push(a.clone());
+        } else {
+            p.flags.push(a.clone());
+        }
+        i += 1;
+    }
+    p
+}
+
+/// Flags that only matter when linking (kept off the compile-only steps of a split command).
+fn is_link_flag(f: &str) -> bool {
+    f.starts_with("-l")
+        || f.starts_with("-L")
+        || f.starts_with("-Wl,")
+        || f.ends_with(".o")
+        || f.ends_with(".a")
+        || f.ends_with(".so")
+        || f == "-pthread"
+        || f == "-static"
+        || f == "-shared"
+        || f == "-rdynamic"
+}
+
+/// Arguments that make a link against libpos (never the sanitizer runtime), with an rpath.
+fn link_flags(libpos_dir: &Path) -> Vec<String> {
+    let d = libpos_dir.display();
+    vec![
+        format!("-L{d}"),
+        "-lpos".into(),
+        format!("-Wl,-rpath,{d}"),
+        "-pthread".into(),
+    ]
+}
+
+fn run(cmd: &mut Command) -> Result<i32> {
+    let status = cmd
+        .status()
+        .with_context(|| format!("cannot run the compiler {:?}", cmd.get_program()))?;
+    Ok(status.code().unwrap_or(1))
+}
+
+/// Compile (and link) as the wrapped compiler would, with scheduling points.
+/// Returns the compiler's exit code.
+pub fn compile(lang: Lang, args: &[String], libpos_dir: &Path) -> Result<i32> {
+    let cc = compiler(lang);
+    if args.is_empty() {
+        bail!("no input files (usage: poscheck cc [compiler arguments...])");
+    }
+    let p = parse(args);
+    if p.no_link {
+        let mut cmd = Command::new(&cc);
+        cmd.args(COMPILE_FLAGS).args(args);
+        return run(&mut cmd);
+    }
+    if p.sources.is_empty() {
+        // Link only: objects were compiled with poscheck cc already.
+        let mut cmd = Command::new(&cc);
+        cmd.args(args).args(link_flags(libpos_dir));
+        return run(&mut cmd);
+    }
+    // Compile each source to a temporary object, then link without the sanitizer.
+    let tmp = tempfile::Builder::new()
+        .prefix("poscheck-cc-")
+        .tempdir()
+        .context("cannot create a temporary directory for objects")?;
+    let compile_flags: Vec<&String> = p.flags.iter().filter(|f| !is_link_flag(f)).collect();
+    let mut objects: Vec<PathBuf> = Vec::new();
+    for (k, src) in p.sources.iter().enumerate() {
+        let stem = Path::new(src)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("unit");
+        let obj = tmp.path().join(format!("{k}-{stem}.o"));
+        let mut cmd = Command::new(&cc);
+        cmd.args(COMPILE_FLAGS)
+            .args(&compile_flags)
+            .arg("-c")
+            .arg(src)
+            .arg("-o")
+            .arg(&obj);
+        let code = run(&mut cmd)?;
+        if code != 0 {
+            return Ok(code);
+        }
+        objects.push(obj);
+    }
+    let mut cmd = Command::new(&cc);
+    cmd.args(&objects).args(&p.flags);
+    if let Some(o) = &p.output {
+        cmd.arg("-o").arg(o);
+    }
+    cmd.args(link_flags(libpos_dir));
+    run(&mut cmd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn splits_sources_output_and_flags() {
+        let p = parse(&s(&["-O1", "-I", "inc", "a.c", "b.cpp", "-o", "prog", "-lm"]));
+        assert_eq!(p.sources, s(&["a.c", "b.cpp"]));
+        assert_eq!(p.output.as_deref(), Some("prog"));
+        assert_eq!(p.flags, s(&["-O1", "-I", "inc", "-lm"]));
+        assert!(!p.no_link);
+        let p = parse(&s(&["-c", "x.c", "-o", "x.o"]));
+        assert!(p.no_link);
+        // A value of -include is not a source even when it looks like one.
+        let p = parse(&s(&["-include", "pre.c", "main.c"]));
+        assert_eq!(p.sources, s(&["main.c"]));
+    }
+
+    #[test]
+    fn link_never_mentions_the_sanitizer() {
+        let f = link_flags(Path::new("/opt/pos"));
+        assert!(f.iter().all(|x| !x.contains("sanitize") && !x.contains("tsan")));
+        assert!(f.contains(&"-lpos".to_string()));
+        assert!(f.iter().any(|x| x == "-Wl,-rpath,/opt/pos"));
+    }
+}

@@ -1,0 +1,145 @@
+//! Starting and ending the program of one run: its own process group, ASLR off, captured
+//! output, a waiter thread reporting its exit, and a group kill at the end — always.
+
+use anyhow::{Context, Result};
+use crossbeam_channel::{bounded, Receiver, Sender};
+use nix::sys::personality::{self, Persona};
+use nix::sys::signal::{killpg, Signal};
+use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag, WaitStatus};
+use nix::unistd::{setpgid, Pid};
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// How much of each output stream is kept (the tail).
+pub const CAPTURE_BYTES: usize = 64 * 1024;
+
+/// How the program's main process ended (observed without reaping it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+}
+
+/// A running program.
+pub struct Program {
+    pid: Pid,
+    stdout: Receiver<Vec<u8>>,
+    stderr: Receiver<Vec<u8>>,
+    reaped: bool,
+}
+
+/// Spawn `program args` with `env` added, in a new process group (pgid = pid) with address
+/// space randomisation disabled (so crash addresses and pointer-valued object ids are
+/// the same in every run). stdin is /dev/null; stdout/stderr go to bounded tail buffers.
+pub fn spawn(program: &Path, args: &[String], env: &[(OsString, OsString)]) -> Result<Program> {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: only async-signal-safe system calls run between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            setpgid(Pid::from_raw(0), Pid::from_raw(0))?;
+            let cur = personality::get()?;
+            personality::set(cur | Persona::ADDR_NO_RANDOMIZE)?;
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start {}", program.display()))?;
+    let stdout = capture(child.stdout.take());
+    let stderr = capture(child.stderr.take());
+    Ok(Program {
+        pid: Pid::from_raw(child.id() as i32),
+        stdout,
+        stderr,
+        reaped: false,
+    })
+}
+
+/// Read a stream to its end on a thread, keeping the last [`CAPTURE_BYTES`] bytes.
+fn capture<R: Read + Send + 'static>(stream: Option<R>) -> Receiver<Vec<u8>> {
+    let (tx, rx) = bounded(1);
+    if let Some(mut s) = stream {
+        std::thread::spawn(move || {
+            let mut tail = Vec::new();
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = s.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                tail.extend_from_slice(&buf[..n]);
+                if tail.len() > 2 * CAPTURE_BYTES {
+                    tail.drain(..tail.len() - CAPTURE_BYTES);
+                }
+            }
+            if tail.len() > CAPTURE_BYTES {
+                tail.drain(..tail.len() - CAPTURE_BYTES);
+            }
+            let _ = tx.send(tail);
+        });
+    } else {
+        let _ = tx.send(Vec::new());
+    }
+    rx
+}
+
+impl Program {
+    pub fn pid(&self) -> u32 {
+        self.pid.as_raw() as u32
+    }
+
+    /// Report the main process's end on `tx` from a waiter thread, without reaping it (so
+    /// its pid, which is the group id, cannot be reused before [`Program::kill`]).
+    pub fn watch<T: Send + 'static>(&self, tx: Sender<T>, wrap: fn(Exit) -> T) {
+        let pid = self.pid;
+        std::thread::spawn(move || loop {
+            match waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
+                Ok(WaitStatus::Exited(_, c)) => {
+                    let _ = tx.send(wrap(Exit::Code(c)));
+                    return;
+                }
+                Ok(WaitStatus::Signaled(_, s, _)) => {
+                    let _ = tx.send(wrap(Exit::Signal(s as i32)));
+                    return;
+                }
+                Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
+                Err(_) => return,
+            }
+        });
+    }
+
+    /// Kill the whole process group (the program, its threads and any child it forked).
+    pub fn kill(&self) {
+        let _ = killpg(self.pid, Signal::SIGKILL);
+    }
+
+    /// Kill the group, reap the main process, and collect the output tails (waiting at most
+    /// `grace` for the streams to close: a process that left the group may hold them).
+    pub fn finish(&mut self, grace: Duration) -> (Vec<u8>, Vec<u8>) {
+        self.kill();
+        if !self.reaped {
+            let _ = waitpid(self.pid, None);
+            self.reaped = true;
+        }
+        let out = self.stdout.recv_timeout(grace).unwrap_or_default();
+        let err = self.stderr.recv_timeout(grace).unwrap_or_default();
+        (out, err)
+    }
+}
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        if !self.reaped {
+            self.kill();
+            let _ = waitpid(self.pid, None);
+        }
+    }
+}

@@ -1,0 +1,491 @@
+//! One controlled run of a real program: a temp dir with a Unix socket, the program spawned
+//! with libpos.so preloaded, one connection per program thread, reader threads feeding one
+//! channel, and one decision loop over [`pos_sched::Coordinator`] that owns all the state and
+//! lets at most one program thread run at a time.
+
+use crate::elf::{self, Mapping};
+use crate::outcome::Outcome;
+use crate::process::{self, Exit, Program};
+use anyhow::{Context, Result};
+use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender};
+use pos_sched::coordinator::{Coordinator, Decision};
+use pos_sched::event::{Op, Tid};
+use pos_sched::protocol::{Msg, Reply, ENV_SOCKET, MSG_LEN};
+use pos_sched::schedule::Step;
+use pos_sched::state::Status;
+use pos_sched::Strategy;
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Default `--step-timeout`.
+pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a thread whose connection closed unexpectedly is given for the process to die
+/// (a crash closes every connection before the exit status is visible) before it is
+/// considered finished and the run goes on without it.
+const VANISH_GRACE: Duration = Duration::from_millis(200);
+/// How long to wait, after the run's end, for queued messages (assert text, crash pc).
+const DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+/// Everything a run needs besides the strategy and the seed.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub libpos: PathBuf,
+    pub step_timeout: Duration,
+    pub max_steps: u64,
+    /// Exit codes that are not a bug.
+    pub ok_exit_codes: Vec<i32>,
+    /// `POSCHECK_POINTS` for libpos (`sync`, `mem`, `races`), if not the default.
+    pub points: Option<String>,
+    /// Keep the delays of sleep/usleep/nanosleep (`POS_REAL_SLEEP=1`).
+    pub real_sleep: bool,
+    /// Record per-step grant latencies (for `poscheck bench`).
+    pub record_latency: bool,
+}
+
+impl RunConfig {
+    pub fn new(program: PathBuf, args: Vec<String>, libpos: PathBuf) -> Self {
+        RunConfig {
+            program,
+            args,
+            libpos,
+            step_timeout: DEFAULT_STEP_TIMEOUT,
+            max_steps: pos_sched::coordinator::DEFAULT_MAX_STEPS,
+            ok_exit_codes: vec![0],
+            points: None,
+            real_sleep: false,
+            record_latency: false,
+        }
+    }
+}
+
+/// What one run produced.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub outcome: Outcome,
+    /// The executed events in order (the run's schedule).
+    pub schedule: Vec<Step>,
+    pub steps: u64,
+    /// Tails of the program's output.
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// With [`RunConfig::record_latency`]: nanoseconds from sending a grant to receiving
+    /// the same thread's next post.
+    pub latencies_ns: Vec<u64>,
+}
+
+/// What the reader, acceptor and waiter threads report to the decision loop.
+enum Ev {
+    /// A new connection (id) and its write half.
+    Conn(usize, UnixStream),
+    Msg(usize, Msg),
+    Eof(usize),
+    Bad(usize, String),
+    Exited(Exit),
+}
+
+/// Run `cfg.program` once under `strategy` with `seed`. Setup failures (temp dir, socket,
+/// spawn) are `Err`; everything that happens once the program runs is an [`Outcome`].
+pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Result<RunResult> {
+    let dir = tempfile::Builder::new()
+        .prefix("poscheck-")
+        .tempdir()
+        .context("cannot create a temporary directory")?;
+    let sock = dir.path().join("sock");
+    let listener = UnixListener::bind(&sock)
+        .with_context(|| format!("cannot listen on {}", sock.display()))?;
+    let (tx, rx) = unbounded();
+    spawn_acceptor(&listener, tx.clone())?;
+
+    let mut env: Vec<(OsString, OsString)> = vec![
+        (ENV_SOCKET.into(), sock.clone().into()),
+        ("LD_PRELOAD".into(), preload_value(cfg)),
+    ];
+    if let Some(p) = &cfg.points {
+        env.push(("POSCHECK_POINTS".into(), p.into()));
+    }
+    if cfg.real_sleep {
+        env.push(("POS_REAL_SLEEP".into(), "1".into()));
+    }
+    let mut program = process::spawn(&cfg.program, &cfg.args, &env)?;
+    program.watch(tx.clone(), Ev::Exited);
+
+    let mut coord = Coordinator::new(strategy, seed, cfg.max_steps);
+    let mut lp = Loop::new(cfg, program.pid());
+    let outcome = lp.drive(&mut coord, &rx);
+    program.kill();
+    lp.drain(&rx);
+    let outcome = outcome.unwrap_or_else(|| lp.classify_exit(&coord));
+
+    // Wake the acceptor and any reader still blocked (a process that escaped the group).
+    // SAFETY: shutdown on fds we own; no memory is involved.
+    unsafe {
+        libc::shutdown(listener.as_raw_fd(), libc::SHUT_RDWR);
+    }
+    for s in lp.conns.iter().flatten() {
+        let _ = s.shutdown(std::net::Shutdown::Both);
+    }
+    let (stdout, stderr) = program.finish(DRAIN_GRACE);
+    drop(tx);
+    let steps = coord.steps();
+    let schedule = coord.finish();
+    drop(dir);
+    Ok(RunResult {
+        outcome,
+        schedule,
+        steps,
+        stdout,
+        stderr,
+        latencies_ns: lp.latencies,
+    })
+}
+
+fn preload_value(cfg: &RunConfig) -> OsString {
+    let mut v: OsString = cfg.libpos.clone().into();
+    if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|o| !o.is_empty()) {
+        v.push(":");
+        v.push(old);
+    }
+    v
+}
+
+/// Accept connections until the listener is shut down; one reader thread per connection.
+fn spawn_acceptor(listener: &UnixListener, tx: Sender<Ev>) -> Result<()> {
+    let listener = listener
+        .try_clone()
+        .context("cannot duplicate the listener")?;
+    std::thread::spawn(move || {
+        let mut next = 0usize;
+        while let Ok((stream, _)) = listener.accept() {
+            let Ok(reader) = stream.try_clone() else {
+                continue;
+            };
+            let id = next;
+            next += 1;
+            if tx.send(Ev::Conn(id, stream)).is_err() {
+                return;
+            }
+            let tx = tx.clone();
+            std::thread::spawn(move || read_frames(id, reader, tx));
+        }
+    });
+    Ok(())
+}
+
+/// Decode frames from one connection until EOF or garbage.
+fn read_frames(id: usize, mut s: UnixStream, tx: Sender<Ev>) {
+    let mut h = [0u8; MSG_LEN];
+    loop {
+        if s.read_exact(&mut h).is_err() {
+            let _ = tx.send(Ev::Eof(id));
+            return;
+        }
+        let msg = match Msg::decode(&h) {
+            Ok(Ok(m)) => m,
+            Ok(Err(len)) => {
+                let mut p = vec![0u8; len];
+                if s.read_exact(&mut p).is_err() {
+                    let _ = tx.send(Ev::Eof(id));
+                    return;
+                }
+                Msg::with_payload(&p)
+            }
+            Err(e) => {
+                let _ = tx.send(Ev::Bad(id, e.to_string()));
+                return;
+            }
+        };
+        if tx.send(Ev::Msg(id, msg)).is_err() {
+            return;
+        }
+    }
+}
+
+/// The decision loop's bookkeeping.
+struct Loop<'c> {
+    cfg: &'c RunConfig,
+    pid: u32,
+    /// Write halves by connection id.
+    conns: Vec<Option<UnixStream>>,
+    conn_tid: Vec<Option<Tid>>,
+    tid_conn: Vec<Option<usize>>,
+    open: usize,
+    exit: Option<Exit>,
+    /// `exit()` was granted: connections closing is expected.
+    exiting: bool,
+    last_granted: Option<Tid>,
+    assert: Option<(String, Option<Tid>)>,
+    crash: Option<(i32, u64, Option<Tid>)>,
+    /// Threads whose connection closed without their exit, and when.
+    vanished: Vec<(Tid, Instant)>,
+    maps: Vec<Mapping>,
+    granted_at: Vec<Option<Instant>>,
+    latencies: Vec<u64>,
+}
+
+impl<'c> Loop<'c> {
+    fn new(cfg: &'c RunConfig, pid: u32) -> Self {
+        Loop {
+            cfg,
+            pid,
+            conns: Vec::new(),
+            conn_tid: Vec::new(),
+            tid_conn: Vec::new(),
+            open: 0,
+            exit: None,
+            exiting: false,
+            last_granted: None,
+            assert: None,
+            crash: None,
+            vanished: Vec::new(),
+            maps: Vec::new(),
+            granted_at: Vec::new(),
+            latencies: Vec::new(),
+        }
+    }
+
+    /// Run until a verdict (`Some`) or the process's exit (`None`: classify from the status).
+    fn drive(&mut self, coord: &mut Coordinator<'_>, rx: &Receiver<Ev>) -> Option<Outcome> {
+        loop {
+            let timeout = match self.vanished.first() {
+                Some((_, at)) => VANISH_GRACE.saturating_sub(at.elapsed()),
+                None => self.cfg.step_timeout,
+            };
+            let ev = match rx.recv_timeout(timeout) {
+                Ok(ev) => ev,
+                Err(RecvTimeoutError::Timeout) if !self.vanished.is_empty() => {
+                    for (t, _) in std::mem::take(&mut self.vanished) {
+                        coord.state_mut().mark_finished(t);
+                    }
+                    if let Some(o) = self.decide(coord) {
+                        return Some(o);
+                    }
+                    continue;
+                }
+                Err(RecvTimeoutError::Timeout) => return Some(self.hang(coord)),
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Some(Outcome::Error {
+                        reason: "internal: event channel closed".into(),
+                    })
+                }
+            };
+            match self.handle(coord, ev) {
+                Ok(Some(o)) => return Some(o),
+                Ok(None) if self.exit.is_some() => return None,
+                Ok(None) => {}
+                Err(reason) => return Some(Outcome::Error { reason }),
+            }
+        }
+    }
+
+    fn handle(&mut self, coord: &mut Coordinator<'_>, ev: Ev) -> Result<Option<Outcome>, String> {
+        match ev {
+            Ev::Conn(id, s) => {
+                if self.conns.len() <= id {
+                    self.conns.resize_with(id + 1, || None);
+                    self.conn_tid.resize(id + 1, None);
+                }
+                self.conns[id] = Some(s);
+                self.open += 1;
+            }
+            Ev::Exited(e) => self.exit = Some(e),
+            Ev::Bad(id, e) => return Err(format!("connection {id}: {e}")),
+            Ev::Eof(id) => {
+                self.open = self.open.saturating_sub(1);
+                if let Some(t) = self.conn_tid.get(id).copied().flatten() {
+                    if coord.state().status(t) != Status::Finished && !self.exiting {
+                        self.vanished.push((t, Instant::now()));
+                    }
+                }
+            }
+            Ev::Msg(id, msg) => return self.message(coord, id, msg),
+        }
+        Ok(None)
+    }
+
+    fn message(
+        &mut self,
+        coord: &mut Coordinator<'_>,
+        id: usize,
+        msg: Msg,
+    ) -> Result<Option<Outcome>, String> {
+        let tid = self.conn_tid.get(id).copied().flatten();
+        match msg {
+            Msg::Hello { tid: t, pid } => {
+                if let Some(old) = tid {
+                    return Err(format!("thread {old} said hello twice"));
+                }
+                if t as usize >= coord.state().num_threads() {
+                    return Err(format!("hello from unknown thread id {t}"));
+                }
+                if self.tid_conn.len() <= t as usize {
+                    self.tid_conn.resize(t as usize + 1, None);
+                    self.granted_at.resize(t as usize + 1, None);
+                }
+                if self.tid_conn[t as usize].is_some() {
+                    return Err(format!("two connections claim thread id {t}"));
+                }
+                self.tid_conn[t as usize] = Some(id);
+                self.conn_tid[id] = Some(t);
+                if t == 0 && self.maps.is_empty() {
+                    // Mappings for crash symbolisation (deterministic: ASLR is off).
+                    let p = if pid == self.pid { pid } else { self.pid };
+                    if let Ok(text) = std::fs::read_to_string(format!("/proc/{p}/maps")) {
+                        self.maps = elf::parse_maps(&text);
+                    }
+                }
+            }
+            Msg::Post(op) => {
+                let Some(t) = tid else {
+                    return Err(format!("post of {op} before hello"));
+                };
+                if let Some(at) = self.granted_at.get_mut(t as usize).and_then(Option::take) {
+                    self.latencies.push(at.elapsed().as_nanos() as u64);
+                }
+                coord.post(t, op).map_err(|e| e.to_string())?;
+                return Ok(self.decide(coord));
+            }
+            Msg::SemInit { s, value } => coord.state_mut().init_sem(s, value),
+            Msg::BarrierInit { b, count } => coord.state_mut().init_barrier(b, count),
+            Msg::Assert { text } => self.assert = Some((text, tid.or(self.last_granted))),
+            Msg::Crash { signal, pc } => self.crash = Some((signal, pc, tid.or(self.last_granted))),
+        }
+        Ok(None)
+    }
+
+    /// Grant events while the coordinator can decide.
+    fn decide(&mut self, coord: &mut Coordinator<'_>) -> Option<Outcome> {
+        loop {
+            match coord.decide() {
+                Decision::Grant {
+                    tid,
+                    op,
+                    result,
+                    child,
+                } => {
+                    if let Op::ProcessExit { .. } = op {
+                        self.exiting = true;
+                    }
+                    self.last_granted = Some(tid);
+                    let reply = Reply {
+                        result,
+                        value: child.map_or(0, u64::from),
+                    };
+                    let conn = self.tid_conn.get(tid as usize).copied().flatten();
+                    if let Some(s) = conn.and_then(|c| self.conns[c].as_ref()) {
+                        if self.cfg.record_latency {
+                            self.granted_at[tid as usize] = Some(Instant::now());
+                        }
+                        // A failed write means the thread died: its EOF or the exit tells.
+                        let _ = (&*s).write_all(&reply.encode());
+                    }
+                }
+                Decision::Wait | Decision::Over => return None,
+                Decision::Deadlock(report) => return Some(Outcome::Deadlock { report }),
+                Decision::StepLimit => {
+                    return Some(Outcome::StepLimit {
+                        steps: coord.steps(),
+                    })
+                }
+                Decision::Diverged(d) => {
+                    return Some(Outcome::Diverged {
+                        step: d.step,
+                        reason: d.reason,
+                    })
+                }
+            }
+        }
+    }
+
+    fn hang(&self, coord: &Coordinator<'_>) -> Outcome {
+        let st = coord.state();
+        let mut threads: Vec<String> = st.running().map(|t| st.name(t).to_string()).collect();
+        if threads.is_empty() {
+            threads.extend(self.last_granted.map(|t| st.name(t).to_string()));
+        }
+        Outcome::Hang {
+            threads,
+            waited_ms: self.cfg.step_timeout.as_millis() as u64,
+        }
+    }
+
+    /// After the kill: take the messages still queued (the assertion text or crash pc sent
+    /// just before the process died), until every connection has closed.
+    fn drain(&mut self, rx: &Receiver<Ev>) {
+        let deadline = Instant::now() + DRAIN_GRACE;
+        while self.open > 0 || self.exit.is_none() {
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                return;
+            };
+            match rx.recv_timeout(left) {
+                Ok(Ev::Conn(id, s)) => {
+                    if self.conns.len() <= id {
+                        self.conns.resize_with(id + 1, || None);
+                        self.conn_tid.resize(id + 1, None);
+                    }
+                    self.conns[id] = Some(s);
+                    self.open += 1;
+                }
+                Ok(Ev::Eof(_)) | Ok(Ev::Bad(..)) => self.open = self.open.saturating_sub(1),
+                Ok(Ev::Exited(e)) => {
+                    self.exit.get_or_insert(e);
+                }
+                Ok(Ev::Msg(id, Msg::Assert { text })) => {
+                    let t = self.conn_tid.get(id).copied().flatten();
+                    self.assert = Some((text, t.or(self.last_granted)));
+                }
+                Ok(Ev::Msg(id, Msg::Crash { signal, pc })) => {
+                    let t = self.conn_tid.get(id).copied().flatten();
+                    self.crash = Some((signal, pc, t.or(self.last_granted)));
+                }
+                Ok(Ev::Msg(..)) => {}
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// The verdict when the process ended by itself.
+    fn classify_exit(&self, coord: &Coordinator<'_>) -> Outcome {
+        let st = coord.state();
+        let name = |t: Option<Tid>| {
+            t.filter(|&t| (t as usize) < st.num_threads())
+                .map_or_else(|| "?".to_string(), |t| st.name(t).to_string())
+        };
+        match self.exit {
+            None => Outcome::Error {
+                reason: "the program's end was not observed".into(),
+            },
+            Some(_) if self.assert.is_some() => {
+                let (text, t) = self.assert.clone().unwrap_or_default();
+                Outcome::Assert {
+                    text,
+                    thread: name(t),
+                }
+            }
+            Some(Exit::Signal(sig)) => {
+                let (pc, t) = match self.crash {
+                    Some((_, pc, t)) => (Some(pc), t),
+                    None => (None, self.last_granted),
+                };
+                Outcome::Crash {
+                    signal: sig,
+                    thread: name(t),
+                    pc,
+                    symbol: pc.and_then(|pc| elf::symbolise(pc, &self.maps)),
+                }
+            }
+            Some(Exit::Code(code)) if self.conns.is_empty() => Outcome::Error {
+                reason: format!(
+                    "the program exited (code {code}) without ever connecting to the \
+                     coordinator: libpos.so was not loaded or did not start"
+                ),
+            },
+            Some(Exit::Code(code)) => Outcome::from_exit(code, &self.cfg.ok_exit_codes),
+        }
+    }
+}
