@@ -1,1 +1,101 @@
-//! libpos.so (being written)
+//! `libpos.so`: puts a native pthread program's scheduling under the coordinator's control.
+//!
+//! Loaded with `LD_PRELOAD`, it interposes the pthread synchronisation functions, thread
+//! creation and exit, sleeps and yields, `exit`, `__assert_fail` and fatal signals. Before
+//! each such operation the calling thread sends a request on its own connection and blocks
+//! until the coordinator grants it ([`conn`]); only the coordinator decides, libpos keeps no
+//! scheduling logic. Blocking is modelled by the coordinator, so a granted operation never
+//! blocks in the kernel and locks, condvars, semaphores and barriers are emulated
+//! ([`sync`]). Real functions are reached with `dlsym(RTLD_NEXT)` ([`real`]).
+//!
+//! Pass-through: calls made before the constructor ran, by threads libpos did not create,
+//! by libpos's own hidden thread, after `exit` was granted, or in a forked child go straight
+//! to the real functions.
+//!
+//! # Environment
+//! - `POSCHECK_SOCKET`: path of the runner's Unix socket ([`pos_sched::protocol::ENV_SOCKET`]).
+//!   Read and removed from the environment by the constructor (libpos also removes itself
+//!   from `LD_PRELOAD`), so programs the target `exec`s are not controlled.
+//!   When unset, libpos runs in standalone mode ([`standalone`]).
+//! - `POSCHECK_POINTS`: `sync` (default), `mem` or `races`: which accesses of programs
+//!   compiled with `-fsanitize=thread` are scheduling points.
+//! - `POSCHECK_RACES_FILE`: the instrumented pcs that are points in `races` mode.
+//! - `POS_REAL_SLEEP=1`: sleeps are yield points that then really sleep (runner's
+//!   `--real-sleep`); by default they return at once.
+//! - Standalone mode only: `POS_ALGO`, `POS_SEED`, `POS_DEPTH`, `POS_SCHEDULE`,
+//!   `POS_SCHEDULE_OUT` (see [`standalone`]).
+
+pub mod conn;
+pub mod fds;
+pub mod process;
+pub mod real;
+pub mod standalone;
+pub mod sync;
+pub mod thread;
+
+use conn::{Busy, ACTIVE};
+use std::ffi::CStr;
+use std::sync::atomic::Ordering;
+
+/// Remove libpos from `LD_PRELOAD` (entries are separated by `:` or spaces): children the
+/// program `exec`s run uncontrolled.
+#[cfg_attr(test, allow(dead_code))]
+fn strip_preload() {
+    let Some(list) = std::env::var_os("LD_PRELOAD") else {
+        return;
+    };
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr on one of our own functions; info is a valid out-pointer.
+    if unsafe { libc::dladdr(strip_preload as *const libc::c_void, &mut info) } == 0
+        || info.dli_fname.is_null()
+    {
+        return;
+    }
+    // SAFETY: dladdr returned a NUL-terminated file name.
+    let me = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy();
+    let base = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+    let my_base = base(&me);
+    let list = list.to_string_lossy().into_owned();
+    let kept: Vec<&str> = list
+        .split([':', ' '])
+        .filter(|e| !e.is_empty() && *e != me && base(e) != my_base)
+        .collect();
+    if kept.is_empty() {
+        std::env::remove_var("LD_PRELOAD");
+    } else {
+        std::env::set_var("LD_PRELOAD", kept.join(":"));
+    }
+}
+
+/// The constructor: find or start the coordinator, install the hooks, connect the main
+/// thread as thread 0.
+#[cfg_attr(test, allow(dead_code))]
+extern "C" fn init() {
+    let busy = Busy::enter();
+    let flag = |n: &str| std::env::var(n).is_ok_and(|v| v == "1");
+    process::REAL_SLEEP.store(flag("POS_REAL_SLEEP"), Ordering::Relaxed);
+    strip_preload();
+    let socket = std::env::var_os(pos_sched::protocol::ENV_SOCKET);
+    std::env::remove_var(pos_sched::protocol::ENV_SOCKET);
+    let ready = match socket {
+        Some(path) => {
+            use std::os::unix::ffi::OsStrExt;
+            fds::unix_addr(path.as_bytes()).map(fds::set_addr)
+        }
+        None => standalone::start(),
+    };
+    if let Err(e) = ready {
+        conn::die(&e);
+    }
+    process::install_crash_handlers();
+    process::install_fork_handler();
+    drop(busy);
+    ACTIVE.store(true, Ordering::SeqCst);
+    conn::adopt(0);
+}
+
+/// Run [`init`] when the library is loaded (before the program's own constructors).
+#[cfg(not(test))]
+#[used]
+#[link_section = ".init_array"]
+static INIT: extern "C" fn() = init;

@@ -1,0 +1,231 @@
+//! Who is controlled, and the per-thread connection to the coordinator.
+//!
+//! A thread is *controlled* when it has a connection (a thread-local fd): the main thread gets
+//! one in the constructor, threads created through our `pthread_create` get one in the
+//! trampoline. Every other thread (created before libpos was ready, by libpos itself, or by
+//! code that bypasses `pthread_create`) has none and passes through to the real functions.
+//! Control also stops for the whole process once `exit` has been granted or in a forked child
+//! ([`ACTIVE`]), and for one thread while libpos itself runs code that could call back into an
+//! interposer ([`Busy`]).
+//!
+//! A scheduling step is one 32-byte `write` of a [`Msg::Post`] frame and one blocking 16-byte
+//! `read` of the [`Reply`]: no allocation, no lock.
+
+use crate::fds;
+use libc::c_int;
+use pos_sched::protocol::{Msg, Reply, MSG_LEN, REPLY_LEN};
+use pos_sched::{Op, Tid};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Interception is on for the process (a coordinator exists, no exit granted, not a fork child).
+pub static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// In standalone mode the in-process coordinator acknowledges `Assert` and `Crash` with a
+/// [`Reply`] once it has printed the outcome, so that the process does not die first.
+pub static ACK_REPORTS: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// This thread's connection, or -1 when it is not controlled.
+    static FD: Cell<c_int> = const { Cell::new(-1) };
+    /// This thread's id in the current run.
+    static TID: Cell<Tid> = const { Cell::new(0) };
+    /// libpos is running its own code on this thread: interposers pass through.
+    static BUSY: Cell<bool> = const { Cell::new(false) };
+    /// This thread reported a failed assertion (its SIGABRT is then no separate crash).
+    static ASSERTED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A controlled thread about to perform an intercepted operation.
+#[derive(Clone, Copy, Debug)]
+pub struct Me {
+    pub fd: c_int,
+    pub tid: Tid,
+}
+
+/// The calling thread, if its operations go to the coordinator.
+#[inline]
+pub fn me() -> Option<Me> {
+    if !ACTIVE.load(Ordering::Relaxed) || BUSY.with(|b| b.get()) {
+        return None;
+    }
+    let fd = FD.with(|f| f.get());
+    (fd >= 0).then(|| Me {
+        fd,
+        tid: TID.with(|t| t.get()),
+    })
+}
+
+/// Marks the calling thread busy (libpos-internal) until dropped; nests.
+pub struct Busy(bool);
+
+impl Busy {
+    pub fn enter() -> Busy {
+        Busy(BUSY.with(|b| b.replace(true)))
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        BUSY.with(|b| b.set(self.0));
+    }
+}
+
+/// Print `poscheck: <what>` on stderr and end the process with status 70 (EX_SOFTWARE):
+/// libpos cannot go on (no coordinator, broken connection).
+pub fn die(what: &str) -> ! {
+    let _b = Busy::enter();
+    eprintln!("poscheck: libpos: {what}");
+    // SAFETY: plain process exit, no atexit handlers (the program's state is unknown).
+    unsafe { libc::_exit(70) }
+}
+
+/// Write all of `buf` to `fd` (retrying on EINTR and short writes). Async-signal-safe.
+pub fn write_all(fd: c_int, mut buf: &[u8]) -> bool {
+    while !buf.is_empty() {
+        // SAFETY: buf is a valid slice.
+        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+        if n < 0 {
+            if errno() == libc::EINTR {
+                continue;
+            }
+            return false;
+        }
+        buf = &buf[n as usize..];
+    }
+    true
+}
+
+/// Fill `buf` from `fd`; false on EOF or error. Async-signal-safe.
+pub fn read_exact(fd: c_int, buf: &mut [u8]) -> bool {
+    let mut got = 0;
+    while got < buf.len() {
+        // SAFETY: the destination range is inside buf.
+        let n = unsafe { libc::read(fd, buf[got..].as_mut_ptr().cast(), buf.len() - got) };
+        if n == 0 {
+            return false;
+        }
+        if n < 0 {
+            if errno() == libc::EINTR {
+                continue;
+            }
+            return false;
+        }
+        got += n as usize;
+    }
+    true
+}
+
+pub fn errno() -> c_int {
+    // SAFETY: errno location of the calling thread.
+    unsafe { *libc::__errno_location() }
+}
+
+pub fn set_errno(e: c_int) {
+    // SAFETY: errno location of the calling thread.
+    unsafe { *libc::__errno_location() = e }
+}
+
+/// The run is over for this thread: the coordinator aborted it, or went away. With
+/// `ABORT` the coordinator kills the process group, so we wait quietly for that; if the
+/// connection broke the coordinator is gone and nobody will, so we exit.
+fn stop(aborted: bool) -> ! {
+    if aborted {
+        loop {
+            // SAFETY: pause has no preconditions.
+            unsafe { libc::pause() };
+        }
+    }
+    die("lost the connection to the coordinator")
+}
+
+impl Me {
+    /// Post `op` and block until the coordinator grants it; returns the grant.
+    #[inline]
+    pub fn post(self, op: Op) -> Reply {
+        let (frame, _) = Msg::Post(op).encode();
+        if !write_all(self.fd, &frame) {
+            stop(false);
+        }
+        self.reply()
+    }
+
+    /// Read the coordinator's [`Reply`].
+    fn reply(self) -> Reply {
+        let mut r = [0u8; REPLY_LEN];
+        if !read_exact(self.fd, &mut r) {
+            stop(false);
+        }
+        let reply = Reply::decode(&r);
+        if reply.result == Reply::ABORT {
+            stop(true);
+        }
+        reply
+    }
+
+    /// Send a notification that has no reply (`SemInit`, `BarrierInit`).
+    pub fn notify(self, msg: &Msg) {
+        let (frame, _) = msg.encode();
+        if !write_all(self.fd, &frame) {
+            stop(false);
+        }
+    }
+}
+
+/// Connect the calling thread as `tid`: new connection, `Hello`, then it is controlled.
+pub fn adopt(tid: Tid) {
+    let fd = fds::connect().unwrap_or_else(|e| die(&e));
+    let hello = Msg::Hello {
+        tid,
+        pid: std::process::id(),
+    };
+    let (frame, _) = hello.encode();
+    if !write_all(fd, &frame) {
+        die("cannot greet the coordinator");
+    }
+    FD.with(|f| f.set(fd));
+    TID.with(|t| t.set(tid));
+}
+
+/// The calling thread leaves control (after its `Exit` was granted) and closes its connection.
+pub fn release() {
+    let fd = FD.with(|f| f.replace(-1));
+    if fd >= 0 {
+        fds::close_ours(fd);
+    }
+}
+
+/// Report a failed assertion from a controlled thread (before the real `__assert_fail`).
+pub fn report_assert(text: &str) {
+    let Some(me) = me() else { return };
+    let _b = Busy::enter();
+    let msg = Msg::Assert {
+        text: text.to_string(),
+    };
+    let (head, payload) = msg.encode();
+    let mut buf = Vec::with_capacity(MSG_LEN + payload.len());
+    buf.extend_from_slice(&head);
+    buf.extend_from_slice(payload);
+    ASSERTED.with(|a| a.set(true));
+    if write_all(me.fd, &buf) && ACK_REPORTS.load(Ordering::Relaxed) {
+        let mut r = [0u8; REPLY_LEN];
+        read_exact(me.fd, &mut r);
+    }
+}
+
+/// Report a fatal signal from a controlled thread. Called from a signal handler: uses only
+/// async-signal-safe calls (thread-local reads, `write`, `read`).
+pub fn report_crash(signal: c_int, pc: u64) {
+    if !ACTIVE.load(Ordering::Relaxed) {
+        return;
+    }
+    let fd = FD.with(|f| f.get());
+    if fd < 0 || (signal == libc::SIGABRT && ASSERTED.with(|a| a.get())) {
+        return;
+    }
+    let (frame, _) = Msg::Crash { signal, pc }.encode();
+    if write_all(fd, &frame) && ACK_REPORTS.load(Ordering::Relaxed) {
+        let mut r = [0u8; REPLY_LEN];
+        read_exact(fd, &mut r);
+    }
+}

@@ -1,0 +1,182 @@
+//! libpos's own file descriptors: the coordinator address, connecting, and protecting the
+//! per-thread connections from the program.
+//!
+//! Connections are moved to a high fd number (`F_DUPFD_CLOEXEC` from half the fd limit up) so
+//! they stay out of the way of programs that assume small fds, and they are recorded in a
+//! bitmap. The program may not close or overwrite them: `close` of one of ours pretends to
+//! succeed, `dup2`/`dup3` onto one of ours fails with `EBUSY`. Everything else on fds is
+//! untouched.
+
+use crate::conn::{self, Busy};
+use crate::real;
+use libc::{c_int, sockaddr_un, socklen_t};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+/// Bitmap of fds that belong to libpos (fds beyond its range are never protected).
+static OURS: [AtomicU64; 1024] = [const { AtomicU64::new(0) }; 1024];
+
+/// Where connections go: the runner's socket path or the standalone abstract address.
+static ADDR: OnceLock<(sockaddr_un, socklen_t)> = OnceLock::new();
+
+/// Whether `fd` is one of libpos's connections.
+pub fn is_ours(fd: c_int) -> bool {
+    let i = fd as usize;
+    fd >= 0 && i / 64 < OURS.len() && OURS[i / 64].load(Ordering::Relaxed) & (1 << (i % 64)) != 0
+}
+
+fn mark(fd: c_int, ours: bool) {
+    let i = fd as usize;
+    if fd < 0 || i / 64 >= OURS.len() {
+        return;
+    }
+    let bit = 1u64 << (i % 64);
+    if ours {
+        OURS[i / 64].fetch_or(bit, Ordering::Relaxed);
+    } else {
+        OURS[i / 64].fetch_and(!bit, Ordering::Relaxed);
+    }
+}
+
+/// A `sockaddr_un` for `name`; a leading NUL byte makes it an abstract-namespace address.
+pub fn unix_addr(name: &[u8]) -> Result<(sockaddr_un, socklen_t), String> {
+    // SAFETY: sockaddr_un is plain old data; all-zero is a valid value.
+    let mut a: sockaddr_un = unsafe { std::mem::zeroed() };
+    a.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    if name.is_empty() || name.len() >= a.sun_path.len() {
+        return Err(format!("bad socket path ({} bytes)", name.len()));
+    }
+    for (d, s) in a.sun_path.iter_mut().zip(name) {
+        *d = *s as libc::c_char;
+    }
+    let len = std::mem::size_of::<libc::sa_family_t>() + name.len() + (name[0] != 0) as usize;
+    Ok((a, len as socklen_t))
+}
+
+/// Set the address every thread connects to (once, from the constructor).
+pub fn set_addr(addr: (sockaddr_un, socklen_t)) {
+    let _ = ADDR.set(addr);
+}
+
+/// Move `fd` to a high number, close-on-exec, and record it as ours.
+pub fn adopt_fd(fd: c_int) -> c_int {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: lim is a valid out-pointer.
+    let base = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0 {
+        (lim.rlim_cur / 2).clamp(3, 1 << 15) as c_int
+    } else {
+        3
+    };
+    // SAFETY: fcntl on an fd we own.
+    let high = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, base) };
+    let fd = if high >= 0 {
+        // SAFETY: fd is ours and now duplicated.
+        unsafe { real::close(fd) };
+        high
+    } else {
+        fd
+    };
+    mark(fd, true);
+    fd
+}
+
+/// Open a new connection to the coordinator.
+pub fn connect() -> Result<c_int, String> {
+    let _b = Busy::enter();
+    let (addr, len) = ADDR.get().ok_or("no coordinator address")?;
+    // SAFETY: plain socket calls on values we own.
+    unsafe {
+        let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(format!("socket: errno {}", conn::errno()));
+        }
+        loop {
+            let r = libc::connect(fd, (addr as *const sockaddr_un).cast(), *len);
+            if r == 0 {
+                break;
+            }
+            let e = conn::errno();
+            if e != libc::EINTR {
+                real::close(fd);
+                return Err(format!("cannot connect to the coordinator: errno {e}"));
+            }
+        }
+        Ok(adopt_fd(fd))
+    }
+}
+
+/// Close one of our connections for good.
+pub fn close_ours(fd: c_int) {
+    mark(fd, false);
+    // SAFETY: fd is a connection libpos opened and no longer uses.
+    unsafe { real::close(fd) };
+}
+
+/// `close`: pretend success on libpos's fds (so the program cannot cut a thread's
+/// connection), forward everything else.
+///
+/// # Safety
+/// As `close(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn close(fd: c_int) -> c_int {
+    if is_ours(fd) {
+        return 0;
+    }
+    real::close(fd)
+}
+
+/// `dup2`: refuse (`EBUSY`) to overwrite one of libpos's fds.
+///
+/// # Safety
+/// As `dup2(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn dup2(old: c_int, new: c_int) -> c_int {
+    if is_ours(new) && old != new {
+        conn::set_errno(libc::EBUSY);
+        return -1;
+    }
+    real::dup2(old, new)
+}
+
+/// `dup3`: refuse (`EBUSY`) to overwrite one of libpos's fds.
+///
+/// # Safety
+/// As `dup3(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn dup3(old: c_int, new: c_int, flags: c_int) -> c_int {
+    if is_ours(new) {
+        conn::set_errno(libc::EBUSY);
+        return -1;
+    }
+    real::dup3(old, new, flags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fd_bitmap_marks_and_unmarks() {
+        assert!(!is_ours(777));
+        mark(777, true);
+        assert!(is_ours(777) && !is_ours(776) && !is_ours(778));
+        mark(777, false);
+        assert!(!is_ours(777));
+        mark(1 << 20, true); // out of range: ignored
+        assert!(!is_ours(1 << 20) && !is_ours(-1));
+    }
+
+    #[test]
+    fn unix_addresses_have_the_right_length() {
+        let (_, len) = unix_addr(b"/tmp/s").unwrap();
+        assert_eq!(len as usize, 2 + 6 + 1);
+        let (a, len) = unix_addr(b"\0pos-1").unwrap();
+        assert_eq!(len as usize, 2 + 6);
+        assert_eq!(a.sun_path[0], 0);
+        assert!(unix_addr(&[b'x'; 200]).is_err());
+        assert!(unix_addr(b"").is_err());
+    }
+}

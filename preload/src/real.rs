@@ -1,0 +1,199 @@
+//! The real libc functions behind our interposers, found lazily with `dlsym(RTLD_NEXT)`.
+//!
+//! Each wrapper caches the resolved address in a static, so after the first call forwarding
+//! costs one relaxed load. Where glibc exports several versions of a symbol with different
+//! behaviour, `dlvsym` picks the one a freshly compiled program links against: on x86-64 the
+//! `pthread_cond_*` family has an old `GLIBC_2.2.5` implementation (the pre-2.3.2 condvar
+//! layout) next to the current `GLIBC_2.3.2` one, and plain `dlsym` may return the old one.
+//! Every other function we forward has a single implementation (checked with `objdump -T`
+//! on glibc 2.36: its compat versions are aliases of the same address).
+//!
+//! Safety of every wrapper: exactly that of the C function it forwards to.
+#![allow(clippy::missing_safety_doc)]
+
+use libc::{c_char, c_int, c_uint, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Resolve `name` (NUL-terminated) in the objects after libpos, trying `versions` in order
+/// with `dlvsym` and falling back to `dlsym`. Aborts with a message if it does not exist:
+/// forwarding is impossible then, and continuing would misbehave silently.
+pub fn lookup(cache: &AtomicUsize, name: &'static str, versions: &[&'static str]) -> usize {
+    let f = cache.load(Ordering::Relaxed);
+    if f != 0 {
+        return f;
+    }
+    let cname = name.as_ptr() as *const c_char;
+    let mut p: *mut c_void = std::ptr::null_mut();
+    for v in versions {
+        // SAFETY: both strings are NUL-terminated literals.
+        p = unsafe { libc::dlvsym(libc::RTLD_NEXT, cname, v.as_ptr() as *const c_char) };
+        if !p.is_null() {
+            break;
+        }
+    }
+    if p.is_null() {
+        // SAFETY: NUL-terminated literal.
+        p = unsafe { libc::dlsym(libc::RTLD_NEXT, cname) };
+    }
+    if p.is_null() {
+        crate::conn::die(&format!(
+            "cannot find the real {}",
+            name.trim_end_matches('\0')
+        ));
+    }
+    cache.store(p as usize, Ordering::Relaxed);
+    p as usize
+}
+
+/// Define `real::NAME(args)` forwarding to the next definition of `NAME`.
+macro_rules! real_fns {
+    ($( $(#[versions($($ver:literal),*)])? fn $name:ident($($arg:ident: $t:ty),*) -> $r:ty; )*) => {
+        $(
+            /// Forward to the real function of this name.
+            pub unsafe fn $name($($arg: $t),*) -> $r {
+                static CACHE: AtomicUsize = AtomicUsize::new(0);
+                let f = lookup(
+                    &CACHE,
+                    concat!(stringify!($name), "\0"),
+                    &[$($(concat!($ver, "\0")),*)?],
+                );
+                // SAFETY: the symbol has this C signature (see the libc headers).
+                let f: unsafe extern "C" fn($($t),*) -> $r = std::mem::transmute(f);
+                f($($arg),*)
+            }
+        )*
+    };
+}
+
+type Mutex = libc::pthread_mutex_t;
+type Cond = libc::pthread_cond_t;
+type RwLock = libc::pthread_rwlock_t;
+type Ts = *const libc::timespec;
+type StartFn = extern "C" fn(*mut c_void) -> *mut c_void;
+
+real_fns! {
+    fn pthread_create(t: *mut libc::pthread_t, a: *const libc::pthread_attr_t, f: StartFn, arg: *mut c_void) -> c_int;
+    fn pthread_join(t: libc::pthread_t, ret: *mut *mut c_void) -> c_int;
+    fn pthread_detach(t: libc::pthread_t) -> c_int;
+    fn pthread_mutex_lock(m: *mut Mutex) -> c_int;
+    fn pthread_mutex_trylock(m: *mut Mutex) -> c_int;
+    fn pthread_mutex_timedlock(m: *mut Mutex, t: Ts) -> c_int;
+    fn pthread_mutex_clocklock(m: *mut Mutex, c: libc::clockid_t, t: Ts) -> c_int;
+    fn pthread_mutex_unlock(m: *mut Mutex) -> c_int;
+    #[versions("GLIBC_2.3.2")]
+    fn pthread_cond_wait(c: *mut Cond, m: *mut Mutex) -> c_int;
+    #[versions("GLIBC_2.3.2")]
+    fn pthread_cond_timedwait(c: *mut Cond, m: *mut Mutex, t: Ts) -> c_int;
+    fn pthread_cond_clockwait(c: *mut Cond, m: *mut Mutex, k: libc::clockid_t, t: Ts) -> c_int;
+    #[versions("GLIBC_2.3.2")]
+    fn pthread_cond_signal(c: *mut Cond) -> c_int;
+    #[versions("GLIBC_2.3.2")]
+    fn pthread_cond_broadcast(c: *mut Cond) -> c_int;
+    #[versions("GLIBC_2.3.2")]
+    fn pthread_cond_init(c: *mut Cond, a: *const libc::pthread_condattr_t) -> c_int;
+    #[versions("GLIBC_2.3.2")]
+    fn pthread_cond_destroy(c: *mut Cond) -> c_int;
+    fn pthread_rwlock_rdlock(l: *mut RwLock) -> c_int;
+    fn pthread_rwlock_wrlock(l: *mut RwLock) -> c_int;
+    fn pthread_rwlock_tryrdlock(l: *mut RwLock) -> c_int;
+    fn pthread_rwlock_trywrlock(l: *mut RwLock) -> c_int;
+    fn pthread_rwlock_timedrdlock(l: *mut RwLock, t: Ts) -> c_int;
+    fn pthread_rwlock_timedwrlock(l: *mut RwLock, t: Ts) -> c_int;
+    fn pthread_rwlock_clockrdlock(l: *mut RwLock, c: libc::clockid_t, t: Ts) -> c_int;
+    fn pthread_rwlock_clockwrlock(l: *mut RwLock, c: libc::clockid_t, t: Ts) -> c_int;
+    fn pthread_rwlock_unlock(l: *mut RwLock) -> c_int;
+    fn sem_init(s: *mut libc::sem_t, pshared: c_int, value: c_uint) -> c_int;
+    fn sem_wait(s: *mut libc::sem_t) -> c_int;
+    fn sem_trywait(s: *mut libc::sem_t) -> c_int;
+    fn sem_timedwait(s: *mut libc::sem_t, t: Ts) -> c_int;
+    fn sem_clockwait(s: *mut libc::sem_t, c: libc::clockid_t, t: Ts) -> c_int;
+    fn sem_post(s: *mut libc::sem_t) -> c_int;
+    fn pthread_barrier_init(b: *mut libc::pthread_barrier_t, a: *const libc::pthread_barrierattr_t, n: c_uint) -> c_int;
+    fn pthread_barrier_wait(b: *mut libc::pthread_barrier_t) -> c_int;
+    fn pthread_spin_lock(s: *mut libc::pthread_spinlock_t) -> c_int;
+    fn pthread_spin_trylock(s: *mut libc::pthread_spinlock_t) -> c_int;
+    fn pthread_spin_unlock(s: *mut libc::pthread_spinlock_t) -> c_int;
+    fn pthread_once(o: *mut libc::pthread_once_t, f: extern "C" fn()) -> c_int;
+    fn sched_yield() -> c_int;
+    fn sleep(s: c_uint) -> c_uint;
+    fn usleep(u: libc::useconds_t) -> c_int;
+    fn nanosleep(req: Ts, rem: *mut libc::timespec) -> c_int;
+    fn clock_nanosleep(c: libc::clockid_t, flags: c_int, req: Ts, rem: *mut libc::timespec) -> c_int;
+    fn close(fd: c_int) -> c_int;
+    fn dup2(old: c_int, new: c_int) -> c_int;
+    fn dup3(old: c_int, new: c_int, flags: c_int) -> c_int;
+}
+
+/// The real `exit` (runs atexit handlers, never returns).
+pub unsafe fn exit(code: c_int) -> ! {
+    static CACHE: AtomicUsize = AtomicUsize::new(0);
+    let f = lookup(&CACHE, "exit\0", &[]);
+    let f: unsafe extern "C" fn(c_int) -> ! = std::mem::transmute(f);
+    f(code)
+}
+
+/// The real `_exit`.
+pub unsafe fn _exit(code: c_int) -> ! {
+    static CACHE: AtomicUsize = AtomicUsize::new(0);
+    let f = lookup(&CACHE, "_exit\0", &[]);
+    let f: unsafe extern "C" fn(c_int) -> ! = std::mem::transmute(f);
+    f(code)
+}
+
+/// The real `_Exit`.
+#[allow(non_snake_case)]
+pub unsafe fn _Exit(code: c_int) -> ! {
+    static CACHE: AtomicUsize = AtomicUsize::new(0);
+    let f = lookup(&CACHE, "_Exit\0", &[]);
+    let f: unsafe extern "C" fn(c_int) -> ! = std::mem::transmute(f);
+    f(code)
+}
+
+/// The real `pthread_exit`; it unwinds (forced unwind) through the caller's frames.
+pub unsafe fn pthread_exit(ret: *mut c_void) -> ! {
+    static CACHE: AtomicUsize = AtomicUsize::new(0);
+    let f = lookup(&CACHE, "pthread_exit\0", &[]);
+    let f: unsafe extern "C-unwind" fn(*mut c_void) -> ! = std::mem::transmute(f);
+    f(ret)
+}
+
+/// The real `__assert_fail` (prints the message and aborts).
+pub unsafe fn __assert_fail(
+    expr: *const c_char,
+    file: *const c_char,
+    line: c_uint,
+    func: *const c_char,
+) -> ! {
+    static CACHE: AtomicUsize = AtomicUsize::new(0);
+    let f = lookup(&CACHE, "__assert_fail\0", &[]);
+    let f: unsafe extern "C" fn(*const c_char, *const c_char, c_uint, *const c_char) -> ! =
+        std::mem::transmute(f);
+    f(expr, file, line, func)
+}
+
+/// The program's `main`, as `__libc_start_main` receives it.
+pub type MainFn = unsafe extern "C" fn(c_int, *mut *mut c_char, *mut *mut c_char) -> c_int;
+
+/// The real `__libc_start_main` (the `GLIBC_2.34` one that current binaries reference).
+pub unsafe fn __libc_start_main(
+    main: MainFn,
+    argc: c_int,
+    argv: *mut *mut c_char,
+    init: *mut c_void,
+    fini: *mut c_void,
+    rtld_fini: *mut c_void,
+    stack_end: *mut c_void,
+) -> c_int {
+    static CACHE: AtomicUsize = AtomicUsize::new(0);
+    let f = lookup(&CACHE, "__libc_start_main\0", &["GLIBC_2.34"]);
+    let f: unsafe extern "C" fn(
+        MainFn,
+        c_int,
+        *mut *mut c_char,
+        *mut c_void,
+        *mut c_void,
+        *mut c_void,
+        *mut c_void,
+    ) -> c_int = std::mem::transmute(f);
+    f(main, argc, argv, init, fini, rtld_fini, stack_end)
+}

@@ -1,0 +1,422 @@
+//! Standalone mode: `LD_PRELOAD=libpos.so ./prog` with no runner. The constructor starts the
+//! same decision loop ([`pos_sched::Coordinator`]) on a hidden thread inside the process,
+//! listening on an abstract-namespace Unix socket that the program's threads connect to
+//! exactly as they would to the runner.
+//!
+//! Configuration (environment): `POS_ALGO` (default `pos`), `POS_SEED` (default: fresh from
+//! the kernel's random source), `POS_DEPTH` (PCT depth), `POS_SCHEDULE=<file>` (replay a
+//! recorded schedule), `POS_SCHEDULE_OUT=<file>` (write this run's schedule as JSON). The run
+//! uses `rng::try_seed(POS_SEED, 0)`, i.e. it is try 0 of a runner session with that base
+//! seed, so the same `POS_SEED` gives the same schedule.
+//!
+//! Output on stderr: `poscheck: algo=NAME seed=N` at start and one
+//! `poscheck: outcome=KIND steps=N[: detail]` line at the end, where KIND is `exit(CODE)`,
+//! `assert`, `crash`, `deadlock`, `livelock` (step limit), `diverged` (replay) or
+//! `finished` (every thread ended without `exit`). On deadlock, livelock or divergence
+//! nothing can continue: the process ends with `_exit(1)` after the report.
+
+use crate::conn::{self, read_exact, write_all, Busy, ACK_REPORTS};
+use crate::fds;
+use libc::c_int;
+use pos_sched::coordinator::DEFAULT_MAX_STEPS;
+use pos_sched::protocol::{Msg, Reply, MSG_LEN};
+use pos_sched::schedule::Schedule;
+use pos_sched::state::Status;
+use pos_sched::strategy::{self, Options, Strategy};
+use pos_sched::{rng, Coordinator, Decision, Op, Tid};
+use std::sync::atomic::Ordering;
+
+/// What the environment asks for.
+pub struct Config {
+    pub algo: String,
+    pub seed: u64,
+    pub depth: Option<u32>,
+    pub schedule_in: Option<String>,
+    pub schedule_out: Option<String>,
+    pub points: String,
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// Parse a seed in decimal or `0x` hexadecimal.
+pub fn parse_seed(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let r = match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => s.parse(),
+    };
+    r.map_err(|_| format!("bad POS_SEED {s:?}"))
+}
+
+fn fresh_seed() -> u64 {
+    let mut b = [0u8; 8];
+    // SAFETY: b is a valid 8-byte buffer.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    if n == 8 {
+        u64::from_le_bytes(b)
+    } else {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: ts is a valid out-pointer.
+        unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+        (ts.tv_sec as u64).wrapping_mul(1_000_000_007)
+            ^ ts.tv_nsec as u64
+            ^ std::process::id() as u64
+    }
+}
+
+impl Config {
+    pub fn from_env() -> Result<Config, String> {
+        let depth = match env("POS_DEPTH") {
+            Some(d) => Some(d.parse().map_err(|_| format!("bad POS_DEPTH {d:?}"))?),
+            None => None,
+        };
+        let schedule_in = env("POS_SCHEDULE");
+        let seed = match env("POS_SEED") {
+            Some(s) => parse_seed(&s)?,
+            None => fresh_seed(),
+        };
+        Ok(Config {
+            algo: env("POS_ALGO").unwrap_or_else(|| "pos".into()),
+            seed,
+            depth,
+            schedule_in,
+            schedule_out: env("POS_SCHEDULE_OUT"),
+            points: env("POSCHECK_POINTS").unwrap_or_else(|| "sync".into()),
+        })
+    }
+
+    /// Build the strategy this run uses (a replay when `POS_SCHEDULE` is set).
+    pub fn strategy(&mut self) -> Result<Box<dyn Strategy>, String> {
+        if let Some(path) = &self.schedule_in {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read POS_SCHEDULE {path}: {e}"))?;
+            let s: Schedule =
+                serde_json::from_str(&text).map_err(|e| format!("bad schedule in {path}: {e}"))?;
+            self.algo = "replay".into();
+            self.seed = s.seed;
+            return Err(format!(
+                "replay of {path} ({} steps): the replay strategy is not built in yet",
+                s.steps.len()
+            ));
+        }
+        let opts = Options {
+            depth: self.depth,
+            ..Options::default()
+        };
+        strategy::by_name(&self.algo, &opts)
+    }
+}
+
+/// Start the hidden coordinator; returns the address program threads connect to.
+pub fn start() -> Result<(), String> {
+    let _b = Busy::enter();
+    let mut cfg = Config::from_env()?;
+    let strategy = cfg.strategy()?;
+    let name = format!(
+        "\0poscheck-{}-{:x}",
+        std::process::id(),
+        fresh_seed() & 0xffff_ffff
+    );
+    let addr = fds::unix_addr(name.as_bytes())?;
+    // SAFETY: plain socket calls on values we own.
+    let listener = unsafe {
+        let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0
+            || libc::bind(fd, (&addr.0 as *const libc::sockaddr_un).cast(), addr.1) != 0
+            || libc::listen(fd, 128) != 0
+        {
+            return Err(format!("cannot listen: errno {}", conn::errno()));
+        }
+        fds::adopt_fd(fd)
+    };
+    fds::set_addr(addr);
+    ACK_REPORTS.store(true, Ordering::SeqCst);
+    eprintln!("poscheck: algo={} seed={}", cfg.algo, cfg.seed);
+    std::thread::Builder::new()
+        .name("poscheck".into())
+        .spawn(move || {
+            let _b = Busy::enter();
+            Server::new(listener).run(strategy, &cfg)
+        })
+        .map_err(|e| format!("cannot start the coordinator thread: {e}"))?;
+    Ok(())
+}
+
+/// How a run ended.
+enum End {
+    Exit(i32),
+    Assert(String),
+    Crash { signal: c_int, pc: u64 },
+    Deadlock(String),
+    Livelock,
+    Diverged(String),
+    Finished,
+}
+
+impl End {
+    fn kind(&self) -> String {
+        match self {
+            End::Exit(c) => format!("exit({c})"),
+            End::Assert(_) => "assert".into(),
+            End::Crash { .. } => "crash".into(),
+            End::Deadlock(_) => "deadlock".into(),
+            End::Livelock => "livelock".into(),
+            End::Diverged(_) => "diverged".into(),
+            End::Finished => "finished".into(),
+        }
+    }
+
+    fn detail(&self) -> Option<String> {
+        match self {
+            End::Assert(t) | End::Deadlock(t) | End::Diverged(t) => Some(t.clone()),
+            End::Crash { signal, pc } => Some(format!("signal {signal} at pc {pc:#x}")),
+            _ => None,
+        }
+    }
+}
+
+/// One connection: its fd and, after `Hello`, its thread.
+struct Peer {
+    fd: c_int,
+    tid: Option<Tid>,
+}
+
+/// The in-process coordinator's event loop.
+struct Server {
+    listener: c_int,
+    peers: Vec<Peer>,
+    /// Posts not yet handed to the coordinator: they are fed in thread order once every
+    /// running thread has posted, so arrival order (OS timing) cannot change the strategy's
+    /// view and the same seed gives the same schedule.
+    posts: Vec<(Tid, Op)>,
+}
+
+impl Server {
+    fn new(listener: c_int) -> Self {
+        Server {
+            listener,
+            peers: Vec::new(),
+            posts: Vec::new(),
+        }
+    }
+
+    fn fd_of(&self, tid: Tid) -> Option<c_int> {
+        self.peers.iter().find(|p| p.tid == Some(tid)).map(|p| p.fd)
+    }
+
+    fn run(mut self, mut strategy: Box<dyn Strategy>, cfg: &Config) {
+        let seed = rng::try_seed(cfg.seed, 0);
+        let mut coord = Coordinator::new(strategy.as_mut(), seed, DEFAULT_MAX_STEPS);
+        let mut pfds: Vec<libc::pollfd> = Vec::new();
+        loop {
+            pfds.clear();
+            pfds.push(pollin(self.listener));
+            pfds.extend(self.peers.iter().map(|p| pollin(p.fd)));
+            // SAFETY: pfds is a valid array of pollfd.
+            let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, -1) };
+            if n < 0 {
+                if conn::errno() == libc::EINTR {
+                    continue;
+                }
+                conn::die("poll failed in the coordinator");
+            }
+            let ready: Vec<usize> = (0..pfds.len()).filter(|&i| pfds[i].revents != 0).collect();
+            for i in ready.into_iter().rev() {
+                if i == 0 {
+                    self.accept();
+                } else if let Some((end, fd)) = self.receive(i - 1, &mut coord) {
+                    return self.conclude(
+                        coord,
+                        cfg,
+                        end,
+                        Some((
+                            fd,
+                            Reply {
+                                result: 0,
+                                value: 0,
+                            },
+                        )),
+                    );
+                }
+            }
+            self.flush(&mut coord);
+            loop {
+                match coord.decide() {
+                    Decision::Wait => break,
+                    Decision::Grant {
+                        tid,
+                        op,
+                        result,
+                        child,
+                    } => {
+                        let reply = Reply {
+                            result,
+                            value: child.map_or(0, u64::from),
+                        };
+                        if let Op::ProcessExit { code } = op {
+                            let fd = self.fd_of(tid).unwrap_or(-1);
+                            return self.conclude(coord, cfg, End::Exit(code), Some((fd, reply)));
+                        }
+                        self.send(tid, reply);
+                    }
+                    Decision::Over => return self.conclude(coord, cfg, End::Finished, None),
+                    Decision::Deadlock(d) => {
+                        self.conclude(coord, cfg, End::Deadlock(d.to_string()), None);
+                        // SAFETY: nothing can continue; end the process.
+                        unsafe { libc::_exit(1) }
+                    }
+                    Decision::StepLimit => {
+                        self.conclude(coord, cfg, End::Livelock, None);
+                        // SAFETY: as above.
+                        unsafe { libc::_exit(1) }
+                    }
+                    Decision::Diverged(d) => {
+                        self.conclude(coord, cfg, End::Diverged(d.to_string()), None);
+                        // SAFETY: as above.
+                        unsafe { libc::_exit(1) }
+                    }
+                }
+            }
+        }
+    }
+
+    fn accept(&mut self) {
+        // SAFETY: accept on our listening socket.
+        let fd = unsafe {
+            libc::accept4(
+                self.listener,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                libc::SOCK_CLOEXEC,
+            )
+        };
+        if fd >= 0 {
+            let fd = fds::adopt_fd(fd);
+            self.peers.push(Peer { fd, tid: None });
+        }
+    }
+
+    fn send(&self, tid: Tid, reply: Reply) {
+        if let Some(fd) = self.fd_of(tid) {
+            write_all(fd, &reply.encode());
+        }
+    }
+
+    /// Read one message from peer `i`; returns how the run ended if it did, and the fd of
+    /// the reporting thread, which waits for an acknowledgement.
+    fn receive(&mut self, i: usize, coord: &mut Coordinator) -> Option<(End, c_int)> {
+        let fd = self.peers[i].fd;
+        let mut head = [0u8; MSG_LEN];
+        if !read_exact(fd, &mut head) {
+            let peer = self.peers.remove(i);
+            fds::close_ours(peer.fd);
+            if let Some(t) = peer.tid {
+                self.posts.retain(|&(p, _)| p != t);
+                if (t as usize) < coord.state().num_threads()
+                    && coord.state().status(t) != Status::Finished
+                {
+                    coord.state_mut().mark_finished(t);
+                }
+            }
+            return None;
+        }
+        let msg = match Msg::decode(&head) {
+            Ok(Ok(m)) => m,
+            Ok(Err(len)) => {
+                let mut payload = vec![0u8; len];
+                if !read_exact(fd, &mut payload) {
+                    conn::die("truncated message");
+                }
+                Msg::with_payload(&payload)
+            }
+            Err(e) => conn::die(&e.to_string()),
+        };
+        match msg {
+            Msg::Hello { tid, .. } => self.peers[i].tid = Some(tid),
+            Msg::Post(op) => match self.peers[i].tid {
+                Some(t) => self.posts.push((t, op)),
+                None => conn::die("post before hello"),
+            },
+            Msg::SemInit { s, value } => coord.state_mut().init_sem(s, value),
+            Msg::BarrierInit { b, count } => coord.state_mut().init_barrier(b, count),
+            Msg::Assert { text } => return Some((End::Assert(text), fd)),
+            Msg::Crash { signal, pc } => return Some((End::Crash { signal, pc }, fd)),
+        }
+        None
+    }
+
+    /// Hand the buffered posts to the coordinator, in thread order, once every running
+    /// thread has posted.
+    fn flush(&mut self, coord: &mut Coordinator) {
+        let all = coord
+            .state()
+            .running()
+            .all(|t| self.posts.iter().any(|&(p, _)| p == t));
+        if !all {
+            return;
+        }
+        self.posts.sort_by_key(|&(t, _)| t);
+        for (t, op) in self.posts.drain(..) {
+            if let Err(e) = coord.post(t, op) {
+                conn::die(&format!("protocol: {e}"));
+            }
+        }
+    }
+
+    /// Print the outcome, write the schedule, then release the thread that ended the run
+    /// (`ack` = its fd and reply: the exit grant, or the acknowledgement an assert/crash
+    /// report waits for).
+    fn conclude(&self, coord: Coordinator, cfg: &Config, end: End, ack: Option<(c_int, Reply)>) {
+        let steps = coord.steps();
+        let sched = coord.finish();
+        match end.detail() {
+            Some(d) => eprintln!("poscheck: outcome={} steps={steps}: {d}", end.kind()),
+            None => eprintln!("poscheck: outcome={} steps={steps}", end.kind()),
+        }
+        if let Some(path) = &cfg.schedule_out {
+            let (program, args) = command_line();
+            let s = Schedule {
+                program,
+                args,
+                algo: cfg.algo.clone(),
+                seed: cfg.seed,
+                try_index: 0,
+                points: cfg.points.clone(),
+                outcome: end.kind(),
+                steps: sched,
+            };
+            let written = serde_json::to_string_pretty(&s)
+                .map_err(|e| e.to_string())
+                .and_then(|j| std::fs::write(path, j + "\n").map_err(|e| e.to_string()));
+            if let Err(e) = written {
+                eprintln!("poscheck: cannot write POS_SCHEDULE_OUT {path}: {e}");
+            }
+        }
+        if let Some((fd, reply)) = ack {
+            write_all(fd, &reply.encode());
+        }
+    }
+}
+
+fn pollin(fd: c_int) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    }
+}
+
+/// The program and its arguments, from `/proc/self/cmdline`.
+fn command_line() -> (String, Vec<String>) {
+    let raw = std::fs::read("/proc/self/cmdline").unwrap_or_default();
+    let mut parts = raw
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned());
+    (parts.next().unwrap_or_default(), parts.collect())
+}

@@ -1,0 +1,252 @@
+//! Thread life cycle: `pthread_create` (with a trampoline that connects the child),
+//! `pthread_join`, `pthread_detach`, `pthread_exit`, and the process end (`main` returning,
+//! `exit`, `_exit`, `_Exit`).
+//!
+//! The child's [`Tid`] is the `value` of the create grant (ids are dense in creation order,
+//! assigned by the coordinator). We keep a small `pthread_t → Tid` table so that joins and
+//! detaches name their target; the parent records the child before its next post, and the
+//! child cannot be granted its exit before that post, so the entry is always there in time.
+
+use crate::conn::{self, Busy, ACTIVE};
+use crate::real;
+use libc::{c_char, c_int, c_void, pthread_attr_t, pthread_t};
+use pos_sched::protocol::Msg;
+use pos_sched::{Op, Tid};
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+
+/// Controlled threads created by this process: `pthread_t` → run-local id.
+static THREADS: Mutex<Vec<(pthread_t, Tid)>> = Mutex::new(Vec::new());
+
+fn remember(t: pthread_t, tid: Tid) {
+    let _b = Busy::enter();
+    let mut v = THREADS.lock().unwrap_or_else(|e| e.into_inner());
+    v.retain(|&(p, _)| p != t);
+    v.push((t, tid));
+}
+
+fn tid_of(t: pthread_t) -> Option<Tid> {
+    let _b = Busy::enter();
+    let v = THREADS.lock().unwrap_or_else(|e| e.into_inner());
+    v.iter().find(|&&(p, _)| p == t).map(|&(_, tid)| tid)
+}
+
+fn forget(t: pthread_t) {
+    let _b = Busy::enter();
+    THREADS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|&(p, _)| p != t);
+}
+
+/// A start routine; `C-unwind` because `pthread_exit` unwinds through it.
+type Routine = extern "C-unwind" fn(*mut c_void) -> *mut c_void;
+
+/// What the trampoline needs to start a controlled child.
+struct Start {
+    routine: Routine,
+    arg: *mut c_void,
+    tid: Tid,
+}
+
+/// First frame of every controlled child: connect as `tid`, run the routine, post `Exit`.
+/// It holds no value with a destructor while the routine runs, so `pthread_exit`'s forced
+/// unwind passes through it cleanly.
+extern "C-unwind" fn trampoline(p: *mut c_void) -> *mut c_void {
+    // SAFETY: p is the Box<Start> leaked by pthread_create for this thread alone.
+    let Start { routine, arg, tid } = *unsafe { Box::from_raw(p as *mut Start) };
+    conn::adopt(tid);
+    let ret = routine(arg);
+    exit_thread();
+    ret
+}
+
+/// Post this thread's `Exit`, then leave control.
+fn exit_thread() {
+    if let Some(me) = conn::me() {
+        me.post(Op::Exit);
+        conn::release();
+    }
+}
+
+/// `pthread_create`: a scheduling point (`Op::Create`); the child starts controlled.
+///
+/// # Safety
+/// As `pthread_create(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_create(
+    thread: *mut pthread_t,
+    attr: *const pthread_attr_t,
+    routine: extern "C" fn(*mut c_void) -> *mut c_void,
+    arg: *mut c_void,
+) -> c_int {
+    let Some(me) = conn::me() else {
+        return real::pthread_create(thread, attr, routine, arg);
+    };
+    let grant = me.post(Op::Create);
+    let Ok(tid) = Tid::try_from(grant.value) else {
+        conn::die(&format!("bad child thread id {}", grant.value));
+    };
+    let start = {
+        let _b = Busy::enter();
+        Box::into_raw(Box::new(Start {
+            // SAFETY: same ABI; C-unwind only additionally allows unwinding out of it.
+            routine: std::mem::transmute::<extern "C" fn(*mut c_void) -> *mut c_void, Routine>(
+                routine,
+            ),
+            arg,
+            tid,
+        }))
+    };
+    // SAFETY: the trampoline has the C start-routine ABI (C-unwind is the same calling
+    // convention).
+    let tramp =
+        std::mem::transmute::<Routine, extern "C" fn(*mut c_void) -> *mut c_void>(trampoline);
+    let r = real::pthread_create(thread, attr, tramp, start.cast());
+    if r == 0 {
+        remember(*thread, tid);
+    } else {
+        drop(Box::from_raw(start));
+        stillborn(tid);
+    }
+    r
+}
+
+/// The coordinator created `tid` but the real `pthread_create` failed: finish it on its
+/// behalf (connect as it and post its `Exit`) so the run does not wait for it forever.
+fn stillborn(tid: Tid) {
+    let fd = crate::fds::connect().unwrap_or_else(|e| conn::die(&e));
+    let ghost = conn::Me { fd, tid };
+    let (hello, _) = Msg::Hello {
+        tid,
+        pid: std::process::id(),
+    }
+    .encode();
+    if !conn::write_all(fd, &hello) {
+        conn::die("cannot greet the coordinator");
+    }
+    ghost.post(Op::Exit);
+    crate::fds::close_ours(fd);
+}
+
+/// `pthread_join`: a scheduling point (`Op::Join`), enabled once the target has exited; then
+/// the real join reaps the thread (it returns promptly: the target is already leaving).
+///
+/// # Safety
+/// As `pthread_join(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_join(t: pthread_t, ret: *mut *mut c_void) -> c_int {
+    let (Some(me), Some(target)) = (conn::me(), tid_of(t)) else {
+        return real::pthread_join(t, ret);
+    };
+    let r = me.post(Op::Join { target }).result;
+    if r != 0 {
+        return r;
+    }
+    forget(t);
+    real::pthread_join(t, ret)
+}
+
+/// `pthread_detach`: a scheduling point (`Op::Detach`), then the real detach.
+///
+/// # Safety
+/// As `pthread_detach(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_detach(t: pthread_t) -> c_int {
+    let (Some(me), Some(target)) = (conn::me(), tid_of(t)) else {
+        return real::pthread_detach(t);
+    };
+    let r = me.post(Op::Detach { target }).result;
+    if r != 0 {
+        return r;
+    }
+    forget(t);
+    real::pthread_detach(t)
+}
+
+/// `pthread_exit`: the thread's `Exit` event, then the real exit (which unwinds).
+///
+/// # Safety
+/// As `pthread_exit(3)`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn pthread_exit(ret: *mut c_void) -> ! {
+    exit_thread();
+    real::pthread_exit(ret)
+}
+
+/// Post `ProcessExit{code}`; once granted, interception ends for the whole process.
+fn process_exit(code: c_int) {
+    if let Some(me) = conn::me() {
+        me.post(Op::ProcessExit { code });
+        ACTIVE.store(false, Ordering::SeqCst);
+    }
+}
+
+/// `exit`: the `ProcessExit` event, then the real exit (atexit handlers run uncontrolled).
+///
+/// # Safety
+/// As `exit(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn exit(code: c_int) -> ! {
+    process_exit(code);
+    real::exit(code)
+}
+
+/// `_exit`: the `ProcessExit` event, then the real `_exit`.
+///
+/// # Safety
+/// As `_exit(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn _exit(code: c_int) -> ! {
+    process_exit(code);
+    real::_exit(code)
+}
+
+/// `_Exit`: the `ProcessExit` event, then the real `_Exit`.
+///
+/// # Safety
+/// As `_Exit(2)`.
+#[no_mangle]
+#[allow(non_snake_case)]
+pub unsafe extern "C" fn _Exit(code: c_int) -> ! {
+    process_exit(code);
+    real::_Exit(code)
+}
+
+/// The program's real `main`, saved by our `__libc_start_main`.
+static MAIN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Runs the program's `main`; its return is a process exit like any `exit` call (glibc
+/// calls `exit` internally there, which an interposer would not see).
+unsafe extern "C-unwind" fn main_wrapper(
+    argc: c_int,
+    argv: *mut *mut c_char,
+    envp: *mut *mut c_char,
+) -> c_int {
+    // SAFETY: MAIN holds the main function __libc_start_main received.
+    let main: real::MainFn = std::mem::transmute(MAIN.load(Ordering::Relaxed));
+    let code = main(argc, argv, envp);
+    exit(code)
+}
+
+/// `__libc_start_main`: run `main` through [`main_wrapper`].
+///
+/// # Safety
+/// Called by the program's `_start` only.
+#[no_mangle]
+pub unsafe extern "C" fn __libc_start_main(
+    main: real::MainFn,
+    argc: c_int,
+    argv: *mut *mut c_char,
+    init: *mut c_void,
+    fini: *mut c_void,
+    rtld_fini: *mut c_void,
+    stack_end: *mut c_void,
+) -> c_int {
+    MAIN.store(main as usize, Ordering::Relaxed);
+    let wrapper = std::mem::transmute::<
+        unsafe extern "C-unwind" fn(c_int, *mut *mut c_char, *mut *mut c_char) -> c_int,
+        real::MainFn,
+    >(main_wrapper);
+    real::__libc_start_main(wrapper, argc, argv, init, fini, rtld_fini, stack_end)
+}
