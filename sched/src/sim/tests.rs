@@ -1,0 +1,64 @@
+//! The POS paper's worked examples (Yuan et al. CAV'18, §2 and §4), on the shipped models:
+//! exact random-walk values and sampled values of the other strategies, each within 4.5
+//! standard errors of the value the paper derives (a correct implementation fails one such
+//! check with probability < 7e-6).
+
+use super::sample::{options_for, sample};
+use super::{analyze, Estimate, Orders, Program};
+
+const DELAY7: &str = include_str!("../../../benchmarks/models/delay7.model");
+const RACE_TWICE: &str = include_str!("../../../benchmarks/models/race-twice.model");
+const SAMPLES: u64 = 20_000;
+
+/// The index of the one order satisfying the model's `bug:` line.
+fn bug_order(o: &Orders) -> usize {
+    let bugs: Vec<usize> = (0..o.len()).filter(|&i| o.orders[i].bug).collect();
+    assert_eq!(bugs.len(), 1, "exactly one bug order");
+    bugs[0]
+}
+
+fn check(p: &Program, o: &Orders, algo: &str, order: usize, expected: f64) {
+    let e = sample(p, o, algo, &options_for(o), SAMPLES, 2024).unwrap();
+    let se = (expected * (1.0 - expected) / SAMPLES as f64).sqrt();
+    let got = e.probs[order];
+    assert!(
+        (got - expected).abs() <= 4.5 * se,
+        "{algo}: sampled {got}, expected {expected} (se {se})"
+    );
+}
+
+#[test]
+fn delay7_matches_the_paper() {
+    let p = Program::parse(DELAY7).unwrap();
+    let o = Orders::enumerate(&p, 1000).unwrap();
+    assert_eq!(o.len(), 2);
+    let bug = bug_order(&o);
+    assert_eq!(Estimate::exact_rw(&o).probs[bug], 1.0 / 128.0);
+    check(&p, &o, "rw", bug, 1.0 / 128.0);
+    check(&p, &o, "pos", bug, 1.0 / 8.0);
+    check(&p, &o, "basicpos", bug, 1.0 / 8.0);
+    check(&p, &o, "pct1", bug, 1.0 / 2.0);
+}
+
+#[test]
+fn race_twice_needs_priority_reassignment() {
+    let p = Program::parse(RACE_TWICE).unwrap();
+    let o = Orders::enumerate(&p, 1000).unwrap();
+    assert_eq!(o.len(), 3);
+    let bug = bug_order(&o);
+    assert_eq!(Estimate::exact_rw(&o).probs[bug], 0.25);
+    check(&p, &o, "rw", bug, 0.25);
+    check(&p, &o, "pos", bug, 0.25);
+    check(&p, &o, "basicpos", bug, 1.0 / 6.0);
+}
+
+#[test]
+fn analysis_reports_every_strategy_in_order() {
+    let p = Program::parse(RACE_TWICE).unwrap();
+    let algos: Vec<String> = ["rw", "pos"].iter().map(|s| s.to_string()).collect();
+    let a = analyze(&p, &algos, 1000, 1, true).unwrap();
+    assert!(a.estimates[0].exact && !a.estimates[1].exact);
+    assert_eq!(a.estimates[0].coverage(), 0.25);
+    let total: f64 = a.estimates[1].probs.iter().sum();
+    assert!((total - 1.0).abs() < 1e-9);
+}
