@@ -7,9 +7,13 @@ use std::fmt;
 
 pub mod pct;
 pub mod pos;
+pub mod rapos;
+pub mod replay;
 pub mod rw;
 #[cfg(test)]
 mod testkit;
+#[cfg(test)]
+mod tests;
 
 /// A run could not follow the strategy's plan (replay only): where and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,11 +63,16 @@ pub struct Options {
 
 /// Names accepted by [`by_name`], for help texts and errors.
 pub const NAMES: &[&str] = &[
-    "rw", "pos", "pos*", "basicpos", "pct1", "pct2", "pct3", "pct4", "pct5", "pct",
+    "rw", "pos", "pos*", "basicpos", "rapos", "pct1", "pct2", "pct3", "pct4", "pct5", "pct",
 ];
 
 /// PCT depth of `pct` without a number and without [`Options::depth`].
 pub const DEFAULT_PCT_DEPTH: u32 = 3;
+
+/// A strategy that replays a recorded schedule (not selectable by name: it needs the steps).
+pub fn replay(steps: Vec<crate::schedule::Step>) -> Box<dyn Strategy> {
+    Box::new(replay::Replay::new(steps))
+}
 
 /// Build a strategy from its command-line name.
 pub fn by_name(name: &str, opts: &Options) -> Result<Box<dyn Strategy>, String> {
@@ -85,6 +94,7 @@ pub fn by_name(name: &str, opts: &Options) -> Result<Box<dyn Strategy>, String> 
         "pos" => Ok(Box::new(pos::Pos::new(pos::Variant::Pos))),
         "pos*" | "posstar" => Ok(Box::new(pos::Pos::new(pos::Variant::PosStar))),
         "basicpos" => Ok(Box::new(pos::Pos::new(pos::Variant::Basic))),
+        "rapos" => Ok(Box::new(rapos::Rapos::new())),
         _ => Err(format!(
             "unknown algorithm {name:?} (known: {})",
             NAMES.join(", ")

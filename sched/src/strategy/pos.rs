@@ -178,7 +178,7 @@ impl Strategy for Pos {
         }
         if ev.op.is_yield() {
             self.yields += 1;
-            if self.yields % FAIRNESS_PERIOD == 0 {
+            if self.yields.is_multiple_of(FAIRNESS_PERIOD) {
                 self.redraw_all();
             }
         }
