@@ -2,10 +2,33 @@
 //! schedule prefixes and decide from each recorded trace which prefixes to try next.
 //!
 //! The algorithms only need an [`Executor`]: the simulator implements it for abstract programs,
-//! the runner for real binaries.
+//! the runner for real binaries. Entry point: [`explore`].
+//!
+//! - [`Algo::Dfs`]: every interleaving of the scheduling points ([`dfs`]).
+//! - [`Algo::Dpor`]: Source-DPOR, sleep sets plus source sets ([`sdpor`]).
+//! - [`Algo::Odpor`]: Optimal-DPOR with wakeup trees ([`odpor`]).
+//! - [`Algo::Ipb`] / [`Algo::Idb`]: iterative preemption / delay bounding ([`bounded`]).
 
-use crate::event::Event;
+use crate::event::{Event, Tid};
+use crate::schedule::Step;
+use crate::state::State;
 use crate::strategy::{Divergence, Strategy};
+use std::time::{Duration, Instant};
+
+pub mod bounded;
+pub mod dfs;
+pub mod guide;
+pub mod odpor;
+pub mod sdpor;
+pub mod trace;
+mod wakeup;
+
+#[cfg(test)]
+mod testprog;
+#[cfg(test)]
+mod tests;
+
+use guide::{Guide, Rec};
 
 /// The result of executing the program once.
 #[derive(Clone, Debug, Default)]
@@ -14,11 +37,226 @@ pub struct Execution {
     pub trace: Vec<Event>,
     /// `Some(description)` when the run hit a bug (assert, crash, deadlock, ...).
     pub bug: Option<String>,
-    /// The strategy could not be followed (a forced prefix the program did not take).
+    /// The strategy could not be followed (a forced prefix the program did not take), or it
+    /// stopped the run on purpose (a sleep-set-blocked exploration step).
     pub diverged: Option<Divergence>,
 }
 
 /// Runs the program under test once, to the end, letting `strategy` make every decision.
 pub trait Executor {
     fn execute(&mut self, strategy: &mut dyn Strategy) -> Execution;
+
+    /// Threads that exist at step 0 (1 for real programs: main; more in the simulator's paper
+    /// mode, see [`State::with_initial_threads`]). Tids of created threads start there.
+    fn initial_threads(&self) -> usize {
+        1
+    }
+}
+
+/// An exploration algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algo {
+    Dfs,
+    Dpor,
+    Odpor,
+    /// Iterative preemption bounding up to `max` preemptions.
+    Ipb {
+        max: u32,
+    },
+    /// Iterative delay bounding up to `max` delays.
+    Idb {
+        max: u32,
+    },
+}
+
+impl Algo {
+    /// Parse a command-line name; `bound` is the `--bound` for ipb/idb (default 3).
+    pub fn parse(name: &str, bound: Option<u32>) -> Result<Algo, String> {
+        let max = bound.unwrap_or(3);
+        match name {
+            "dfs" => Ok(Algo::Dfs),
+            "dpor" | "sdpor" => Ok(Algo::Dpor),
+            "odpor" => Ok(Algo::Odpor),
+            "ipb" => Ok(Algo::Ipb { max }),
+            "idb" => Ok(Algo::Idb { max }),
+            _ => Err(format!(
+                "unknown exploration algorithm {name:?} (known: dfs, dpor, odpor, ipb, idb)"
+            )),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Algo::Dfs => "dfs",
+            Algo::Dpor => "dpor",
+            Algo::Odpor => "odpor",
+            Algo::Ipb { .. } => "ipb",
+            Algo::Idb { .. } => "idb",
+        }
+    }
+}
+
+/// When to stop before the exploration is complete.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Limits {
+    /// Runs (complete plus sleep-set blocked).
+    pub max_executions: Option<u64>,
+    pub time_limit: Option<Duration>,
+}
+
+/// A run that hit a bug.
+#[derive(Clone, Debug)]
+pub struct Bug {
+    pub description: String,
+    /// Replayable schedule of the run.
+    pub schedule: Vec<Step>,
+    /// For ipb/idb: the bound the run was explored at (its preemption/delay count).
+    pub bound: Option<u32>,
+}
+
+/// At most this many bug runs are kept with their schedule; all are counted.
+pub const MAX_KEPT_BUGS: usize = 64;
+
+/// What an exploration found.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub algo: String,
+    /// Complete runs (maximal executions, including deadlocked and buggy ones).
+    pub executions: u64,
+    /// Runs cut short because every enabled event was in the sleep set (Source-DPOR only).
+    pub blocked: u64,
+    /// Number of runs that hit a bug.
+    pub buggy: u64,
+    /// The first [`MAX_KEPT_BUGS`] bug runs.
+    pub bugs: Vec<Bug>,
+    /// Everything was explored (no limit cut the exploration short).
+    pub complete: bool,
+    /// ipb/idb: the smallest bound at which a bug appeared.
+    pub first_bug_bound: Option<u32>,
+    /// ipb/idb: the largest bound fully explored.
+    pub bound_completed: Option<u32>,
+    /// ipb/idb: complete runs per bound (each bound re-runs the schedules of lower ones).
+    pub executions_per_bound: Vec<u64>,
+    /// The program did not follow a forced prefix: the exploration stopped there.
+    pub diverged: Option<Divergence>,
+    pub elapsed: Duration,
+}
+
+/// Explore the program run by `exec` with `algo` until done or out of budget.
+pub fn explore(algo: Algo, exec: &mut dyn Executor, limits: Limits) -> Report {
+    let mut ctx = Ctx::new(algo, exec, limits);
+    match algo {
+        Algo::Dfs => dfs::run(&mut ctx),
+        Algo::Dpor => sdpor::run(&mut ctx),
+        Algo::Odpor => odpor::run(&mut ctx),
+        Algo::Ipb { max } => bounded::run(&mut ctx, bounded::Kind::Preemption, max),
+        Algo::Idb { max } => bounded::run(&mut ctx, bounded::Kind::Delay, max),
+    }
+    ctx.report.elapsed = ctx.start.elapsed();
+    ctx.report
+}
+
+/// How one run ended, from the algorithm's point of view.
+pub(crate) enum Outcome {
+    /// Ran to the end (possibly with a bug, recorded in the report).
+    Complete,
+    /// Stopped on a sleep-set-blocked state.
+    Blocked,
+    /// Diverged from the forced prefix, or the budget is exhausted: stop exploring.
+    Stop,
+}
+
+/// Shared plumbing of the algorithms: runs, budget, report.
+pub(crate) struct Ctx<'e> {
+    exec: &'e mut dyn Executor,
+    limits: Limits,
+    start: Instant,
+    pub report: Report,
+    pub initial: usize,
+}
+
+impl<'e> Ctx<'e> {
+    fn new(algo: Algo, exec: &'e mut dyn Executor, limits: Limits) -> Self {
+        let initial = exec.initial_threads().max(1);
+        Ctx {
+            exec,
+            limits,
+            start: Instant::now(),
+            report: Report {
+                algo: algo.name().into(),
+                ..Default::default()
+            },
+            initial,
+        }
+    }
+
+    /// A guide for this program.
+    pub fn guide(&self, rule: guide::Rule, use_sleep: bool) -> Guide {
+        Guide::new(rule, use_sleep, self.initial as Tid)
+    }
+
+    /// The budget is used up: mark the exploration incomplete.
+    pub fn out_of_budget(&mut self) -> bool {
+        let runs = self.report.executions + self.report.blocked;
+        let out = self.limits.max_executions.is_some_and(|m| runs >= m)
+            || self
+                .limits
+                .time_limit
+                .is_some_and(|t| self.start.elapsed() >= t);
+        if out {
+            self.report.complete = false;
+        }
+        out
+    }
+
+    /// Run the program once under `guide` (already planned) and account for the run.
+    pub fn run(&mut self, guide: &mut Guide, bound: Option<u32>) -> Outcome {
+        let ex = self.exec.execute(guide);
+        if guide.blocked {
+            self.report.blocked += 1;
+            return Outcome::Blocked;
+        }
+        if let Some(d) = guide.diverged.take().or(ex.diverged) {
+            self.report.diverged = Some(d);
+            self.report.complete = false;
+            return Outcome::Stop;
+        }
+        self.report.executions += 1;
+        if let Some(desc) = ex.bug {
+            self.report.buggy += 1;
+            if let Some(b) = bound {
+                let first = self.report.first_bug_bound.map_or(b, |f| f.min(b));
+                self.report.first_bug_bound = Some(first);
+            }
+            if self.report.bugs.len() < MAX_KEPT_BUGS {
+                self.report.bugs.push(Bug {
+                    description: desc,
+                    schedule: schedule(&guide.steps, self.initial),
+                    bound,
+                });
+            }
+        }
+        Outcome::Complete
+    }
+}
+
+/// The replayable schedule (with stable thread names) of a recorded run.
+fn schedule(steps: &[Rec], initial: usize) -> Vec<Step> {
+    let mut s = State::with_initial_threads(initial);
+    let mut out = Vec::with_capacity(steps.len());
+    for r in steps {
+        let t = r.ev.tid();
+        if (t as usize) < s.num_threads() {
+            out.push(Step {
+                tid: t,
+                thread: s.name(t).clone(),
+                op: r.ev.ev.op.to_string(),
+            });
+        }
+        let ok = (s.pending(t).is_some() || s.post(t, r.ev.ev.op).is_ok()) && s.execute(t).is_ok();
+        if !ok {
+            break;
+        }
+    }
+    out
 }

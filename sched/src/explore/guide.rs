@@ -1,0 +1,178 @@
+//! The strategy every exploration algorithm runs the program with: follow a forced prefix of
+//! choices, then continue by a fixed deterministic rule, maintaining the sleep set and
+//! recording, for every step, the enabled events and the sleep set of the state.
+
+use super::trace::{dependent, TEv};
+use crate::event::{Event, Tid};
+use crate::strategy::{Divergence, Strategy};
+
+/// How to choose once the forced prefix is used up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    /// The lowest enabled thread not in the sleep set (DFS, DPOR).
+    Lowest,
+    /// Keep running the last thread while it is enabled, else the lowest enabled thread: the
+    /// zero-preemption schedule of preemption bounding (Musuvathi & Qadeer, PLDI'07).
+    NonPreemptive,
+    /// Keep running the last thread while it is enabled, else the next enabled thread in
+    /// round-robin order: the deterministic scheduler of delay bounding (Emmi, Qadeer &
+    /// Rakamarić, POPL'11).
+    RoundRobin,
+}
+
+/// One step of a recorded run.
+#[derive(Clone, Debug)]
+pub struct Rec {
+    pub ev: TEv,
+    /// Enabled events of the state before the step, in thread order.
+    pub enabled: Vec<Event>,
+    /// Sleep set of the state before the step.
+    pub sleep: Vec<Event>,
+}
+
+/// Follows `prefix`, then `rule`. The sleep set starts as `sleep_init` at state `sleep_at`
+/// (the state where the run branches off the previous one) and is empty before.
+pub struct Guide {
+    prefix: Vec<Event>,
+    sleep_at: usize,
+    sleep_init: Vec<Event>,
+    use_sleep: bool,
+    rule: Rule,
+    initial_threads: Tid,
+    /// What happened in the last run.
+    pub steps: Vec<Rec>,
+    sleep: Vec<Event>,
+    next_tid: Tid,
+    /// The run stopped because every enabled event was in the sleep set.
+    pub blocked: bool,
+    /// The run could not follow the prefix.
+    pub diverged: Option<Divergence>,
+}
+
+impl Guide {
+    pub fn new(rule: Rule, use_sleep: bool, initial_threads: Tid) -> Self {
+        Guide {
+            prefix: Vec::new(),
+            sleep_at: 0,
+            sleep_init: Vec::new(),
+            use_sleep,
+            rule,
+            initial_threads,
+            steps: Vec::new(),
+            sleep: Vec::new(),
+            next_tid: initial_threads,
+            blocked: false,
+            diverged: None,
+        }
+    }
+
+    /// Plan the next run: forced `prefix`, sleep set `sleep` at state `sleep_at`.
+    pub fn plan(&mut self, prefix: Vec<Event>, sleep_at: usize, sleep: Vec<Event>) {
+        self.prefix = prefix;
+        self.sleep_at = sleep_at;
+        self.sleep_init = sleep;
+    }
+
+    fn sleeping(&self, e: &Event) -> bool {
+        self.use_sleep && self.sleep.iter().any(|s| s.tid == e.tid)
+    }
+
+    fn by_rule(&self, enabled: &[Event]) -> Option<usize> {
+        let awake = |i: &usize| !self.sleeping(&enabled[*i]);
+        let last = self.steps.last().map(|r| r.ev.tid());
+        let keep = last.and_then(|t| {
+            (0..enabled.len())
+                .filter(awake)
+                .find(|&i| enabled[i].tid == t)
+        });
+        match self.rule {
+            Rule::Lowest => (0..enabled.len()).find(awake),
+            Rule::NonPreemptive => keep.or_else(|| (0..enabled.len()).find(awake)),
+            Rule::RoundRobin => keep.or_else(|| {
+                last.and_then(|after| {
+                    (0..enabled.len())
+                        .filter(awake)
+                        .find(|&i| enabled[i].tid > after)
+                })
+                .or_else(|| (0..enabled.len()).find(awake))
+            }),
+        }
+    }
+}
+
+impl Strategy for Guide {
+    fn name(&self) -> String {
+        "explore".into()
+    }
+
+    fn begin(&mut self, _seed: u64) {
+        self.steps.clear();
+        self.sleep.clear();
+        self.next_tid = self.initial_threads;
+        self.blocked = false;
+        self.diverged = None;
+    }
+
+    fn pending(&mut self, _ev: &Event) {}
+
+    fn choose(&mut self, enabled: &[Event]) -> Result<usize, Divergence> {
+        let step = self.steps.len();
+        if step == self.sleep_at && self.use_sleep {
+            self.sleep = self.sleep_init.clone();
+        }
+        let pick = if let Some(want) = self.prefix.get(step) {
+            match enabled.iter().position(|e| e.tid == want.tid) {
+                Some(i) if enabled[i].op.name() == want.op.name() => i,
+                found => {
+                    let reason = match found {
+                        Some(i) => format!(
+                            "forced event {want} but thread {} is at {}",
+                            want.tid, enabled[i]
+                        ),
+                        None => format!("forced event {want} is not enabled"),
+                    };
+                    let d = Divergence {
+                        step: step as u64,
+                        reason,
+                    };
+                    self.diverged = Some(d.clone());
+                    return Err(d);
+                }
+            }
+        } else {
+            match self.by_rule(enabled) {
+                Some(i) => i,
+                None => {
+                    self.blocked = true;
+                    return Err(Divergence {
+                        step: step as u64,
+                        reason: "every enabled event is in the sleep set".into(),
+                    });
+                }
+            }
+        };
+        self.steps.push(Rec {
+            ev: TEv::new(enabled[pick]),
+            enabled: enabled.to_vec(),
+            sleep: self.sleep.clone(),
+        });
+        Ok(pick)
+    }
+
+    fn executed(&mut self, ev: &Event) {
+        let child = if matches!(ev.op, crate::event::Op::Create) {
+            let c = self.next_tid;
+            self.next_tid += 1;
+            Some(c)
+        } else {
+            None
+        };
+        let Some(rec) = self.steps.last_mut() else {
+            return;
+        };
+        rec.ev = TEv { ev: *ev, child };
+        let done = rec.ev;
+        self.sleep
+            .retain(|s| !dependent(&TEv::new(*s), &done) && s.tid != done.tid());
+    }
+}

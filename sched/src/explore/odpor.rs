@@ -1,0 +1,107 @@
+//! `odpor`: Optimal-DPOR (Abdulla, Aronis, Jonsson, Sagonas, POPL'14, Algorithm 2).
+//!
+//! Wakeup trees instead of backtrack sets: after each run, every race `e ⋖E e'` inserts the
+//! whole reversal `v = notdep(e, E).e'` into the wakeup tree of `pre(E, e)` unless a sleeping
+//! thread is a weak initial of `v` (then an equivalent run was or will be explored). Runs then
+//! follow the tree's leftmost branches, so no run is ever sleep-set blocked and every
+//! Mazurkiewicz trace is explored exactly once.
+
+use super::guide::{Rec, Rule};
+use super::trace::{is_weak_initial, Hb, TEv};
+use super::wakeup::{insert, WNode};
+use super::{Ctx, Outcome};
+use crate::event::Event;
+
+/// One state of the current run.
+struct Node {
+    /// The event executed from this state in the current run (leftmost branch of its tree).
+    ev: TEv,
+    sleep: Vec<Event>,
+    /// The other branches of the state's wakeup tree, still to explore.
+    pending: Vec<WNode>,
+}
+
+pub(crate) fn run(ctx: &mut Ctx) {
+    ctx.report.complete = true;
+    let mut guide = ctx.guide(Rule::Lowest, true);
+    let mut stack: Vec<Node> = Vec::new();
+    let mut branch = 0usize;
+    // Forced events after the branching state and the pending siblings of each.
+    let mut path: Vec<(TEv, Vec<WNode>)> = Vec::new();
+    loop {
+        if ctx.out_of_budget() {
+            return;
+        }
+        let prefix: Vec<Event> = stack
+            .iter()
+            .map(|n| n.ev.ev)
+            .chain(path.iter().map(|(e, _)| e.ev))
+            .collect();
+        let sleep = stack
+            .get(branch)
+            .map(|n| n.sleep.clone())
+            .unwrap_or_default();
+        guide.plan(prefix, branch, sleep);
+        if let Outcome::Stop = ctx.run(&mut guide, None) {
+            return;
+        }
+        // A blocked run would be a bug of this implementation: it is counted, not hidden.
+        integrate(&mut stack, branch, &guide.steps, std::mem::take(&mut path));
+        insert_races(&mut stack, branch, &guide.steps, ctx.initial);
+        loop {
+            let Some(node) = stack.last_mut() else {
+                return;
+            };
+            node.sleep.push(node.ev.ev);
+            if !node.pending.is_empty() {
+                let mut c = node.pending.remove(0);
+                node.ev = c.ev;
+                while !c.children.is_empty() {
+                    let first = c.children.remove(0);
+                    path.push((first.ev, std::mem::take(&mut c.children)));
+                    c = first;
+                }
+                // `path[k]`: the event of state branch+1+k and that state's other branches.
+                branch = stack.len() - 1;
+                break;
+            }
+            stack.pop();
+        }
+    }
+}
+
+/// Make the stack describe the run just made; `path` gives the forced events after the
+/// branching state, each with the siblings it had in the wakeup tree.
+fn integrate(stack: &mut Vec<Node>, branch: usize, steps: &[Rec], path: Vec<(TEv, Vec<WNode>)>) {
+    stack.truncate(branch + 1);
+    if let (Some(n), Some(r)) = (stack.get_mut(branch), steps.get(branch)) {
+        n.ev = r.ev;
+    }
+    let mut siblings = path.into_iter().map(|(_, s)| s);
+    for r in steps.iter().skip(stack.len()) {
+        stack.push(Node {
+            ev: r.ev,
+            sleep: r.sleep.clone(),
+            pending: siblings.next().unwrap_or_default(),
+        });
+    }
+}
+
+/// Algorithm 2, lines 3-6: insert the reversal of every race whose second event is new.
+fn insert_races(stack: &mut [Node], from: usize, steps: &[Rec], initial: usize) {
+    let hb = Hb::new(steps.iter().map(|r| r.ev).collect());
+    for j in from..hb.len() {
+        for e in hb.races_of(j, initial) {
+            let v = hb.reversal(e, j, true);
+            let node = &mut stack[e];
+            if node
+                .sleep
+                .iter()
+                .any(|q| is_weak_initial(&v, &TEv::new(*q)))
+            {
+                continue;
+            }
+            insert(&mut node.pending, v);
+        }
+    }
+}

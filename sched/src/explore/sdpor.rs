@@ -1,0 +1,110 @@
+//! `dpor`: Source-DPOR (Abdulla, Aronis, Jonsson, Sagonas, POPL'14, Algorithm 1).
+//!
+//! Sleep sets plus source sets: after each run, every race `e ⋖E e'` found in the
+//! happens-before of the trace makes the state before `e` (`E' = pre(E, e)`) explore some
+//! initial of `v = notdep(e, E).e'` — not necessarily `e'`'s thread — unless one is already in
+//! its backtrack set. A run reaching a state whose enabled events are all in the sleep set is
+//! abandoned and counted as *sleep-set blocked*.
+
+use super::guide::{Rec, Rule};
+use super::trace::{initials, Hb, TEv};
+use super::{Ctx, Outcome};
+use crate::event::{Event, Tid};
+
+/// One state of the current run.
+struct Node {
+    /// The event executed from this state in the current run.
+    ev: TEv,
+    enabled: Vec<Event>,
+    sleep: Vec<Event>,
+    backtrack: Vec<Tid>,
+    done: Vec<Tid>,
+}
+
+pub(crate) fn run(ctx: &mut Ctx) {
+    ctx.report.complete = true;
+    let mut guide = ctx.guide(Rule::Lowest, true);
+    let mut stack: Vec<Node> = Vec::new();
+    // The state the next run branches at (its event is the first new one).
+    let mut branch = 0usize;
+    loop {
+        if ctx.out_of_budget() {
+            return;
+        }
+        let prefix: Vec<Event> = stack.iter().map(|n| n.ev.ev).collect();
+        let sleep = stack
+            .get(branch)
+            .map(|n| n.sleep.clone())
+            .unwrap_or_default();
+        guide.plan(prefix, branch, sleep);
+        if let Outcome::Stop = ctx.run(&mut guide, None) {
+            return;
+        }
+        integrate(&mut stack, branch, &guide.steps);
+        add_backtracks(&mut stack, branch, &guide.steps, ctx.initial);
+        // Backtrack to the deepest state with a backtrack thread neither done nor asleep.
+        loop {
+            let Some(node) = stack.last_mut() else {
+                return;
+            };
+            let cur = node.ev;
+            node.done.push(cur.tid());
+            if !node.sleep.contains(&cur.ev) {
+                node.sleep.push(cur.ev);
+            }
+            let next = node
+                .backtrack
+                .iter()
+                .filter(|t| !node.done.contains(t) && !node.sleep.iter().any(|s| s.tid == **t))
+                .filter_map(|t| node.enabled.iter().find(|e| e.tid == *t))
+                .min_by_key(|e| e.tid)
+                .copied();
+            if let Some(e) = next {
+                node.ev = TEv::new(e);
+                branch = stack.len() - 1;
+                break;
+            }
+            stack.pop();
+        }
+    }
+}
+
+/// Make the stack describe the run just made: states before `branch` are unchanged, the
+/// branching state gets its new event, later states are new.
+fn integrate(stack: &mut Vec<Node>, branch: usize, steps: &[Rec]) {
+    stack.truncate(branch + 1);
+    if let (Some(n), Some(r)) = (stack.get_mut(branch), steps.get(branch)) {
+        n.ev = r.ev;
+    }
+    for r in steps.iter().skip(stack.len()) {
+        stack.push(Node {
+            ev: r.ev,
+            enabled: r.enabled.clone(),
+            sleep: r.sleep.clone(),
+            backtrack: vec![r.ev.tid()],
+            done: Vec::new(),
+        });
+    }
+}
+
+/// Algorithm 1, lines 5-9: for each race whose second event is new in this run, make sure the
+/// state before the first event will explore an initial of the reversal.
+fn add_backtracks(stack: &mut [Node], from: usize, steps: &[Rec], initial: usize) {
+    let hb = Hb::new(steps.iter().map(|r| r.ev).collect());
+    for j in from..hb.len() {
+        for e in hb.races_of(j, initial) {
+            let v = hb.reversal(e, j, false);
+            let init = initials(&v);
+            let node = &mut stack[e];
+            if init.iter().any(|p| node.backtrack.contains(p)) {
+                continue;
+            }
+            let awake = init
+                .iter()
+                .find(|p| !node.sleep.iter().any(|s| s.tid == **p));
+            if let Some(&p) = awake.or(init.first()) {
+                node.backtrack.push(p);
+            }
+        }
+    }
+}

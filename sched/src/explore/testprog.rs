@@ -1,0 +1,557 @@
+//! A tiny interpreter of scripted threads, driven by [`Coordinator`], to test the exploration
+//! algorithms on programs with the event structure of the C benchmarks compiled with tsan
+//! instrumentation and `--points mem`: every shared memory access and every synchronisation
+//! call is an event, main creates the threads and joins them, threads post their exit.
+//!
+//! Threads run a small instruction list over eight registers (`r[0]` holds the spawn
+//! argument) and a shared memory of `i64` cells.
+
+use super::{Execution, Executor};
+use crate::coordinator::{Coordinator, Decision};
+use crate::event::{MutexKind, Op, Tid};
+use crate::state::State;
+use crate::strategy::Strategy;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+pub type Regs = [i64; 8];
+/// An expression over the registers of the executing thread.
+pub type E = Rc<dyn Fn(&Regs) -> i64>;
+
+pub fn k(v: i64) -> E {
+    Rc::new(move |_| v)
+}
+pub fn reg(i: usize) -> E {
+    Rc::new(move |r| r[i])
+}
+pub fn f(g: impl Fn(&Regs) -> i64 + 'static) -> E {
+    Rc::new(g)
+}
+
+/// One instruction. Memory cells and synchronisation objects are numbered; each numbering is
+/// mapped to its own address range.
+#[derive(Clone)]
+pub enum I {
+    /// `r[dst] = mem[addr]` (a read event).
+    Load {
+        addr: E,
+        dst: usize,
+    },
+    /// `mem[addr] = val` (a write event).
+    Store {
+        addr: E,
+        val: E,
+    },
+    /// Compare-and-swap (an atomic read-modify-write event); `r[dst]` = 1 on success.
+    Cas {
+        addr: E,
+        expect: E,
+        new: E,
+        dst: usize,
+    },
+    Lock(E),
+    Unlock(E),
+    SemWait(E),
+    SemPost(E),
+    /// `pthread_cond_wait(c, m)`: the wait and wake events.
+    CondWait {
+        c: E,
+        m: E,
+    },
+    Signal(E),
+    Broadcast(E),
+    /// Create a thread running body `body` with `r[0] = arg`; its tid goes to `r[dst]`.
+    Spawn {
+        body: usize,
+        arg: i64,
+        dst: usize,
+    },
+    Join(E),
+    /// `r[dst] = val` (local, no event).
+    Set {
+        dst: usize,
+        val: E,
+    },
+    /// Jump to `target` when `cond` is zero (local).
+    Jz {
+        cond: E,
+        target: usize,
+    },
+    Jmp(usize),
+    /// A failed assertion ends the run with a bug (local).
+    Assert {
+        cond: E,
+        msg: &'static str,
+    },
+}
+
+/// A program: bodies, the main body (or the initial threads in paper mode), semaphores.
+#[derive(Clone, Default)]
+pub struct Prog {
+    pub bodies: Vec<Vec<I>>,
+    /// Body of main (tid 0) in normal mode.
+    pub main: usize,
+    /// Paper mode: these `(body, arg)` threads exist at step 0 and end without exit events.
+    pub initial: Vec<(usize, i64)>,
+    /// Semaphores and their initial values.
+    pub sems: Vec<(i64, u32)>,
+}
+
+const MEM: u64 = 0x1000;
+const MUTEX: u64 = 0x10_0000;
+const COND: u64 = 0x20_0000;
+const SEM: u64 = 0x30_0000;
+
+fn mem_addr(i: i64) -> u64 {
+    MEM + 8 * i as u64
+}
+
+#[derive(Clone)]
+struct Th {
+    body: usize,
+    pc: usize,
+    r: Regs,
+    /// The second half of a condition wait is next.
+    waking: bool,
+    /// Evaluated operands of the posted instruction: (address, value, expected).
+    staged: (u64, i64, i64),
+    done: bool,
+}
+
+/// Executes a [`Prog`] under a strategy.
+pub struct Interp {
+    pub prog: Prog,
+    pub max_steps: u64,
+}
+
+impl Interp {
+    pub fn new(prog: Prog) -> Self {
+        Interp {
+            prog,
+            max_steps: 10_000,
+        }
+    }
+}
+
+enum Posted {
+    Op(Op),
+    Finished,
+    Bug(String),
+}
+
+impl Interp {
+    /// Run thread `t` locally up to its next event.
+    fn advance(&self, th: &mut Th, t: Tid) -> Posted {
+        let body = &self.prog.bodies[th.body];
+        loop {
+            let Some(ins) = body.get(th.pc) else {
+                return if !self.prog.initial.is_empty() {
+                    Posted::Finished
+                } else if t == 0 {
+                    Posted::Op(Op::ProcessExit { code: 0 })
+                } else {
+                    Posted::Op(Op::Exit)
+                };
+            };
+            let r = th.r;
+            let mutex = |e: &E| Op::Lock {
+                m: MUTEX + e(&r) as u64,
+                kind: MutexKind::Normal,
+            };
+            let op = match ins {
+                I::Set { dst, val } => {
+                    th.r[*dst] = val(&r);
+                    th.pc += 1;
+                    continue;
+                }
+                I::Jz { cond, target } => {
+                    th.pc = if cond(&r) == 0 { *target } else { th.pc + 1 };
+                    continue;
+                }
+                I::Jmp(target) => {
+                    th.pc = *target;
+                    continue;
+                }
+                I::Assert { cond, msg } => {
+                    if cond(&r) == 0 {
+                        return Posted::Bug(format!("assertion failed: {msg}"));
+                    }
+                    th.pc += 1;
+                    continue;
+                }
+                I::Load { addr, .. } => {
+                    th.staged.0 = mem_addr(addr(&r));
+                    Op::Read {
+                        addr: th.staged.0,
+                        size: 8,
+                    }
+                }
+                I::Store { addr, val } => {
+                    th.staged = (mem_addr(addr(&r)), val(&r), 0);
+                    Op::Write {
+                        addr: th.staged.0,
+                        size: 8,
+                    }
+                }
+                I::Cas {
+                    addr, expect, new, ..
+                } => {
+                    th.staged = (mem_addr(addr(&r)), new(&r), expect(&r));
+                    Op::AtomicRmw {
+                        addr: th.staged.0,
+                        size: 8,
+                    }
+                }
+                I::Lock(m) => mutex(m),
+                I::Unlock(m) => Op::Unlock {
+                    m: MUTEX + m(&r) as u64,
+                    kind: MutexKind::Normal,
+                },
+                I::SemWait(s) => Op::SemWait {
+                    s: SEM + s(&r) as u64,
+                },
+                I::SemPost(s) => Op::SemPost {
+                    s: SEM + s(&r) as u64,
+                },
+                I::CondWait { c, m } => {
+                    let (c, m) = (COND + c(&r) as u64, MUTEX + m(&r) as u64);
+                    if th.waking {
+                        Op::CondWake { c, m, timed: false }
+                    } else {
+                        Op::CondWait { c, m }
+                    }
+                }
+                I::Signal(c) => Op::CondSignal {
+                    c: COND + c(&r) as u64,
+                },
+                I::Broadcast(c) => Op::CondBroadcast {
+                    c: COND + c(&r) as u64,
+                },
+                I::Spawn { .. } => Op::Create,
+                I::Join(t) => Op::Join {
+                    target: t(&r) as Tid,
+                },
+            };
+            return Posted::Op(op);
+        }
+    }
+
+    /// Apply the effect of thread `t`'s granted event.
+    fn granted(&self, th: &mut Th, mem: &mut HashMap<u64, i64>, child: Option<Tid>) -> Option<Th> {
+        let Some(ins) = self.prog.bodies[th.body].get(th.pc) else {
+            th.done = true;
+            return None;
+        };
+        let (addr, val, expect) = th.staged;
+        let mut spawned = None;
+        match ins {
+            I::Load { dst, .. } => th.r[*dst] = mem.get(&addr).copied().unwrap_or(0),
+            I::Store { .. } => {
+                mem.insert(addr, val);
+            }
+            I::Cas { dst, .. } => {
+                let cur = mem.entry(addr).or_insert(0);
+                th.r[*dst] = i64::from(*cur == expect);
+                if *cur == expect {
+                    *cur = val;
+                }
+            }
+            I::CondWait { .. } if !th.waking => {
+                th.waking = true;
+                return None;
+            }
+            I::CondWait { .. } => th.waking = false,
+            I::Spawn { body, arg, dst } => {
+                let c = child.unwrap_or(0);
+                th.r[*dst] = c as i64;
+                let mut r = [0; 8];
+                r[0] = *arg;
+                spawned = Some(Th {
+                    body: *body,
+                    pc: 0,
+                    r,
+                    waking: false,
+                    staged: (0, 0, 0),
+                    done: false,
+                });
+            }
+            _ => {}
+        }
+        th.pc += 1;
+        spawned
+    }
+}
+
+impl Executor for Interp {
+    fn initial_threads(&self) -> usize {
+        self.prog.initial.len().max(1)
+    }
+
+    fn execute(&mut self, strategy: &mut dyn Strategy) -> Execution {
+        let fresh = |body: usize, arg: i64| {
+            let mut r = [0; 8];
+            r[0] = arg;
+            Th {
+                body,
+                pc: 0,
+                r,
+                waking: false,
+                staged: (0, 0, 0),
+                done: false,
+            }
+        };
+        let (state, mut threads) = if self.prog.initial.is_empty() {
+            (State::new(), vec![fresh(self.prog.main, 0)])
+        } else {
+            let ths = self
+                .prog
+                .initial
+                .iter()
+                .map(|&(b, a)| fresh(b, a))
+                .collect();
+            (State::with_initial_threads(self.prog.initial.len()), ths)
+        };
+        let mut co = Coordinator::with_state(strategy, 0, self.max_steps, state);
+        for &(s, v) in &self.prog.sems {
+            co.state_mut().init_sem(SEM + s as u64, v);
+        }
+        let mut mem: HashMap<u64, i64> = HashMap::new();
+        let mut out = Execution::default();
+        loop {
+            let running: Vec<Tid> = co.state().running().collect();
+            for t in running {
+                match self.advance(&mut threads[t as usize], t) {
+                    Posted::Op(op) => {
+                        if let Err(e) = co.post(t, op) {
+                            out.bug = Some(format!("protocol error: {e}"));
+                            out.trace = co.trace().to_vec();
+                            return out;
+                        }
+                    }
+                    Posted::Finished => co.state_mut().mark_finished(t),
+                    Posted::Bug(msg) => {
+                        out.bug = Some(msg);
+                        out.trace = co.trace().to_vec();
+                        return out;
+                    }
+                }
+            }
+            match co.decide() {
+                Decision::Grant { tid, child, .. } => {
+                    let th = &mut threads[tid as usize];
+                    if let Some(new) = self.granted(th, &mut mem, child) {
+                        threads.push(new);
+                    }
+                }
+                Decision::Wait => {
+                    out.bug = Some("interpreter left a thread running".into());
+                    break;
+                }
+                Decision::Over => break,
+                Decision::Deadlock(d) => {
+                    out.bug = Some(format!("deadlock: {d}"));
+                    break;
+                }
+                Decision::StepLimit => {
+                    out.bug = Some("step limit (livelock)".into());
+                    break;
+                }
+                Decision::Diverged(d) => {
+                    out.diverged = Some(d);
+                    break;
+                }
+            }
+        }
+        out.trace = co.trace().to_vec();
+        co.finish();
+        out
+    }
+}
+
+/// Main creates one thread per `(body, arg)`, then joins them all in creation order.
+pub fn with_main(mut bodies: Vec<Vec<I>>, threads: &[(usize, i64)]) -> Prog {
+    let mut main = Vec::new();
+    for &(body, arg) in threads {
+        main.push(I::Spawn { body, arg, dst: 7 });
+    }
+    for t in 1..=threads.len() {
+        main.push(I::Join(k(t as i64)));
+    }
+    bodies.push(main);
+    Prog {
+        main: bodies.len() - 1,
+        bodies,
+        ..Default::default()
+    }
+}
+
+/// readers(n): one writer `x = 1`, `n` readers `l = x`.
+pub fn readers(n: usize) -> Prog {
+    let writer = vec![I::Store {
+        addr: k(0),
+        val: k(1),
+    }];
+    let reader = vec![I::Load { addr: k(0), dst: 1 }];
+    let mut threads = vec![(0, 0)];
+    threads.extend((0..n).map(|_| (1, 0)));
+    with_main(vec![writer, reader], &threads)
+}
+
+/// lastzero(n): `int a[n+1]`; thread 0: `for (i = n; a[i] != 0; i--);`;
+/// thread j = 1..n: `a[j] = a[j-1] + 1`.
+pub fn lastzero(n: usize) -> Prog {
+    let scan = vec![
+        I::Set {
+            dst: 2,
+            val: k(n as i64),
+        },
+        I::Load {
+            addr: reg(2),
+            dst: 1,
+        },
+        I::Jz {
+            cond: reg(1),
+            target: 5,
+        },
+        I::Set {
+            dst: 2,
+            val: f(|r| r[2] - 1),
+        },
+        I::Jmp(1),
+    ];
+    let inc = vec![
+        I::Load {
+            addr: f(|r| r[0] - 1),
+            dst: 1,
+        },
+        I::Store {
+            addr: reg(0),
+            val: f(|r| r[1] + 1),
+        },
+    ];
+    let mut threads = vec![(0, 0)];
+    threads.extend((1..=n).map(|j| (1, j as i64)));
+    with_main(vec![scan, inc], &threads)
+}
+
+/// indexer(n): each thread inserts `w = m*11 + tid` (m = 1..4) into a 128-slot hash table at
+/// `h = (w*7) % 128`, probing linearly with compare-and-swap from 0.
+pub fn indexer(n: usize) -> Prog {
+    // r0 = tid, r1 = m, r2 = w, r3 = h, r4 = cas result.
+    let body = vec![
+        I::Set { dst: 1, val: k(1) },
+        // 1: while m <= 4
+        I::Jz {
+            cond: f(|r| i64::from(r[1] <= 4)),
+            target: 10,
+        },
+        I::Set {
+            dst: 2,
+            val: f(|r| r[1] * 11 + r[0]),
+        },
+        I::Set {
+            dst: 3,
+            val: f(|r| (r[2] * 7) % 128),
+        },
+        // 4: cas(table[h], 0, w)
+        I::Cas {
+            addr: reg(3),
+            expect: k(0),
+            new: reg(2),
+            dst: 4,
+        },
+        I::Jz {
+            cond: f(|r| 1 - r[4]),
+            target: 8,
+        },
+        I::Set {
+            dst: 3,
+            val: f(|r| (r[3] + 1) % 128),
+        },
+        I::Jmp(4),
+        // 8: next m
+        I::Set {
+            dst: 1,
+            val: f(|r| r[1] + 1),
+        },
+        I::Jmp(1),
+    ];
+    let threads: Vec<(usize, i64)> = (0..n).map(|t| (0, t as i64)).collect();
+    with_main(vec![body], &threads)
+}
+
+/// filesystem(n): 32 inode locks, 26 block locks, `int inode[32], busy[26]`; thread tid
+/// allocates a block for inode `tid % 32` if it has none (see the task description).
+pub fn filesystem(n: usize) -> Prog {
+    const INODE: i64 = 0; // memory cells 0..32
+    const BUSY: i64 = 100; // memory cells 100..126
+    const BLOCK_LOCK: i64 = 64; // mutexes 0..32 are inode locks, 64..90 block locks
+                                // r1 = i, r2 = inode[i], r3 = b, r4 = busy[b]
+    let body = vec![
+        I::Set {
+            dst: 1,
+            val: f(|r| r[0] % 32),
+        },
+        I::Lock(reg(1)),
+        I::Load {
+            addr: f(|r| INODE + r[1]),
+            dst: 2,
+        },
+        I::Jz {
+            cond: f(|r| i64::from(r[2] == 0)),
+            target: 15,
+        },
+        I::Set {
+            dst: 3,
+            val: f(|r| (r[1] * 2) % 26),
+        },
+        // 5: loop
+        I::Lock(f(|r| BLOCK_LOCK + r[3])),
+        I::Load {
+            addr: f(|r| BUSY + r[3]),
+            dst: 4,
+        },
+        I::Jz {
+            cond: f(|r| i64::from(r[4] == 0)),
+            target: 12,
+        },
+        I::Store {
+            addr: f(|r| BUSY + r[3]),
+            val: k(1),
+        },
+        I::Store {
+            addr: f(|r| INODE + r[1]),
+            val: f(|r| r[3] + 1),
+        },
+        I::Unlock(f(|r| BLOCK_LOCK + r[3])),
+        I::Jmp(15),
+        // 12: busy
+        I::Unlock(f(|r| BLOCK_LOCK + r[3])),
+        I::Set {
+            dst: 3,
+            val: f(|r| (r[3] + 1) % 26),
+        },
+        I::Jmp(5),
+        // 15:
+        I::Unlock(reg(1)),
+    ];
+    let threads: Vec<(usize, i64)> = (0..n).map(|t| (0, t as i64)).collect();
+    with_main(vec![body], &threads)
+}
+
+/// Paper mode: two threads existing from the start, each writing `n` private cells.
+pub fn independent_pair(n: usize) -> Prog {
+    let body = |base: i64| -> Vec<I> {
+        (0..n as i64)
+            .map(|i| I::Store {
+                addr: k(base + i),
+                val: k(1),
+            })
+            .collect()
+    };
+    Prog {
+        bodies: vec![body(0), body(100)],
+        initial: vec![(0, 0), (1, 0)],
+        ..Default::default()
+    }
+}
