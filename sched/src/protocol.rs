@@ -251,6 +251,16 @@ impl Msg {
         }
     }
 
+    /// Encode a [`Msg::Post`] of a memory access (`Read`, `Write`, `Atomic*`) that also
+    /// carries `pc`, the instrumented instruction's address, in the frame's `b` field (unused
+    /// by those operations). It decodes as the plain `Post(op)`; [`frame_pc`] reads the pc
+    /// back (for the race detector of the `races` point mode). Other operations carry none.
+    pub fn encode_post_at(op: &Op, pc: u64) -> [u8; MSG_LEN] {
+        let (code, a, b, c) = op_fields(op);
+        let b = if op.is_memory() { pc } else { b };
+        frame(K_POST, code, a, b, c)
+    }
+
     /// Decode a header. `Ok(Err(len))` means a text payload of `len` bytes follows; pass it
     /// to [`Msg::with_payload`].
     pub fn decode(f: &[u8; MSG_LEN]) -> Result<Result<Msg, usize>, ProtocolError> {
@@ -294,6 +304,15 @@ impl Msg {
             text: String::from_utf8_lossy(payload).into_owned(),
         }
     }
+}
+
+/// The pc carried by a `Post` frame of a memory access (see [`Msg::encode_post_at`]),
+/// `None` for any other frame or when the sender attached none.
+pub fn frame_pc(f: &[u8; MSG_LEN]) -> Option<u64> {
+    let u32_at = |i: usize| u32::from_le_bytes(f[i..i + 4].try_into().expect("4 bytes"));
+    let pc = u64::from_le_bytes(f[16..24].try_into().expect("8 bytes"));
+    let memory = u32_at(0) == K_POST && (31..=35).contains(&u32_at(4));
+    (memory && pc != 0).then_some(pc)
 }
 
 #[cfg(test)]
@@ -386,5 +405,23 @@ mod tests {
             value: 9,
         };
         assert_eq!(Reply::decode(&r.encode()), r);
+    }
+
+    #[test]
+    fn memory_posts_carry_a_pc_and_still_decode_as_posts() {
+        let read = Op::Read {
+            addr: 0x1000,
+            size: 4,
+        };
+        let f = Msg::encode_post_at(&read, 0x4011a3);
+        assert_eq!(Msg::decode(&f).unwrap(), Ok(Msg::Post(read)));
+        assert_eq!(frame_pc(&f), Some(0x4011a3));
+        let (plain, _) = Msg::Post(read).encode();
+        assert_eq!(frame_pc(&plain), None);
+        // A non-memory operation keeps its own fields; no pc is attached.
+        let wait = Op::CondWait { c: 1, m: 2 };
+        let f = Msg::encode_post_at(&wait, 0x99);
+        assert_eq!(Msg::decode(&f).unwrap(), Ok(Msg::Post(wait)));
+        assert_eq!(frame_pc(&f), None);
     }
 }
