@@ -284,7 +284,11 @@ pub fn run_once(
             Decision::Diverged(d) => return Err(SimError(format!("strategy {d}"))),
         }
     };
-    co.finish();
+    // End the run without `Coordinator::finish`, whose schedule text the simulator never
+    // reads (formatting it dominated the cost of a simulated run).
+    let steps = co.steps();
+    drop(co);
+    strategy.end(steps);
     Ok(Run { executed, end })
 }
 

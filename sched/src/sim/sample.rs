@@ -83,8 +83,16 @@ pub fn options_for(orders: &Orders) -> Options {
     }
 }
 
+/// Below this many runs sampling stays on the calling thread.
+const PARALLEL_MIN_SAMPLES: u64 = 20_000;
+
 /// Estimate the probability of every order of `p` under `algo` from `samples` runs; run `i`
 /// is seeded with [`try_seed`]`(seed, i)`, as try `i` of a real session would be.
+///
+/// Large budgets are split into contiguous index ranges over the available cores, each with
+/// its own strategy instance. The counts do not depend on the split: every run starts from
+/// `begin(seed_i)`, and the only state strategies carry between runs (PCT's `k`) is fixed
+/// by [`options_for`].
 pub fn sample(
     p: &Program,
     orders: &Orders,
@@ -93,16 +101,40 @@ pub fn sample(
     samples: u64,
     seed: u64,
 ) -> Result<Estimate, SimError> {
-    let mut strategy = by_name(algo, opts).map_err(SimError)?;
+    // Fail early (and once) on an unknown name.
+    by_name(algo, opts).map_err(SimError)?;
+    let workers = if samples >= PARALLEL_MIN_SAMPLES {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(8)) as u64
+    } else {
+        1
+    };
+    let chunk = samples.div_ceil(workers.max(1));
+    let ranges: Vec<(u64, u64)> = (0..workers)
+        .map(|w| (w * chunk, ((w + 1) * chunk).min(samples)))
+        .filter(|(a, b)| a < b)
+        .collect();
+    let parts: Vec<Result<Vec<u64>, SimError>> = if ranges.len() <= 1 {
+        vec![sample_range(p, orders, algo, opts, 0, samples, seed)]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = ranges
+                .iter()
+                .map(|&(a, b)| s.spawn(move || sample_range(p, orders, algo, opts, a, b, seed)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(SimError("a sampling thread panicked".into())))
+                })
+                .collect()
+        })
+    };
     let mut hits = vec![0u64; orders.len()];
-    for i in 0..samples {
-        let run = run_once(p, &orders.events, strategy.as_mut(), try_seed(seed, i))?;
-        let o = orders.classify(&run.executed).ok_or_else(|| {
-            SimError(format!(
-                "{algo} run {i} produced a partial order the enumeration did not find"
-            ))
-        })?;
-        hits[o] += 1;
+    for part in parts {
+        for (h, x) in hits.iter_mut().zip(part?) {
+            *h += x;
+        }
     }
     let probs = hits
         .iter()
@@ -115,6 +147,30 @@ pub fn sample(
         hits,
         samples,
     })
+}
+
+/// Hit counts of runs `from..to`.
+fn sample_range(
+    p: &Program,
+    orders: &Orders,
+    algo: &str,
+    opts: &Options,
+    from: u64,
+    to: u64,
+    seed: u64,
+) -> Result<Vec<u64>, SimError> {
+    let mut strategy = by_name(algo, opts).map_err(SimError)?;
+    let mut hits = vec![0u64; orders.len()];
+    for i in from..to {
+        let run = run_once(p, &orders.events, strategy.as_mut(), try_seed(seed, i))?;
+        let o = orders.classify(&run.executed).ok_or_else(|| {
+            SimError(format!(
+                "{algo} run {i} produced a partial order the enumeration did not find"
+            ))
+        })?;
+        hits[o] += 1;
+    }
+    Ok(hits)
 }
 
 #[cfg(test)]
@@ -152,6 +208,18 @@ mod tests {
             let (p, o) = setup(text);
             let est = sample(&p, &o, "rw", &options_for(&o), 20_000, 7).unwrap();
             assert_close(&Estimate::exact_rw(&o).probs, &est);
+        }
+    }
+
+    #[test]
+    fn parallel_sampling_equals_sequential() {
+        let (p, o) =
+            setup("thread A: write x; write y\nthread B: write y; write x\nthread C: write x");
+        let opts = options_for(&o);
+        for algo in ["pos", "pct2"] {
+            let par = sample(&p, &o, algo, &opts, PARALLEL_MIN_SAMPLES, 3).unwrap();
+            let seq = sample_range(&p, &o, algo, &opts, 0, PARALLEL_MIN_SAMPLES, 3).unwrap();
+            assert_eq!(par.hits, seq, "{algo}");
         }
     }
 
