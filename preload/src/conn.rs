@@ -150,6 +150,16 @@ impl Me {
         self.reply()
     }
 
+    /// Post a memory access with the pc of the instrumented instruction (see
+    /// [`Msg::encode_post_at`]) and block until it is granted.
+    #[inline]
+    pub fn post_at(self, op: Op, pc: u64) -> Reply {
+        if !write_all(self.fd, &Msg::encode_post_at(&op, pc)) {
+            stop(false);
+        }
+        self.reply()
+    }
+
     /// Read the coordinator's [`Reply`].
     fn reply(self) -> Reply {
         let mut r = [0u8; REPLY_LEN];

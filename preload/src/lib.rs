@@ -32,6 +32,8 @@ pub mod real;
 pub mod standalone;
 pub mod sync;
 pub mod thread;
+#[cfg(target_arch = "x86_64")]
+pub mod tsan;
 
 use conn::{Busy, ACTIVE};
 use std::ffi::CStr;
@@ -74,6 +76,10 @@ extern "C" fn init() {
     let busy = Busy::enter();
     let flag = |n: &str| std::env::var(n).is_ok_and(|v| v == "1");
     process::REAL_SLEEP.store(flag("POS_REAL_SLEEP"), Ordering::Relaxed);
+    #[cfg(target_arch = "x86_64")]
+    if let Err(e) = tsan::configure() {
+        conn::die(&e);
+    }
     strip_preload();
     let socket = std::env::var_os(pos_sched::protocol::ENV_SOCKET);
     std::env::remove_var(pos_sched::protocol::ENV_SOCKET);
