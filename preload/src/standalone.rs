@@ -10,10 +10,11 @@
 //! seed, so the same `POS_SEED` gives the same schedule.
 //!
 //! Output on stderr: `poscheck: algo=NAME seed=N` at start and one
-//! `poscheck: outcome=KIND steps=N[: detail]` line at the end, where KIND is `exit(CODE)`,
-//! `assert`, `crash`, `deadlock`, `livelock` (step limit), `diverged` (replay) or
-//! `finished` (every thread ended without `exit`). On deadlock, livelock or divergence
-//! nothing can continue: the process ends with `_exit(1)` after the report.
+//! `poscheck: outcome=KIND steps=N[: detail]` line at the end, KIND named as the runner
+//! names outcomes: `ok` (exit code 0, or every thread ended), `exit-code` (another code),
+//! `assert`, `crash`, `deadlock`, `step-limit` (livelock) or `diverged` (replay). On
+//! deadlock, step limit or divergence nothing can continue: after the report the process
+//! ends with `_exit(1)`. Otherwise the program's own exit status stands.
 
 use crate::conn::{self, read_exact, write_all, Busy, ACK_REPORTS};
 use crate::fds;
@@ -99,10 +100,7 @@ impl Config {
                 serde_json::from_str(&text).map_err(|e| format!("bad schedule in {path}: {e}"))?;
             self.algo = "replay".into();
             self.seed = s.seed;
-            return Err(format!(
-                "replay of {path} ({} steps): the replay strategy is not built in yet",
-                s.steps.len()
-            ));
+            return Ok(strategy::replay(s.steps));
         }
         let opts = Options {
             depth: self.depth,
@@ -159,24 +157,42 @@ enum End {
 }
 
 impl End {
-    fn kind(&self) -> String {
+    /// The outcome's kind, named as the runner names them (`ok`, `exit-code`, `assert`,
+    /// `crash`, `deadlock`, `step-limit`, `diverged`).
+    fn kind(&self) -> &'static str {
         match self {
-            End::Exit(c) => format!("exit({c})"),
-            End::Assert(_) => "assert".into(),
-            End::Crash { .. } => "crash".into(),
-            End::Deadlock(_) => "deadlock".into(),
-            End::Livelock => "livelock".into(),
-            End::Diverged(_) => "diverged".into(),
-            End::Finished => "finished".into(),
+            End::Exit(0) | End::Finished => "ok",
+            End::Exit(_) => "exit-code",
+            End::Assert(_) => "assert",
+            End::Crash { .. } => "crash",
+            End::Deadlock(_) => "deadlock",
+            End::Livelock => "step-limit",
+            End::Diverged(_) => "diverged",
         }
     }
 
     fn detail(&self) -> Option<String> {
         match self {
+            End::Exit(c) if *c != 0 => Some(format!("exit code {c}")),
             End::Assert(t) | End::Deadlock(t) | End::Diverged(t) => Some(t.clone()),
-            End::Crash { signal, pc } => Some(format!("signal {signal} at pc {pc:#x}")),
+            End::Crash { signal, pc } => Some(format!(
+                "signal {signal} ({}) at pc {pc:#x}",
+                signal_name(*signal)
+            )),
             _ => None,
         }
+    }
+}
+
+/// Names of the signals libpos reports as crashes.
+fn signal_name(sig: c_int) -> &'static str {
+    match sig {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGILL => "SIGILL",
+        libc::SIGABRT => "SIGABRT",
+        _ => "?",
     }
 }
 
@@ -387,7 +403,7 @@ impl Server {
                 seed: cfg.seed,
                 try_index: 0,
                 points: cfg.points.clone(),
-                outcome: end.kind(),
+                outcome: end.kind().into(),
                 steps: sched,
             };
             let written = serde_json::to_string_pretty(&s)
