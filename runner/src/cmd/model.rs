@@ -90,7 +90,7 @@ fn render(name: &str, p: &Program, an: &Analysis, a: &ModelArgs) -> String {
         .map(|d| d.len())
         .max()
         .unwrap_or(0)
-        .max(8);
+        .max(21);
     let cols: Vec<String> = an.estimates.iter().map(column_name).collect();
     let cw: Vec<usize> = cols.iter().map(|c| c.len().max(10)).collect();
     out.push_str(&format!("\n {:>4}  {:<width$}", "#", "order"));
@@ -118,12 +118,30 @@ fn render(name: &str, p: &Program, an: &Analysis, a: &ModelArgs) -> String {
             o.len() - a.max_orders
         ));
     }
+    if !p.bug.is_empty() {
+        out.push_str(&format!(" {:>4}  {:<width$}", "", "bug (orders marked *)"));
+        for (e, w) in an.estimates.iter().zip(&cw) {
+            out.push_str(&format!("  {:>w$}", fmt_prob(bug_probability(an, e))));
+        }
+        out.push('\n');
+    }
     out.push_str(&format!(" {:>4}  {:<width$}", "", "coverage"));
     for (e, w) in an.estimates.iter().zip(&cw) {
         out.push_str(&format!("  {:>w$}", e.coverage_text()));
     }
     out.push('\n');
     out
+}
+
+/// Probability of the bug: the total over the orders that satisfy the `bug:` line.
+fn bug_probability(an: &Analysis, e: &Estimate) -> f64 {
+    an.orders
+        .orders
+        .iter()
+        .zip(&e.probs)
+        .filter(|(o, _)| o.bug)
+        .map(|(_, p)| p)
+        .sum()
 }
 
 /// `{"partial_orders": n, "strategies": {"rw": {"coverage": p, "exact": true, "orders":
@@ -139,6 +157,9 @@ fn to_json(p: &Program, an: &Analysis) -> Value {
             "orders": e.probs,
             "orders_hit": e.orders_hit(),
         });
+        if !p.bug.is_empty() {
+            s["bug_probability"] = json!(bug_probability(an, e));
+        }
         if !e.exact {
             s["samples"] = json!(e.samples);
             s["hits"] = json!(e.hits);

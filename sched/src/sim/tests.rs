@@ -62,3 +62,25 @@ fn analysis_reports_every_strategy_in_order() {
     let total: f64 = a.estimates[1].probs.iter().sum();
     assert!((total - 1.0).abs() < 1e-9);
 }
+
+#[test]
+fn lost_update_in_real_program_mode() {
+    let p = Program::parse(include_str!("../../../benchmarks/models/lost-update.model")).unwrap();
+    let o = Orders::enumerate(&p, 10_000).unwrap();
+    // Reads commute, so the orders are fixed by (A.1,B.2), (B.1,A.2), (A.2,B.2): 8 choices
+    // minus the 4 cyclic ones.
+    assert_eq!(o.len(), 4);
+    assert_eq!(o.orders.iter().filter(|x| x.bug).count(), 2);
+    let exact = Estimate::exact_rw(&o);
+    let bug: f64 = (0..o.len())
+        .filter(|&i| o.orders[i].bug)
+        .map(|i| exact.probs[i])
+        .sum();
+    let est = sample(&p, &o, "rw", &options_for(&o), SAMPLES, 9).unwrap();
+    let sampled: f64 = (0..o.len())
+        .filter(|&i| o.orders[i].bug)
+        .map(|i| est.probs[i])
+        .sum();
+    let se = (bug * (1.0 - bug) / SAMPLES as f64).sqrt();
+    assert!((sampled - bug).abs() <= 4.5 * se, "{sampled} vs {bug}");
+}
