@@ -176,6 +176,12 @@ fn render(cfg: &MicroConfig, a: &MicroArgs, results: &[ProgramResult], s: &Summa
         out.push_str(&format!(" {:>w$}", format!("{:.1}%", 100.0 * h)));
     }
     out.push('\n');
+    if s.geomean.iter().all(|&g| g <= s.floor * (1.0 + 1e-9)) {
+        out.push_str(
+            "note: no strategy hit every partial order of any program: all coverages are below \
+             what this many runs resolve; compare the orders-hit row, or raise --samples\n",
+        );
+    }
     if let Some(pos) = s.of(&a.algos, "pos") {
         out.push('\n');
         for other in &a.algos {
