@@ -6,7 +6,7 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use nix::sys::personality::{self, Persona};
 use nix::sys::signal::{killpg, Signal};
 use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag, WaitStatus};
-use nix::unistd::{setpgid, Pid};
+use nix::unistd::Pid;
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -32,6 +32,14 @@ pub struct Program {
     reaped: bool,
 }
 
+/// Turn address space randomisation off for this process's future children (the
+/// personality is inherited across fork and exec), once at start-up.
+pub fn disable_aslr() -> Result<()> {
+    let cur = personality::get().context("personality")?;
+    personality::set(cur | Persona::ADDR_NO_RANDOMIZE).context("personality(ADDR_NO_RANDOMIZE)")?;
+    Ok(())
+}
+
 /// Spawn `program args` with `env` added, in a new process group (pgid = pid) with address
 /// space randomisation disabled (so crash addresses and pointer-valued object ids are
 /// the same in every run). stdin is /dev/null; stdout/stderr go to bounded tail buffers.
@@ -42,15 +50,9 @@ pub fn spawn(program: &Path, args: &[String], env: &[(OsString, OsString)]) -> R
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // SAFETY: only async-signal-safe system calls run between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            setpgid(Pid::from_raw(0), Pid::from_raw(0))?;
-            let cur = personality::get()?;
-            personality::set(cur | Persona::ADDR_NO_RANDOMIZE)?;
-            Ok(())
-        });
-    }
+    // A new process group through posix_spawn (no pre_exec closure, so std can avoid a full
+    // fork of this multi-threaded process); ASLR is off by inheritance, see `disable_aslr`.
+    cmd.process_group(0);
     let mut child = cmd
         .spawn()
         .with_context(|| format!("cannot start {}", program.display()))?;

@@ -5,7 +5,7 @@
 
 use crate::elf::{self, Mapping};
 use crate::outcome::Outcome;
-use crate::process::{self, Exit, Program};
+use crate::process::{self, Exit};
 use anyhow::{Context, Result};
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender};
 use pos_sched::coordinator::{Coordinator, Decision};

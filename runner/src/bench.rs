@@ -1,0 +1,152 @@
+//! `poscheck bench`: the two performance ratios the README records.
+//!
+//! 1. Grant latency: the median time from the coordinator sending a grant to receiving the
+//!    same thread's next request, for a program that only calls `sched_yield`, against the
+//!    same exchange (32-byte request, 16-byte reply) between two processes over a raw Unix
+//!    socket pair. Target ≤ 1.3×.
+//! 2. Throughput: controlled runs per second of a two-thread program (one job) against plain
+//!    fork+exec of the same binary. Target ≥ 0.5×.
+
+use crate::cli::BenchArgs;
+use crate::libpos;
+use crate::session::{self, RunConfig};
+use anyhow::{bail, Context, Result};
+use nix::unistd::{fork, ForkResult};
+use pos_sched::protocol::{MSG_LEN, REPLY_LEN};
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+const YIELD_LOOP: &str = r#"
+#include <sched.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    long n = argc > 1 ? atol(argv[1]) : 1000;
+    for (long i = 0; i < n; i++) sched_yield();
+    return 0;
+}
+"#;
+
+const TWO_THREADS: &str = r#"
+#include <pthread.h>
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static int counter;
+static void *work(void *a) {
+    for (int i = 0; i < 2; i++) { pthread_mutex_lock(&m); counter++; pthread_mutex_unlock(&m); }
+    return a;
+}
+int main(void) {
+    pthread_t t;
+    pthread_create(&t, 0, work, 0);
+    work(0);
+    pthread_join(t, 0);
+    return counter == 4 ? 0 : 1;
+}
+"#;
+
+fn compile(dir: &Path, name: &str, src: &str) -> Result<PathBuf> {
+    let c = dir.join(format!("{name}.c"));
+    let out = dir.join(name);
+    std::fs::write(&c, src).context("cannot write benchmark source")?;
+    let st = Command::new("cc")
+        .args(["-O2", "-pthread", "-o"])
+        .arg(&out)
+        .arg(&c)
+        .status()
+        .context("cannot run cc (a C compiler is needed for the benchmark)")?;
+    if !st.success() {
+        bail!("cc failed on the benchmark program {name}");
+    }
+    Ok(out)
+}
+
+fn median(v: &mut [u64]) -> u64 {
+    v.sort_unstable();
+    v.get(v.len() / 2).copied().unwrap_or(0)
+}
+
+/// Median round trip, measured like the coordinator measures a grant: from the reply's
+/// write to the next request's arrival.
+fn raw_ping_pong(n: u64) -> Result<u64> {
+    let (mut a, mut b) = UnixStream::pair().context("socketpair")?;
+    // SAFETY: the child only does read/write on its socket and _exit.
+    match unsafe { fork() }.context("fork")? {
+        ForkResult::Child => {
+            drop(a);
+            let mut req = [7u8; MSG_LEN];
+            let mut rep = [0u8; REPLY_LEN];
+            for _ in 0..=n {
+                if b.write_all(&req).is_err() || b.read_exact(&mut rep).is_err() {
+                    break;
+                }
+                req[0] = rep[0];
+            }
+            // SAFETY: leave without running the parent's atexit handlers.
+            unsafe { libc::_exit(0) }
+        }
+        ForkResult::Parent { child } => {
+            drop(b);
+            let mut req = [0u8; MSG_LEN];
+            let rep = [1u8; REPLY_LEN];
+            let mut lat = Vec::with_capacity(n as usize);
+            a.read_exact(&mut req)?;
+            for _ in 0..n {
+                let t = Instant::now();
+                a.write_all(&rep)?;
+                a.read_exact(&mut req)?;
+                lat.push(t.elapsed().as_nanos() as u64);
+            }
+            a.write_all(&rep)?;
+            drop(a);
+            let _ = nix::sys::wait::waitpid(child, None);
+            Ok(median(&mut lat))
+        }
+    }
+}
+
+pub fn run(a: &BenchArgs) -> Result<i32> {
+    let raw = raw_ping_pong(a.steps)?;
+    let dir = tempfile::tempdir().context("cannot create a temporary directory")?;
+    let yl = compile(dir.path(), "yield_loop", YIELD_LOOP)?;
+    let two = compile(dir.path(), "two_threads", TWO_THREADS)?;
+    let lib = libpos::find()?;
+
+    let mut cfg = RunConfig::new(yl, vec![a.steps.to_string()], lib.clone());
+    cfg.record_latency = true;
+    let mut rw =
+        pos_sched::strategy::by_name("rw", &Default::default()).map_err(anyhow::Error::msg)?;
+    let r = session::run_once(&cfg, rw.as_mut(), 1)?;
+    if r.outcome.is_bug() {
+        bail!("benchmark program failed: {}", r.outcome);
+    }
+    let mut lat = r.latencies_ns;
+    let grant = median(&mut lat);
+
+    let cfg = RunConfig::new(two.clone(), Vec::new(), lib);
+    let t = Instant::now();
+    for i in 0..a.runs {
+        let r = session::run_once(&cfg, rw.as_mut(), i)?;
+        if r.outcome.is_bug() {
+            bail!("benchmark program failed: {}", r.outcome);
+        }
+    }
+    let controlled = a.runs as f64 / t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    for _ in 0..a.runs {
+        let st = Command::new(&two)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .status()
+            .context("cannot run the benchmark program")?;
+        if !st.success() {
+            bail!("benchmark program failed natively: {st}");
+        }
+    }
+    let native = a.runs as f64 / t.elapsed().as_secs_f64();
+
+    println!("grant latency (median): {grant} ns; raw Unix-socket ping-pong: {raw} ns; ratio {:.2}x (target <= 1.3x)", grant as f64 / raw.max(1) as f64);
+    println!("throughput: {controlled:.0} controlled runs/s; {native:.0} plain fork+exec runs/s; ratio {:.2}x (target >= 0.5x)", controlled / native);
+    Ok(0)
+}

@@ -1,0 +1,149 @@
+//! Many tries of one program across `--jobs` worker threads.
+//!
+//! Reproducibility: try `i` runs with seed `try_seed(S, i)` and a *fresh* strategy instance,
+//! so its schedule depends only on (algorithm, S, i, PCT's k) and not on which worker ran it
+//! or what that worker ran before. PCT needs k (the steps of a run) in advance (Burckhardt et
+//! al. ASPLOS'10, §3: change points are drawn in [1, k]): one calibration run with random walk
+//! and seed S measures it first, and that k is used by every try and recorded.
+
+use crate::outcome::Outcome;
+use crate::session::{self, RunConfig, RunResult};
+use anyhow::{anyhow, Result};
+use pos_sched::rng::try_seed;
+use pos_sched::strategy::{self, Options};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+/// A session's parameters for one program.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub algo: String,
+    pub depth: Option<u32>,
+    pub seed: u64,
+    pub tries: u64,
+    pub jobs: usize,
+    pub stop_on_first: bool,
+    pub cfg: RunConfig,
+}
+
+/// What the tries of one program gave.
+#[derive(Clone, Debug)]
+pub struct Tally {
+    pub tries: u64,
+    pub hits: u64,
+    pub outcomes: BTreeMap<String, u64>,
+    pub total_steps: u64,
+    pub wall_s: f64,
+    pub pct_k: Option<u64>,
+    /// The buggy run with the smallest try index, with that index.
+    pub first_hit: Option<(u64, RunResult)>,
+    /// The first `error` outcome, for the report.
+    pub first_error: Option<String>,
+}
+
+/// Whether `algo` draws PCT change points and so needs k.
+pub fn needs_k(algo: &str) -> bool {
+    algo.starts_with("pct")
+}
+
+/// Build the strategy of one try (validates the name).
+pub fn make_strategy(plan: &Plan, pct_k: Option<u64>) -> Result<Box<dyn pos_sched::Strategy>> {
+    let opts = Options {
+        depth: plan.depth,
+        pct_k,
+    };
+    strategy::by_name(&plan.algo, &opts).map_err(|e| anyhow!(e))
+}
+
+/// Run the plan's tries; `label` names the program in the progress line.
+pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
+    let start = Instant::now();
+    make_strategy(plan, None)?;
+    let pct_k = if needs_k(&plan.algo) {
+        let mut rw = strategy::by_name("rw", &Options::default()).map_err(|e| anyhow!(e))?;
+        let r = session::run_once(&plan.cfg, rw.as_mut(), plan.seed)?;
+        Some(r.steps.max(1))
+    } else {
+        None
+    };
+    let next = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = crossbeam_channel::unbounded::<Result<(u64, RunResult)>>();
+    let mut tally = Tally {
+        tries: 0,
+        hits: 0,
+        outcomes: BTreeMap::new(),
+        total_steps: 0,
+        wall_s: 0.0,
+        pct_k,
+        first_hit: None,
+        first_error: None,
+    };
+    let progress = std::io::stderr().is_terminal();
+    std::thread::scope(|s| -> Result<()> {
+        for _ in 0..plan.jobs.max(1) {
+            let tx = tx.clone();
+            let (next, stop) = (&next, &stop);
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= plan.tries || stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                let r = make_strategy(plan, pct_k).and_then(|mut st| {
+                    session::run_once(&plan.cfg, st.as_mut(), try_seed(plan.seed, i))
+                });
+                let failed = r.is_err();
+                if tx.send(r.map(|r| (i, r))).is_err() || failed {
+                    stop.store(true, Ordering::Relaxed);
+                    return;
+                }
+            });
+        }
+        drop(tx);
+        let mut setup_error = None;
+        for msg in rx.iter() {
+            let (i, r) = match msg {
+                Ok(x) => x,
+                Err(e) => {
+                    setup_error.get_or_insert(e);
+                    continue;
+                }
+            };
+            tally.tries += 1;
+            tally.total_steps += r.steps;
+            *tally
+                .outcomes
+                .entry(r.outcome.kind().to_string())
+                .or_default() += 1;
+            if let Outcome::Error { reason } = &r.outcome {
+                tally.first_error.get_or_insert_with(|| reason.clone());
+            }
+            if r.outcome.is_bug() {
+                tally.hits += 1;
+                if plan.stop_on_first {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                if tally.first_hit.as_ref().is_none_or(|(j, _)| i < *j) {
+                    tally.first_hit = Some((i, r));
+                }
+            }
+            if progress && (tally.tries % 50 == 0 || tally.tries == plan.tries) {
+                eprint!(
+                    "\r{label}: {}/{} tries, {} hits",
+                    tally.tries, plan.tries, tally.hits
+                );
+            }
+        }
+        if progress {
+            eprint!("\r\x1b[K");
+        }
+        match setup_error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    })?;
+    tally.wall_s = start.elapsed().as_secs_f64();
+    Ok(tally)
+}

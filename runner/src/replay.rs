@@ -1,0 +1,68 @@
+//! `poscheck replay`: re-run a saved schedule, check it reproduces the recorded outcome, and
+//! say where and why the program left the schedule if it did.
+
+use crate::cli::ReplayArgs;
+use crate::report::{tail_text, SavedSchedule};
+use crate::session::{self, RunConfig};
+use crate::{elf, libpos};
+use anyhow::{bail, Result};
+use pos_sched::strategy;
+use std::path::PathBuf;
+
+/// Replay `a.schedule` `a.times` times. Exit code 1 when the replayed run hits a bug.
+pub fn run(a: &ReplayArgs) -> Result<i32> {
+    let saved = SavedSchedule::load(&a.schedule)?;
+    let sch = &saved.schedule;
+    let program = PathBuf::from(&sch.program);
+    elf::check(&program)?;
+    let args = if a.args.is_empty() {
+        sch.args.clone()
+    } else {
+        a.args.clone()
+    };
+    let mut cfg = RunConfig::new(program, args, libpos::find()?);
+    crate::apply_control(&mut cfg, &a.control)?;
+    if !sch.points.is_empty() && sch.points != "sync" {
+        cfg.points = Some(sch.points.clone());
+    }
+    let mut same = 0;
+    let mut last = None;
+    for n in 0..a.times.max(1) {
+        let mut st = strategy::replay(sch.steps.clone());
+        let r = session::run_once(&cfg, st.as_mut(), 0)?;
+        if let crate::outcome::Outcome::Diverged { step, reason } = &r.outcome {
+            bail!(
+                "replay {} of {}: the program diverged from the schedule at step {step}: {reason}",
+                n + 1,
+                a.times.max(1)
+            );
+        }
+        if sch.outcome.is_empty() || r.outcome.kind() == sch.outcome {
+            same += 1;
+        }
+        last = Some(r);
+    }
+    let Some(r) = last else {
+        bail!("no replay was run");
+    };
+    println!(
+        "replayed {} ({} steps, algo {} seed {} try {}): {}",
+        a.schedule.display(),
+        r.steps,
+        sch.algo,
+        sch.seed,
+        sch.try_index,
+        r.outcome
+    );
+    if !sch.outcome.is_empty() {
+        println!(
+            "recorded outcome {}: reproduced {same} of {} times",
+            sch.outcome,
+            a.times.max(1)
+        );
+    }
+    if r.outcome.is_bug() && !r.stderr.is_empty() {
+        print!("  stderr (tail):\n{}", tail_text(&r.stderr, 2048));
+    }
+    Ok(i32::from(r.outcome.is_bug()))
+}

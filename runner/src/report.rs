@@ -1,0 +1,186 @@
+//! Reports: the per-program table, the JSON document, and saved schedules.
+
+use crate::harness::Tally;
+use crate::outcome::Outcome;
+use anyhow::{Context, Result};
+use pos_sched::schedule::Schedule;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A schedule file: the core's [`Schedule`] plus the runner's extras.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SavedSchedule {
+    #[serde(flatten)]
+    pub schedule: Schedule,
+    /// PCT's k the run used (see `harness`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pct_k: Option<u64>,
+    /// The recorded outcome in words, for people reading the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl SavedSchedule {
+    pub fn load(path: &Path) -> Result<SavedSchedule> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read schedule {}", path.display()))?;
+        serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a poscheck schedule file", path.display()))
+    }
+
+    pub fn save(&self, path: &Path) -> Result<()> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        let json = serde_json::to_string_pretty(self).context("cannot encode the schedule")?;
+        std::fs::write(path, json + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))
+    }
+}
+
+/// One program's line of the JSON report.
+#[derive(Clone, Debug, Serialize)]
+pub struct ProgramReport {
+    pub name: String,
+    pub path: String,
+    pub tries: u64,
+    pub hits: u64,
+    pub hit_ratio: f64,
+    pub first_hit: Option<u64>,
+    pub outcomes: BTreeMap<String, u64>,
+    pub mean_steps: f64,
+    pub wall_s: f64,
+    /// Where the first buggy schedule was saved.
+    pub schedule: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pct_k: Option<u64>,
+    /// The first bug in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_outcome: Option<Outcome>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+}
+
+/// The whole `--json` document.
+#[derive(Clone, Debug, Serialize)]
+pub struct SessionReport {
+    pub algo: String,
+    pub seed: u64,
+    pub tries: u64,
+    pub programs: Vec<ProgramReport>,
+}
+
+impl ProgramReport {
+    pub fn new(name: &str, path: &Path, t: &Tally, schedule: Option<&Path>) -> Self {
+        ProgramReport {
+            name: name.to_string(),
+            path: path.display().to_string(),
+            tries: t.tries,
+            hits: t.hits,
+            hit_ratio: if t.tries == 0 {
+                0.0
+            } else {
+                t.hits as f64 / t.tries as f64
+            },
+            first_hit: t.first_hit.as_ref().map(|(i, _)| *i),
+            outcomes: t.outcomes.clone(),
+            mean_steps: if t.tries == 0 {
+                0.0
+            } else {
+                t.total_steps as f64 / t.tries as f64
+            },
+            wall_s: t.wall_s,
+            schedule: schedule.map(|p| p.display().to_string()),
+            pct_k: t.pct_k,
+            first_outcome: t.first_hit.as_ref().map(|(_, r)| r.outcome.clone()),
+            first_error: t.first_error.clone(),
+        }
+    }
+}
+
+/// File name for a program's first buggy schedule under `dir`.
+pub fn schedule_path(dir: &Path, name: &str, algo: &str, seed: u64) -> PathBuf {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| match c {
+                '*' => 's',
+                c if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' => c,
+                _ => '_',
+            })
+            .collect()
+    };
+    dir.join(format!("{}.{}.seed{seed}.json", clean(name), clean(algo)))
+}
+
+/// The human table.
+pub fn table(reports: &[ProgramReport]) -> String {
+    let w = reports
+        .iter()
+        .map(|r| r.name.len())
+        .max()
+        .unwrap_or(7)
+        .max(7);
+    let mut s = format!(
+        "{:<w$}  {:>7}  {:>6}  {:>8}  {:>9}  {:>9}  outcomes\n",
+        "program", "tries", "hits", "ratio", "first hit", "mean steps"
+    );
+    for r in reports {
+        let outcomes: Vec<String> = r.outcomes.iter().map(|(k, n)| format!("{k}={n}")).collect();
+        s += &format!(
+            "{:<w$}  {:>7}  {:>6}  {:>8.4}  {:>9}  {:>10.1}  {}\n",
+            r.name,
+            r.tries,
+            r.hits,
+            r.hit_ratio,
+            r.first_hit.map_or("-".to_string(), |i| i.to_string()),
+            r.mean_steps,
+            outcomes.join(" ")
+        );
+    }
+    s
+}
+
+/// The last `max` bytes of captured output as text, indented.
+pub fn tail_text(bytes: &[u8], max: usize) -> String {
+    let start = bytes.len().saturating_sub(max);
+    String::from_utf8_lossy(&bytes[start..])
+        .lines()
+        .map(|l| format!("    | {l}\n"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedule_names_are_file_safe() {
+        let p = schedule_path(Path::new("out"), "a b", "pos*", 7);
+        assert_eq!(p, Path::new("out/a_b.poss.seed7.json"));
+    }
+
+    #[test]
+    fn saved_schedules_round_trip_with_extras() {
+        let s = SavedSchedule {
+            schedule: Schedule {
+                program: "/bin/x".into(),
+                algo: "pct3".into(),
+                seed: 4,
+                try_index: 2,
+                ..Default::default()
+            },
+            pct_k: Some(12),
+            detail: None,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.json");
+        s.save(&p).unwrap();
+        let back = SavedSchedule::load(&p).unwrap();
+        assert_eq!(back.schedule, s.schedule);
+        assert_eq!(back.pct_k, Some(12));
+        std::fs::write(&p, "{").unwrap();
+        assert!(SavedSchedule::load(&p).is_err());
+    }
+}
