@@ -146,7 +146,7 @@ pub fn run(a: &BenchArgs) -> Result<i32> {
     }
     let native = a.runs as f64 / t.elapsed().as_secs_f64();
 
-    println!("grant latency (median): {grant} ns; raw Unix-socket ping-pong: {raw} ns; ratio {:.2}x (target <= 1.3x)", grant as f64 / raw.max(1) as f64);
-    println!("throughput: {controlled:.0} controlled runs/s; {native:.0} plain fork+exec runs/s; ratio {:.2}x (target >= 0.5x)", controlled / native);
+    sayln!("grant latency (median): {grant} ns; raw Unix-socket ping-pong: {raw} ns; ratio {:.2}x (target <= 1.3x)", grant as f64 / raw.max(1) as f64);
+    sayln!("throughput: {controlled:.0} controlled runs/s; {native:.0} plain fork+exec runs/s; ratio {:.2}x (target >= 0.5x)", controlled / native);
     Ok(0)
 }

@@ -23,9 +23,10 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Measure grant latency and throughput against raw baselines.
     Bench(BenchArgs),
-    // Simulator subcommands (runner/src/cmd/, written by the simulator engineer):
-    // Model(crate::cmd::model::ModelArgs),
-    // Micro(crate::cmd::micro::MicroArgs),
+    /// Simulate abstract program models under the strategies (sched::sim).
+    Model(crate::cmd::model::ModelArgs),
+    /// Micro-benchmarks of the strategies on abstract programs.
+    Micro(crate::cmd::micro::MicroArgs),
 }
 
 /// Options of a controlled run shared by `run` and `replay`.

@@ -2,8 +2,25 @@
 //!
 //! Exit codes: 0 = no bug found, 1 = bug found, 2 = usage or setup error.
 
+/// `print!` to stdout, ignoring a closed pipe (`poscheck run ... | head` must not panic).
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
+/// `println!` to stdout, ignoring a closed pipe.
+macro_rules! sayln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
 mod bench;
 mod cli;
+mod cmd;
 mod elf;
 mod harness;
 mod libpos;
@@ -29,6 +46,8 @@ fn main() -> ExitCode {
         cli::Command::Run(a) => run_cmd(a),
         cli::Command::Replay(a) => replay::run(a),
         cli::Command::Bench(a) => bench::run(a),
+        cli::Command::Model(a) => cmd::model::run(a),
+        cli::Command::Micro(a) => cmd::micro::run(a),
     };
     match r {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
@@ -127,9 +146,10 @@ fn run_cmd(a: &cli::RunArgs) -> Result<i32> {
         cfg: base,
     };
     harness::make_strategy(&plan0, None)?;
-    println!(
+    sayln!(
         "poscheck: algo={} seed={seed} tries={} jobs={jobs}",
-        a.algo, a.tries
+        a.algo,
+        a.tries
     );
     let mut reports = Vec::new();
     let mut all_errors = false;
@@ -168,22 +188,22 @@ fn run_cmd(a: &cli::RunArgs) -> Result<i32> {
         ));
     }
     let table: Vec<report::ProgramReport> = reports.iter().map(|(r, _)| r.clone()).collect();
-    print!("{}", report::table(&table));
+    say!("{}", report::table(&table));
     for (r, t) in &reports {
         if let Some((i, run)) = &t.first_hit {
-            println!("{}: first bug at try {i}: {}", r.name, run.outcome);
+            sayln!("{}: first bug at try {i}: {}", r.name, run.outcome);
             if let Some(s) = &r.schedule {
-                println!("  schedule: {s} (poscheck replay {s})");
+                sayln!("  schedule: {s} (poscheck replay {s})");
             }
             if !run.stdout.is_empty() {
-                print!("  stdout (tail):\n{}", report::tail_text(&run.stdout, 2048));
+                say!("  stdout (tail):\n{}", report::tail_text(&run.stdout, 2048));
             }
             if !run.stderr.is_empty() {
-                print!("  stderr (tail):\n{}", report::tail_text(&run.stderr, 2048));
+                say!("  stderr (tail):\n{}", report::tail_text(&run.stderr, 2048));
             }
         }
         if let Some(e) = &r.first_error {
-            println!("{}: run error: {e}", r.name);
+            sayln!("{}: run error: {e}", r.name);
         }
     }
     if let Some(path) = &a.json {

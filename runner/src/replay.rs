@@ -45,7 +45,7 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
     let Some(r) = last else {
         bail!("no replay was run");
     };
-    println!(
+    sayln!(
         "replayed {} ({} steps, algo {} seed {} try {}): {}",
         a.schedule.display(),
         r.steps,
@@ -55,14 +55,14 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
         r.outcome
     );
     if !sch.outcome.is_empty() {
-        println!(
+        sayln!(
             "recorded outcome {}: reproduced {same} of {} times",
             sch.outcome,
             a.times.max(1)
         );
     }
     if r.outcome.is_bug() && !r.stderr.is_empty() {
-        print!("  stderr (tail):\n{}", tail_text(&r.stderr, 2048));
+        say!("  stderr (tail):\n{}", tail_text(&r.stderr, 2048));
     }
     Ok(i32::from(r.outcome.is_bug()))
 }

@@ -37,8 +37,10 @@ pub struct MicroArgs {
     /// Base seed: program i is generated from try_seed(seed, i), and sampled from it.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Strategies, comma-separated. PCT's depth is part of its name; the default pct3
-    /// (two change points) is the depth the PCT paper recommends for small bugs.
+    /// Strategies, comma-separated. PCT's depth is part of its name. The default pct3 (two
+    /// change points) is a fixed choice, not computed per program: covering every partial
+    /// order would need the depth of the hardest one, which grows with the program; pct1..pct5
+    /// can be compared by listing them.
     #[arg(
         long,
         value_delimiter = ',',
