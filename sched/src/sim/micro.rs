@@ -12,6 +12,10 @@
 //!    slots `i*m .. (i+1)*m`.
 //! 3. Each event is a read with probability `reads` (default 0: all writes), else a write.
 //!
+//! Strategies are given by name; PCT runs at a fixed depth given in its name (`pct3` by
+//! default in `poscheck micro`), with `k` = the number of events (see
+//! [`super::sample::options_for`]).
+//!
 //! Geometric means: a coverage that sampling measured as 0 (some order never hit in `N`
 //! runs) enters the geometric mean as `1/(N+1)`, the smallest probability `N` runs can
 //! suggest, so that one unhit order does not zero a strategy's whole mean; the floor is

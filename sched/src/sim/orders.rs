@@ -287,9 +287,11 @@ impl Orders {
             .into_iter()
             .map(|(key, (rw, deadlock))| {
                 let lin = key.linearize(&deps, &events);
-                let hb = happens_before(&deps, &events, &lin);
-                let id = |r: EventRef| events.id(r.thread, r.index);
-                let bug = !p.bug.is_empty() && p.bug.iter().all(|&(a, b)| hb[id(a)][id(b)]);
+                let bug = !p.bug.is_empty() && {
+                    let hb = happens_before(&deps, &events, &lin);
+                    let id = |r: EventRef| events.id(r.thread, r.index);
+                    p.bug.iter().all(|&(a, b)| hb[id(a)][id(b)])
+                };
                 let linearization = lin
                     .iter()
                     .map(|&e| (events.list[e].thread, events.list[e].index))
