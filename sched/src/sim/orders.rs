@@ -443,6 +443,56 @@ mod tests {
         );
     }
 
+    /// Every interleaving, by plain DFS, with its random-walk probability.
+    fn brute_force(
+        p: &Program,
+        o: &Orders,
+        state: State,
+        cursor: Cursor,
+        run: &mut Vec<(usize, usize)>,
+        prob: f64,
+        out: &mut FixedMap<OrderKey, f64>,
+    ) {
+        let enabled = state.enabled();
+        if enabled.is_empty() {
+            let k = OrderKey::of_run(&o.deps, &o.events, run);
+            *out.entry(k).or_insert(0.0) += prob;
+            return;
+        }
+        for ev in &enabled {
+            let mut s = state.clone();
+            let mut c = cursor.clone();
+            let done = s.execute(ev.tid).unwrap();
+            run.push(c.granted(p, ev.tid, ev.op, done.child, &mut s).unwrap());
+            let share = prob / enabled.len() as f64;
+            brute_force(p, o, s, c, run, share, out);
+            run.pop();
+        }
+    }
+
+    #[test]
+    fn dynamic_programming_agrees_with_brute_force() {
+        let programs = [
+            "thread A: write x; lock m; write y; unlock m\nthread B: lock m; read y; unlock m; read x\nthread C: write x; write y",
+            "thread A: wait w; write x; signal v\nthread B: write x; signal w; wait v\nthread C: read x",
+            "sem s = 1\nthread main: create A; create B; write x; join B; join A\nthread A: wait s; read x; signal s\nthread B: create C; wait s; write x; signal s; join C\nthread C: write x",
+            "thread A: lock m; lock n; unlock n; unlock m\nthread B: lock n; lock m; unlock m; unlock n\nthread C: write x; read x",
+        ];
+        for text in programs {
+            let p = Program::parse(text).unwrap();
+            let o = Orders::enumerate(&p, 1_000_000).unwrap();
+            let mut state = Cursor::initial_state(&p);
+            let cursor = Cursor::start(&p, &mut state).unwrap();
+            let mut all = FixedMap::default();
+            brute_force(&p, &o, state, cursor, &mut Vec::new(), 1.0, &mut all);
+            assert_eq!(all.len(), o.len(), "{text}");
+            for order in &o.orders {
+                let q = all[&order.key];
+                assert!((q - order.rw).abs() < 1e-12, "{text}: {q} vs {}", order.rw);
+            }
+        }
+    }
+
     #[test]
     fn classify_agrees_with_enumeration() {
         let p = Program::parse("thread A: write x; read y\nthread B: write y; read x; lock m; unlock m\nthread C: lock m; write x; unlock m").unwrap();
