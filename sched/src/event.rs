@@ -412,9 +412,11 @@ impl Event {
         Event { tid, op }
     }
 
-    /// The exit event of a thread touches the thread object (joins race with it).
+    /// The objects the event touches: its operation's, except that the exit event of a thread
+    /// touches the thread object (joins race with it). Public so that strategies can compute
+    /// an event's footprint once and test many races against it.
     #[inline]
-    fn objects(&self) -> [Option<Obj>; 2] {
+    pub fn objects(&self) -> [Option<Obj>; 2] {
         match self.op {
             Op::Exit => [Some(Obj::sync(ObjKind::Thread, self.tid as u64)), None],
             _ => self.op.objects(),

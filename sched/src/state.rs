@@ -8,6 +8,7 @@
 use crate::event::{Event, MutexKind, Op, ThreadName, Tid};
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::BuildHasherDefault;
 
 /// Result codes handed back to the program (errno values, as pthread functions return them).
 pub mod code {
@@ -24,6 +25,46 @@ pub mod code {
     /// `pthread_once`: the init routine already ran, skip it.
     pub const ONCE_DONE: i32 = 1;
 }
+
+/// What a blocked event waits for (rendered as text only for reports).
+#[derive(Clone, Copy, Debug)]
+enum Why {
+    /// A join: the target thread has not finished.
+    Thread(Tid),
+    /// The mutex and its owner.
+    Mutex(u64, Tid),
+    /// A condvar wake without a signal for it.
+    Signal(u64),
+    RwWriter(u64, Tid),
+    RwReaders(u64),
+    Sem(u64),
+    Barrier(u64),
+    /// The once control and the thread running its init routine.
+    Once(u64, Tid),
+}
+
+/// Hasher for object addresses: one multiply (Fibonacci hashing) instead of SipHash, which
+/// showed up in decision-loop profiles. Keys are program addresses, not attacker-chosen.
+#[derive(Clone, Copy, Default)]
+struct AddrHasher(u64);
+
+impl std::hash::Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0 ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 ^= self.0 >> 32;
+    }
+}
+
+/// Map from an object's address to its state.
+type AddrMap<V> = HashMap<u64, V, BuildHasherDefault<AddrHasher>>;
 
 /// Where a thread is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,13 +190,17 @@ impl fmt::Display for Deadlock {
 #[derive(Clone, Debug, Default)]
 pub struct State {
     threads: Vec<Thread>,
-    mutexes: HashMap<u64, Mutex>,
-    conds: HashMap<u64, Cond>,
-    rwlocks: HashMap<u64, RwLock>,
-    sems: HashMap<u64, i64>,
-    barriers: HashMap<u64, Barrier>,
-    onces: HashMap<u64, Once>,
+    mutexes: AddrMap<Mutex>,
+    conds: AddrMap<Cond>,
+    rwlocks: AddrMap<RwLock>,
+    sems: AddrMap<i64>,
+    barriers: AddrMap<Barrier>,
+    onces: AddrMap<Once>,
     exit_code: Option<i32>,
+    /// Threads whose status is [`Status::Running`] / [`Status::Finished`], kept by
+    /// [`State::set_status`] so the per-decision checks are O(1).
+    running: usize,
+    finished: usize,
 }
 
 impl State {
@@ -168,8 +213,39 @@ impl State {
                 status: Status::Running,
                 barrier_gen: 0,
             }],
+            running: 1,
             ..Default::default()
         }
+    }
+
+    /// Change a thread's status, keeping the running/finished counts.
+    #[inline]
+    fn set_status(&mut self, t: Tid, status: Status) {
+        let th = &mut self.threads[t as usize];
+        match th.status {
+            Status::Running => self.running -= 1,
+            Status::Finished => self.finished -= 1,
+            Status::Pending(_) => {}
+        }
+        match status {
+            Status::Running => self.running += 1,
+            Status::Finished => self.finished += 1,
+            Status::Pending(_) => {}
+        }
+        th.status = status;
+    }
+
+    /// A new thread, running; returns its id.
+    fn push_thread(&mut self, name: ThreadName) -> Tid {
+        let id = self.threads.len() as Tid;
+        self.threads.push(Thread {
+            name,
+            children: 0,
+            status: Status::Running,
+            barrier_gen: 0,
+        });
+        self.running += 1;
+        id
     }
 
     /// A run in which `n >= 1` threads all exist at step 0 and are running (each will post
@@ -182,12 +258,7 @@ impl State {
             let parent = &mut s.threads[0];
             parent.children += 1;
             let name = parent.name.child(parent.children);
-            s.threads.push(Thread {
-                name,
-                children: 0,
-                status: Status::Running,
-                barrier_gen: 0,
-            });
+            s.push_thread(name);
         }
         s
     }
@@ -221,7 +292,14 @@ impl State {
 
     /// `exit()` ran, or every thread finished.
     pub fn is_over(&self) -> bool {
-        self.exit_code.is_some() || self.threads.iter().all(|t| t.status == Status::Finished)
+        debug_assert_eq!(
+            self.finished,
+            self.threads
+                .iter()
+                .filter(|t| t.status == Status::Finished)
+                .count()
+        );
+        self.exit_code.is_some() || self.finished == self.threads.len()
     }
 
     /// The code passed to an executed [`Op::ProcessExit`].
@@ -231,7 +309,8 @@ impl State {
 
     /// No thread is running: every live thread has posted, so a decision can be made.
     pub fn all_posted(&self) -> bool {
-        !self.threads.iter().any(|t| t.status == Status::Running)
+        debug_assert_eq!(self.running, self.running().count());
+        self.running == 0
     }
 
     /// Threads that are still running uncontrolled code (not yet posted).
@@ -247,11 +326,11 @@ impl State {
     pub fn post(&mut self, t: Tid, op: Op) -> Result<(), StateError> {
         let th = self
             .threads
-            .get_mut(t as usize)
+            .get(t as usize)
             .ok_or(StateError::UnknownThread(t))?;
         match th.status {
             Status::Running => {
-                th.status = Status::Pending(op);
+                self.set_status(t, Status::Pending(op));
                 Ok(())
             }
             s => Err(StateError::NotRunning(t, format!("{s:?}"))),
@@ -260,8 +339,8 @@ impl State {
 
     /// A thread vanished without posting its exit (killed, `pthread_exit` from a destructor, ...).
     pub fn mark_finished(&mut self, t: Tid) {
-        if let Some(th) = self.threads.get_mut(t as usize) {
-            th.status = Status::Finished;
+        if (t as usize) < self.threads.len() {
+            self.set_status(t, Status::Finished);
         }
     }
 
@@ -284,7 +363,7 @@ impl State {
     /// Whether the pending event of `t` may run now.
     pub fn is_enabled(&self, t: Tid) -> bool {
         match self.threads.get(t as usize).map(|th| th.status) {
-            Some(Status::Pending(op)) => self.blocker(t, &op).is_none(),
+            Some(Status::Pending(op)) => self.why_blocked(t, &op).is_none(),
             _ => false,
         }
     }
@@ -294,7 +373,8 @@ impl State {
         out.clear();
         for (i, th) in self.threads.iter().enumerate() {
             if let Status::Pending(op) = th.status {
-                if self.blocker(i as Tid, &op).is_none() {
+                debug_assert!(may_block(&op) || self.why_blocked(i as Tid, &op).is_none());
+                if !may_block(&op) || self.why_blocked(i as Tid, &op).is_none() {
                     out.push(Event::new(i as Tid, op));
                 }
             }
@@ -318,46 +398,44 @@ impl State {
             })
     }
 
-    /// Why `op` of thread `t` cannot run now, or `None` when it is enabled.
-    fn blocker(&self, t: Tid, op: &Op) -> Option<String> {
+    /// Why `op` of thread `t` cannot run now, or `None` when it is enabled (only operations
+    /// listed in [`may_block`] can be blocked: keep the two in sync). Allocation-free:
+    /// this is the hot path of every decision ([`State::enabled_into`]); the text for reports
+    /// is built only when asked for ([`State::blocker`]).
+    #[inline]
+    fn why_blocked(&self, t: Tid, op: &Op) -> Option<Why> {
         use Op::*;
         match *op {
             Join { target } => match self.threads.get(target as usize) {
-                Some(th) if th.status != Status::Finished => {
-                    Some(format!("thread {} to finish", th.name))
-                }
+                Some(th) if th.status != Status::Finished => Some(Why::Thread(target)),
                 _ => None,
             },
             Lock { m, kind } => match self.mutexes.get(&m).and_then(|mx| mx.owner) {
                 None => None,
                 Some(o) if o == t && kind != MutexKind::Normal => None,
-                Some(o) => Some(format!("mutex {m:#x} held by thread {}", self.name(o))),
+                Some(o) => Some(Why::Mutex(m, o)),
             },
             CondWake { c, m, timed } => {
                 if let Some(o) = self.mutexes.get(&m).and_then(|mx| mx.owner) {
-                    return Some(format!("mutex {m:#x} held by thread {}", self.name(o)));
+                    return Some(Why::Mutex(m, o));
                 }
                 if timed || self.cond_can_wake(c, t) {
                     None
                 } else {
-                    Some(format!("a signal on condvar {c:#x}"))
+                    Some(Why::Signal(c))
                 }
             }
-            RdLock { l } => match self.rwlocks.get(&l).and_then(|r| r.writer) {
-                Some(w) => Some(format!("rwlock {l:#x} written by thread {}", self.name(w))),
-                None => None,
-            },
+            RdLock { l } => self
+                .rwlocks
+                .get(&l)
+                .and_then(|r| r.writer)
+                .map(|w| Why::RwWriter(l, w)),
             WrLock { l } => {
                 let r = self.rwlocks.get(&l)?;
                 if let Some(w) = r.writer {
-                    Some(format!("rwlock {l:#x} written by thread {}", self.name(w)))
+                    Some(Why::RwWriter(l, w))
                 } else if !r.readers.is_empty() {
-                    let names: Vec<String> = r
-                        .readers
-                        .iter()
-                        .map(|&x| self.name(x).to_string())
-                        .collect();
-                    Some(format!("rwlock {l:#x} read by {}", names.join(",")))
+                    Some(Why::RwReaders(l))
                 } else {
                     None
                 }
@@ -366,7 +444,7 @@ impl State {
                 if self.sems.get(&s).copied().unwrap_or(0) > 0 {
                     None
                 } else {
-                    Some(format!("semaphore {s:#x} to be posted"))
+                    Some(Why::Sem(s))
                 }
             }
             BarrierLeave { b } => {
@@ -374,18 +452,48 @@ impl State {
                 if bar.generation > self.threads[t as usize].barrier_gen {
                     None
                 } else {
-                    Some(format!(
-                        "barrier {b:#x} ({} of {} arrived)",
-                        bar.arrived, bar.count
-                    ))
+                    Some(Why::Barrier(b))
                 }
             }
             OnceBegin { o } => match self.onces.get(&o).and_then(|x| x.running) {
-                Some(r) if r != t => Some(format!("once {o:#x} run by thread {}", self.name(r))),
+                Some(r) if r != t => Some(Why::Once(o, r)),
                 _ => None,
             },
             _ => None,
         }
+    }
+
+    /// Why `op` of thread `t` cannot run now, in words, or `None` when it is enabled.
+    fn blocker(&self, t: Tid, op: &Op) -> Option<String> {
+        let why = self.why_blocked(t, op)?;
+        Some(match why {
+            Why::Thread(target) => format!("thread {} to finish", self.name(target)),
+            Why::Mutex(m, o) => format!("mutex {m:#x} held by thread {}", self.name(o)),
+            Why::Signal(c) => format!("a signal on condvar {c:#x}"),
+            Why::RwWriter(l, w) => format!("rwlock {l:#x} written by thread {}", self.name(w)),
+            Why::RwReaders(l) => {
+                let names: Vec<String> = self
+                    .rwlocks
+                    .get(&l)
+                    .map(|r| {
+                        r.readers
+                            .iter()
+                            .map(|&x| self.name(x).to_string())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                format!("rwlock {l:#x} read by {}", names.join(","))
+            }
+            Why::Sem(s) => format!("semaphore {s:#x} to be posted"),
+            Why::Barrier(b) => {
+                let (arrived, count) = self
+                    .barriers
+                    .get(&b)
+                    .map_or((0, 0), |bar| (bar.arrived, bar.count));
+                format!("barrier {b:#x} ({arrived} of {count} arrived)")
+            }
+            Why::Once(o, r) => format!("once {o:#x} run by thread {}", self.name(r)),
+        })
     }
 
     fn cond_can_wake(&self, c: u64, t: Tid) -> bool {
@@ -405,10 +513,11 @@ impl State {
             Some(s) => return Err(StateError::NotEnabled(t, format!("{s:?}"))),
             None => return Err(StateError::UnknownThread(t)),
         };
-        if let Some(why) = self.blocker(t, &op) {
+        if may_block(&op) && self.why_blocked(t, &op).is_some() {
+            let why = self.blocker(t, &op).unwrap_or_default();
             return Err(StateError::NotEnabled(t, why));
         }
-        self.threads[t as usize].status = Status::Running;
+        self.set_status(t, Status::Running);
         let mut child = None;
         let result = self.apply(t, op, &mut child);
         Ok(Executed { result, child })
@@ -422,7 +531,7 @@ impl State {
             Read { .. } | Write { .. } | AtomicLoad { .. } | AtomicStore { .. } => OK,
             AtomicRmw { .. } => OK,
             Exit => {
-                self.threads[t as usize].status = Status::Finished;
+                self.set_status(t, Status::Finished);
                 OK
             }
             ProcessExit { code } => {
@@ -430,20 +539,15 @@ impl State {
                 for th in &mut self.threads {
                     th.status = Status::Finished;
                 }
+                self.running = 0;
+                self.finished = self.threads.len();
                 OK
             }
             Create => {
                 let parent = &mut self.threads[t as usize];
                 parent.children += 1;
                 let name = parent.name.child(parent.children);
-                let id = self.threads.len() as Tid;
-                self.threads.push(Thread {
-                    name,
-                    children: 0,
-                    status: Status::Running,
-                    barrier_gen: 0,
-                });
-                *child = Some(id);
+                *child = Some(self.push_thread(name));
                 OK
             }
             Join { target } => {
@@ -680,6 +784,24 @@ impl State {
         }
         Some(Deadlock { blocked })
     }
+}
+
+/// Whether `op` can ever be blocked: only these reach [`State::why_blocked`] from the
+/// per-decision scan, which keeps the common case (memory accesses) to one match.
+#[inline]
+fn may_block(op: &Op) -> bool {
+    use Op::*;
+    matches!(
+        op,
+        Join { .. }
+            | Lock { .. }
+            | CondWake { .. }
+            | RdLock { .. }
+            | WrLock { .. }
+            | SemWait { .. }
+            | BarrierLeave { .. }
+            | OnceBegin { .. }
+    )
 }
 
 /// Index of the oldest signal token a waiter with arrival number `seq` may consume.

@@ -23,7 +23,7 @@
 //! random `u64`s (ties have probability 2^-64); an exact tie goes to the lower thread id.
 
 use super::{Divergence, Strategy};
-use crate::event::Event;
+use crate::event::{Access, Event, Obj};
 use crate::rng::Rng;
 
 /// Fresh priorities for all pending events after this many executed yield/sleep events (§5).
@@ -40,6 +40,48 @@ pub enum Variant {
     Basic,
 }
 
+/// What an event touches, computed once per pending event so that the race tests after
+/// every step (the hot path of Algorithm 4) are plain comparisons.
+#[derive(Clone, Copy, Debug)]
+struct Footprint {
+    /// The objects, the present ones first (`objs[1]` is only set when `objs[0]` is).
+    objs: [Option<Obj>; 2],
+    /// Only reads its objects.
+    reads: bool,
+}
+
+impl Footprint {
+    fn of(ev: &Event) -> Self {
+        let mut objs = ev.objects();
+        if objs[0].is_none() {
+            objs.swap(0, 1);
+        }
+        Footprint {
+            objs,
+            reads: ev.op.access() == Access::Read,
+        }
+    }
+
+    /// [`Event::races_with`] for events of different threads with these footprints.
+    #[inline]
+    fn races(&self, other: &Footprint, reads_race: bool) -> bool {
+        let (Some(a), Some(b)) = (&self.objs[0], &other.objs[0]) else {
+            return false; // one of them touches nothing
+        };
+        if !reads_race && self.reads && other.reads {
+            return false;
+        }
+        if a.overlaps(b) {
+            return true;
+        }
+        // Rare: a condvar wait/wake also touches its mutex.
+        let meet = |x: &Option<Obj>, y: &Obj| x.is_some_and(|x| x.overlaps(y));
+        meet(&self.objs[1], b)
+            || meet(&other.objs[1], a)
+            || matches!((&self.objs[1], &other.objs[1]), (Some(x), Some(y)) if x.overlaps(y))
+    }
+}
+
 /// The pending event of one thread and its priority.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
@@ -47,12 +89,17 @@ struct Slot {
     prio: u64,
     /// The priority must be (re)drawn before the next decision.
     stale: bool,
+    fp: Footprint,
 }
 
 const EMPTY: Slot = Slot {
     ev: None,
     prio: 0,
     stale: false,
+    fp: Footprint {
+        objs: [None, None],
+        reads: false,
+    },
 };
 
 pub struct Pos {
@@ -60,8 +107,8 @@ pub struct Pos {
     rng: Rng,
     /// Indexed by thread id.
     slots: Vec<Slot>,
-    /// Some slot is stale.
-    any_stale: bool,
+    /// Threads whose slot is stale (unsorted).
+    stale: Vec<u32>,
     /// Yield/sleep events executed in this run.
     yields: u64,
 }
@@ -72,20 +119,29 @@ impl Pos {
             variant,
             rng: Rng::new(0),
             slots: Vec::new(),
-            any_stale: false,
+            stale: Vec::new(),
             yields: 0,
         }
     }
 
     /// Draw priorities for the stale slots, in thread order.
     fn refresh(&mut self) {
-        for s in &mut self.slots {
-            if s.stale {
-                s.prio = self.rng.next_u64();
-                s.stale = false;
-            }
+        self.stale.sort_unstable();
+        for &t in &self.stale {
+            let s = &mut self.slots[t as usize];
+            s.prio = self.rng.next_u64();
+            s.stale = false;
         }
-        self.any_stale = false;
+        self.stale.clear();
+    }
+
+    /// The priority of thread `t`'s pending event must be drawn again.
+    fn mark_stale(&mut self, t: usize) {
+        let s = &mut self.slots[t];
+        if !s.stale {
+            s.stale = true;
+            self.stale.push(t as u32);
+        }
     }
 
     fn set_pending(&mut self, ev: &Event) {
@@ -93,31 +149,33 @@ impl Pos {
         if t >= self.slots.len() {
             self.slots.resize(t + 1, EMPTY);
         }
-        self.slots[t] = Slot {
-            ev: Some(*ev),
-            prio: 0,
-            stale: true,
-        };
-        self.any_stale = true;
+        self.slots[t].ev = Some(*ev);
+        self.slots[t].fp = Footprint::of(ev);
+        self.mark_stale(t);
     }
 
     /// Every pending event gets a fresh priority (fairness, §5).
     fn redraw_all(&mut self) {
-        for s in &mut self.slots {
-            if s.ev.is_some() {
-                s.stale = true;
-                self.any_stale = true;
+        for t in 0..self.slots.len() {
+            if self.slots[t].ev.is_some() {
+                self.mark_stale(t);
             }
         }
     }
 
     /// Other pending events racing with the executed `ev` get fresh priorities (Alg. 4).
     fn redraw_racing(&mut self, ev: &Event, reads_race: bool) {
-        for s in &mut self.slots {
+        let fp = Footprint::of(ev);
+        if fp.objs[0].is_none() {
+            return; // touches nothing, races with nothing
+        }
+        for t in 0..self.slots.len() {
+            let s = &self.slots[t];
             if let Some(other) = s.ev {
-                if other.races_with(ev, reads_race) {
-                    s.stale = true;
-                    self.any_stale = true;
+                let races = other.tid != ev.tid && s.fp.races(&fp, reads_race);
+                debug_assert_eq!(races, other.races_with(ev, reads_race));
+                if races {
+                    self.mark_stale(t);
                 }
             }
         }
@@ -137,7 +195,7 @@ impl Strategy for Pos {
     fn begin(&mut self, seed: u64) {
         self.rng = Rng::new(seed);
         self.slots.clear();
-        self.any_stale = false;
+        self.stale.clear();
         self.yields = 0;
     }
 
@@ -146,20 +204,23 @@ impl Strategy for Pos {
     }
 
     fn choose(&mut self, enabled: &[Event]) -> Result<usize, Divergence> {
-        // An enabled event never announced through `pending` still gets a priority.
-        for e in enabled {
-            if self.slots.get(e.tid as usize).and_then(|s| s.ev) != Some(*e) {
-                self.set_pending(e);
-            }
-        }
-        if self.any_stale {
+        if !self.stale.is_empty() {
             self.refresh();
         }
         let mut best = 0;
-        let mut best_prio = self.slots[enabled[0].tid as usize].prio;
-        for (i, e) in enabled.iter().enumerate().skip(1) {
-            let p = self.slots[e.tid as usize].prio;
-            if p > best_prio {
+        let mut best_prio = 0;
+        for (i, e) in enabled.iter().enumerate() {
+            let t = e.tid as usize;
+            let p = match self.slots.get(t) {
+                Some(s) if s.ev.is_some() => s.prio,
+                _ => {
+                    // Never announced through `pending`: it gets a priority now.
+                    self.set_pending(e);
+                    self.refresh();
+                    self.slots[t].prio
+                }
+            };
+            if i == 0 || p > best_prio {
                 best = i;
                 best_prio = p;
             }
@@ -236,6 +297,47 @@ mod tests {
             let mut s = Pos::new(v);
             let hits = count(&mut s, &prog, 5, n, between);
             assert_ratio(&s.name(), hits, n, p);
+        }
+    }
+
+    #[test]
+    fn footprint_races_agree_with_the_event_rule() {
+        use crate::event::MutexKind::Normal;
+        let ops = [
+            read(X),
+            write(X),
+            Op::Read {
+                addr: X + 2,
+                size: 1,
+            },
+            write(X + 4),
+            Op::Lock { m: 8, kind: Normal },
+            Op::Unlock { m: 8, kind: Normal },
+            Op::CondWait { c: 16, m: 8 },
+            Op::CondWake {
+                c: 16,
+                m: 8,
+                timed: false,
+            },
+            Op::CondSignal { c: 16 },
+            Op::Join { target: 1 },
+            Op::Exit,
+            Op::Yield,
+            Op::Create,
+        ];
+        for (i, a) in ops.iter().enumerate() {
+            for b in &ops[i..] {
+                for (ta, tb) in [(1, 2), (2, 1), (0, 1)] {
+                    let (ea, eb) = (Event::new(ta, *a), Event::new(tb, *b));
+                    for rr in [false, true] {
+                        assert_eq!(
+                            Footprint::of(&ea).races(&Footprint::of(&eb), rr),
+                            ea.races_with(&eb, rr),
+                            "{ea} {eb} reads_race={rr}"
+                        );
+                    }
+                }
+            }
         }
     }
 
