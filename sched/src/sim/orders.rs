@@ -221,7 +221,9 @@ impl Orders {
     /// dynamic programming over trace prefixes: the state after a prefix depends only on the
     /// prefix's partial order, so prefixes are merged by [`OrderKey`]; random walk splits a
     /// prefix's probability uniformly among its enabled events. Level `k` holds the prefixes
-    /// of `k` events; a prefix with no enabled event is a complete run.
+    /// of `k` events; a prefix with no enabled event is a complete run. (Two creates by
+    /// different threads commute, yet hand out tids in execution order: merged prefixes may
+    /// then differ in tid numbering only, which random walk does not see.)
     pub fn enumerate(p: &Program, max_prefixes: usize) -> Result<Orders, SimError> {
         let events = Events::new(p);
         let deps = Deps::new(&events);
