@@ -1,0 +1,6 @@
+/* Imports no pthread function: poscheck warns that nothing will be scheduled. */
+#include <stdio.h>
+int main(void) {
+    puts("hello");
+    return 0;
+}
