@@ -38,7 +38,8 @@ pub struct StaticEvent {
 /// Operation of a statement, given how thread indices map to run tids.
 fn op_of(p: &Program, s: &Stmt, tid_of: impl Fn(usize) -> Tid) -> Op {
     let addr = |o: usize| p.objects[o].addr;
-    let m = |o: usize| (addr(o), MutexKind::Normal);
+    // `lock m` is a default (normal) mutex, as `PTHREAD_MUTEX_INITIALIZER` gives.
+    let kind = MutexKind::Normal;
     match *s {
         Stmt::Read(o) => Op::Read {
             addr: addr(o),
@@ -48,14 +49,8 @@ fn op_of(p: &Program, s: &Stmt, tid_of: impl Fn(usize) -> Tid) -> Op {
             addr: addr(o),
             size: ACCESS_SIZE,
         },
-        Stmt::Lock(o) => Op::Lock {
-            m: m(o).0,
-            kind: m(o).1,
-        },
-        Stmt::Unlock(o) => Op::Unlock {
-            m: m(o).0,
-            kind: m(o).1,
-        },
+        Stmt::Lock(o) => Op::Lock { m: addr(o), kind },
+        Stmt::Unlock(o) => Op::Unlock { m: addr(o), kind },
         Stmt::Wait(o) => Op::SemWait { s: addr(o) },
         Stmt::Signal(o) => Op::SemPost { s: addr(o) },
         Stmt::Create(_) => Op::Create,
