@@ -69,10 +69,37 @@ fn strip_preload() {
     }
 }
 
+/// A symbol that only libpos defines: the first loaded copy owns it (see [`is_duplicate`]).
+#[no_mangle]
+pub extern "C" fn pos_libpos_marker() {}
+
+/// Whether another copy of libpos (another file) was loaded first: its symbols win every
+/// lookup, so this copy must stay inert (no second coordinator, no second thread 0).
+#[cfg_attr(test, allow(dead_code))]
+fn is_duplicate() -> bool {
+    // SAFETY: dlsym/dladdr with valid NUL-terminated names and out-pointers.
+    unsafe {
+        let first = libc::dlsym(libc::RTLD_DEFAULT, c"pos_libpos_marker".as_ptr());
+        if first.is_null() {
+            return false;
+        }
+        let mut a: libc::Dl_info = std::mem::zeroed();
+        let mut b: libc::Dl_info = std::mem::zeroed();
+        libc::dladdr(first, &mut a) != 0
+            // A private function: its address is this copy's (an exported one would be
+            // resolved through the GOT to the first copy's).
+            && libc::dladdr(is_duplicate as *const libc::c_void, &mut b) != 0
+            && a.dli_fbase != b.dli_fbase
+    }
+}
+
 /// The constructor: find or start the coordinator, install the hooks, connect the main
 /// thread as thread 0.
 #[cfg_attr(test, allow(dead_code))]
 extern "C" fn init() {
+    if is_duplicate() {
+        return;
+    }
     let busy = Busy::enter();
     let flag = |n: &str| std::env::var(n).is_ok_and(|v| v == "1");
     process::REAL_SLEEP.store(flag("POS_REAL_SLEEP"), Ordering::Relaxed);

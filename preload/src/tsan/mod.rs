@@ -16,6 +16,7 @@
 
 pub mod access;
 pub mod atomic;
+pub mod mem;
 
 use crate::conn::{self, Busy};
 use pos_sched::Op;
