@@ -175,7 +175,7 @@ fn render(cfg: &MicroConfig, a: &MicroArgs, results: &[ProgramResult], s: &Summa
     out.push('\n');
     out.push_str(&format!("{:>13} {:>w$}", "orders hit", ""));
     for h in &s.hit_fraction {
-        out.push_str(&format!(" {:>w$}", format!("{:.1}%", 100.0 * h)));
+        out.push_str(&format!(" {:>w$}", format!("{:.2}%", 100.0 * h)));
     }
     out.push('\n');
     if s.geomean.iter().all(|&g| g <= s.floor * (1.0 + 1e-9)) {

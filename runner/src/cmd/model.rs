@@ -27,6 +27,9 @@ pub struct ModelArgs {
     /// Sample `rw` like the others instead of computing it exactly.
     #[arg(long)]
     pub sample_rw: bool,
+    /// Name the bug by its order number (as printed) instead of, or besides, a `bug:` line.
+    #[arg(long)]
+    pub bug_order: Option<usize>,
     /// Print at most this many partial orders (all are in the JSON).
     #[arg(long, default_value_t = 64)]
     pub max_orders: usize,
@@ -42,8 +45,18 @@ pub fn run(a: &ModelArgs) -> Result<i32> {
     if a.samples == 0 && (a.sample_rw || a.algos.iter().any(|x| x != "rw")) {
         anyhow::bail!("--samples must be at least 1");
     }
-    let analysis = sim::analyze(&program, &a.algos, a.samples, a.seed, !a.sample_rw)
+    let mut analysis = sim::analyze(&program, &a.algos, a.samples, a.seed, !a.sample_rw)
         .with_context(|| format!("simulating {}", a.file.display()))?;
+    if let Some(n) = a.bug_order {
+        let count = analysis.orders.len();
+        let Some(order) = n
+            .checked_sub(1)
+            .and_then(|i| analysis.orders.orders.get_mut(i))
+        else {
+            anyhow::bail!("--bug-order {n}: the program has orders 1..={count}");
+        };
+        order.bug = true;
+    }
     print!(
         "{}",
         render(&a.file.display().to_string(), &program, &analysis, a)
@@ -80,8 +93,9 @@ fn render(name: &str, p: &Program, an: &Analysis, a: &ModelArgs) -> String {
             a.samples, a.seed
         ));
     }
-    if !p.bug.is_empty() {
-        out.push_str("orders marked * satisfy the bug condition\n");
+    let has_bug = o.orders.iter().any(|x| x.bug);
+    if has_bug {
+        out.push_str("orders marked * are the bug\n");
     }
     let descs: Vec<String> = (0..o.len()).map(|i| o.describe(p, i)).collect();
     let width = descs
@@ -118,7 +132,7 @@ fn render(name: &str, p: &Program, an: &Analysis, a: &ModelArgs) -> String {
             o.len() - a.max_orders
         ));
     }
-    if !p.bug.is_empty() {
+    if has_bug {
         out.push_str(&format!(" {:>4}  {:<width$}", "", "bug (orders marked *)"));
         for (e, w) in an.estimates.iter().zip(&cw) {
             out.push_str(&format!("  {:>w$}", fmt_prob(bug_probability(an, e))));
@@ -157,7 +171,7 @@ fn to_json(p: &Program, an: &Analysis) -> Value {
             "orders": e.probs,
             "orders_hit": e.orders_hit(),
         });
-        if !p.bug.is_empty() {
+        if o.orders.iter().any(|x| x.bug) {
             s["bug_probability"] = json!(bug_probability(an, e));
         }
         if !e.exact {
