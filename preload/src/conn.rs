@@ -16,10 +16,13 @@ use libc::c_int;
 use pos_sched::protocol::{Msg, Reply, MSG_LEN, REPLY_LEN};
 use pos_sched::{Op, Tid};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 /// Interception is on for the process (a coordinator exists, no exit granted, not a fork child).
 pub static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// The controlled process's pid (set by the constructor).
+pub static PID: AtomicU32 = AtomicU32::new(0);
 
 /// In standalone mode the in-process coordinator acknowledges `Assert` and `Crash` with a
 /// [`Reply`] once it has printed the outcome, so that the process does not die first.

@@ -19,7 +19,9 @@
 //!   When unset, libpos runs in standalone mode ([`standalone`]).
 //! - `POSCHECK_POINTS`: `sync` (default), `mem` or `races`: which accesses of programs
 //!   compiled with `-fsanitize=thread` are scheduling points.
-//! - `POSCHECK_RACES_FILE`: the instrumented pcs that are points in `races` mode.
+//! - `POSCHECK_RACES_FILE`: the instrumented pcs that are points in `races` mode, one hex
+//!   pc per line: absolute addresses (the runner disables ASLR), or `+OFF` for an offset
+//!   from the executable's load base (see [`tsan::parse_races`]).
 //! - `POS_REAL_SLEEP=1`: sleeps are yield points that then really sleep (runner's
 //!   `--real-sleep`); by default they return at once.
 //! - Standalone mode only: `POS_ALGO`, `POS_SEED`, `POS_DEPTH`, `POS_SCHEDULE`,
@@ -101,6 +103,7 @@ extern "C" fn init() {
         return;
     }
     let busy = Busy::enter();
+    conn::PID.store(std::process::id(), Ordering::Relaxed);
     let flag = |n: &str| std::env::var(n).is_ok_and(|v| v == "1");
     process::REAL_SLEEP.store(flag("POS_REAL_SLEEP"), Ordering::Relaxed);
     #[cfg(target_arch = "x86_64")]

@@ -175,7 +175,12 @@ pub unsafe extern "C-unwind" fn pthread_exit(ret: *mut c_void) -> ! {
 }
 
 /// Post `ProcessExit{code}`; once granted, interception ends for the whole process.
+/// A `vfork` child shares our memory and thread-locals without running fork handlers; its
+/// `_exit` (after a failed `exec`) must not be taken for the process's exit.
 fn process_exit(code: c_int) {
+    if conn::me().is_some() && std::process::id() != conn::PID.load(Ordering::Relaxed) {
+        return;
+    }
     if let Some(me) = conn::me() {
         me.post(Op::ProcessExit { code });
         ACTIVE.store(false, Ordering::SeqCst);
