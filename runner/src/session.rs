@@ -489,3 +489,133 @@ impl<'c> Loop<'c> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The decision loop fed with synthetic events (no process): protocol errors, grants,
+    //! hangs, vanished threads and exit classification.
+    use super::*;
+    use pos_sched::strategy::rw::RandomWalk;
+
+    fn cfg() -> RunConfig {
+        let mut c = RunConfig::new(PathBuf::from("/bin/true"), Vec::new(), PathBuf::new());
+        c.step_timeout = Duration::from_millis(50);
+        c
+    }
+
+    /// A connection whose program end the test holds.
+    fn conn(tx: &Sender<Ev>, id: usize) -> UnixStream {
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        tx.send(Ev::Conn(id, ours)).unwrap();
+        theirs
+    }
+
+    fn reply(s: &mut UnixStream) -> Reply {
+        let mut b = [0u8; pos_sched::protocol::REPLY_LEN];
+        s.read_exact(&mut b).unwrap();
+        Reply::decode(&b)
+    }
+
+    #[test]
+    fn a_post_before_hello_is_an_error() {
+        let c = cfg();
+        let mut rw = RandomWalk::new();
+        let mut coord = Coordinator::new(&mut rw, 1, 100);
+        let (tx, rx) = unbounded();
+        let _p = conn(&tx, 0);
+        tx.send(Ev::Msg(0, Msg::Post(Op::Yield))).unwrap();
+        let mut lp = Loop::new(&c, 1);
+        match lp.drive(&mut coord, &rx) {
+            Some(Outcome::Error { reason }) => assert!(reason.contains("before hello")),
+            o => panic!("{o:?}"),
+        }
+    }
+
+    #[test]
+    fn hello_from_an_unknown_thread_is_an_error() {
+        let c = cfg();
+        let mut rw = RandomWalk::new();
+        let mut coord = Coordinator::new(&mut rw, 1, 100);
+        let (tx, rx) = unbounded();
+        let _p = conn(&tx, 0);
+        tx.send(Ev::Msg(0, Msg::Hello { tid: 5, pid: 1 })).unwrap();
+        let mut lp = Loop::new(&c, 1);
+        match lp.drive(&mut coord, &rx) {
+            Some(Outcome::Error { reason }) => assert!(reason.contains("unknown thread")),
+            o => panic!("{o:?}"),
+        }
+    }
+
+    #[test]
+    fn grants_reach_the_poster_and_a_silent_thread_is_a_hang() {
+        let c = cfg();
+        let mut rw = RandomWalk::new();
+        let mut coord = Coordinator::new(&mut rw, 1, 100);
+        let (tx, rx) = unbounded();
+        let mut p = conn(&tx, 0);
+        tx.send(Ev::Msg(0, Msg::Hello { tid: 0, pid: 1 })).unwrap();
+        tx.send(Ev::Msg(0, Msg::Post(Op::Create))).unwrap();
+        let mut lp = Loop::new(&c, 1);
+        // Main is granted its create (child id 1), then nobody posts: the child never started.
+        match lp.drive(&mut coord, &rx) {
+            Some(Outcome::Hang { threads, .. }) => assert_eq!(threads, ["0", "0.1"]),
+            o => panic!("{o:?}"),
+        }
+        assert_eq!(reply(&mut p), Reply { result: 0, value: 1 });
+        assert_eq!(coord.steps(), 1);
+    }
+
+    #[test]
+    fn a_vanished_thread_is_finished_after_the_grace_and_the_run_goes_on() {
+        let c = cfg();
+        let mut rw = RandomWalk::new();
+        let mut coord = Coordinator::new(&mut rw, 1, 100);
+        let (tx, rx) = unbounded();
+        let mut main = conn(&tx, 0);
+        tx.send(Ev::Msg(0, Msg::Hello { tid: 0, pid: 1 })).unwrap();
+        tx.send(Ev::Msg(0, Msg::Post(Op::Create))).unwrap();
+        let child = conn(&tx, 1);
+        tx.send(Ev::Msg(1, Msg::Hello { tid: 1, pid: 1 })).unwrap();
+        tx.send(Ev::Msg(0, Msg::Post(Op::Join { target: 1 }))).unwrap();
+        tx.send(Ev::Eof(1)).unwrap();
+        let mut lp = Loop::new(&c, 1);
+        // After the grace the child counts as finished, so main's join is granted; then main
+        // stays silent: a hang of main alone.
+        match lp.drive(&mut coord, &rx) {
+            Some(Outcome::Hang { threads, .. }) => assert_eq!(threads, ["0"]),
+            o => panic!("{o:?}"),
+        }
+        drop(child);
+        assert_eq!(reply(&mut main).value, 1);
+        assert_eq!(reply(&mut main).result, 0);
+    }
+
+    #[test]
+    fn an_assert_before_sigabrt_is_an_assert_and_exit_codes_follow_the_list() {
+        let c = cfg();
+        let mut rw = RandomWalk::new();
+        let mut coord = Coordinator::new(&mut rw, 1, 100);
+        let (tx, rx) = unbounded();
+        let _p = conn(&tx, 0);
+        tx.send(Ev::Msg(0, Msg::Hello { tid: 0, pid: 1 })).unwrap();
+        let text = "a.c:3: main: Assertion `x' failed.".to_string();
+        tx.send(Ev::Msg(0, Msg::Assert { text: text.clone() })).unwrap();
+        tx.send(Ev::Exited(Exit::Signal(6))).unwrap();
+        let mut lp = Loop::new(&c, 1);
+        assert_eq!(lp.drive(&mut coord, &rx), None);
+        assert_eq!(
+            lp.classify_exit(&coord),
+            Outcome::Assert {
+                text,
+                thread: "0".into()
+            }
+        );
+        lp.assert = None;
+        lp.exit = Some(Exit::Code(6));
+        assert_eq!(lp.classify_exit(&coord).kind(), "exit-code");
+        let mut c2 = cfg();
+        c2.ok_exit_codes = vec![0, 6];
+        lp.cfg = &c2;
+        assert_eq!(lp.classify_exit(&coord).kind(), "ok");
+    }
+}
