@@ -129,7 +129,7 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
                     tally.first_hit = Some((i, r));
                 }
             }
-            if progress && (tally.tries % 50 == 0 || tally.tries == plan.tries) {
+            if progress && (tally.tries.is_multiple_of(50) || tally.tries == plan.tries) {
                 eprint!(
                     "\r{label}: {}/{} tries, {} hits",
                     tally.tries, plan.tries, tally.hits
