@@ -142,33 +142,44 @@ fn stop(aborted: bool) -> ! {
     die("lost the connection to the coordinator")
 }
 
+/// glibc's value (`<pthread.h>`); not exposed by the libc crate.
+const PTHREAD_CANCEL_DISABLE: c_int = 1;
+
+extern "C" {
+    fn pthread_setcancelstate(state: c_int, old: *mut c_int) -> c_int;
+}
+
 impl Me {
     /// Post `op` and block until the coordinator grants it; returns the grant.
     #[inline]
     pub fn post(self, op: Op) -> Reply {
         let (frame, _) = Msg::Post(op).encode();
-        if !write_all(self.fd, &frame) {
-            stop(false);
-        }
-        self.reply()
+        self.exchange(&frame)
     }
 
     /// Post a memory access with the pc of the instrumented instruction (see
     /// [`Msg::encode_post_at`]) and block until it is granted.
     #[inline]
     pub fn post_at(self, op: Op, pc: u64) -> Reply {
-        if !write_all(self.fd, &Msg::encode_post_at(&op, pc)) {
-            stop(false);
-        }
-        self.reply()
+        self.exchange(&Msg::encode_post_at(&op, pc))
     }
 
-    /// Read the coordinator's [`Reply`].
-    fn reply(self) -> Reply {
+    /// Send a post frame and read the coordinator's [`Reply`]. Meanwhile the thread is
+    /// busy (a signal handler that calls an interposed function, e.g. `sem_post`, passes
+    /// through instead of posting twice on this connection) and not cancellable (our
+    /// `write`/`read` are cancellation points, and a cancellation unwinding through the
+    /// interposers' `extern "C"` frames would abort the process).
+    fn exchange(self, frame: &[u8; MSG_LEN]) -> Reply {
+        let _b = Busy::enter();
+        let mut cancel = 0;
+        // SAFETY: plain state switch of the calling thread.
+        unsafe { pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &mut cancel) };
         let mut r = [0u8; REPLY_LEN];
-        if !read_exact(self.fd, &mut r) {
+        if !write_all(self.fd, frame) || !read_exact(self.fd, &mut r) {
             stop(false);
         }
+        // SAFETY: restores the state saved above.
+        unsafe { pthread_setcancelstate(cancel, &mut cancel) };
         let reply = Reply::decode(&r);
         if reply.result == Reply::ABORT {
             stop(true);
