@@ -278,6 +278,28 @@ fn exit_paths_and_protected_fds() {
 }
 
 #[test]
+fn programs_the_target_runs_are_not_controlled() {
+    let exe = build("exec_child");
+    let out = run(
+        &exe,
+        &[],
+        &[
+            ("POS_SEED", "1"),
+            ("LD_PRELOAD", libpos().to_str().unwrap()),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "child LD_PRELOAD=[] POSCHECK_SOCKET=[]\n"
+    );
+    // One coordinator only: the shell did not start its own.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("poscheck: algo=").count(), 1, "{err}");
+    assert_eq!(kind(&out), "ok");
+}
+
+#[test]
 fn bad_configuration_is_an_error_not_a_run() {
     let exe = build("exit_paths");
     for env in [
