@@ -23,9 +23,30 @@ const COMPILE_FLAGS: &[&str] = &["-fsanitize=thread", "-fno-builtin", "-g"];
 
 /// Options whose value is the next argument (so it is never taken for a source file).
 const TAKES_VALUE: &[&str] = &[
-    "-o", "-I", "-D", "-U", "-include", "-imacros", "-isystem", "-iquote", "-idirafter", "-MF",
-    "-MT", "-MQ", "-x", "-L", "-l", "-Xlinker", "-Xassembler", "-Xpreprocessor", "-T", "-u",
-    "-z", "-aux-info", "--param", "-e",
+    "-o",
+    "-I",
+    "-D",
+    "-U",
+    "-include",
+    "-imacros",
+    "-isystem",
+    "-iquote",
+    "-idirafter",
+    "-MF",
+    "-MT",
+    "-MQ",
+    "-x",
+    "-L",
+    "-l",
+    "-Xlinker",
+    "-Xassembler",
+    "-Xpreprocessor",
+    "-T",
+    "-u",
+    "-z",
+    "-aux-info",
+    "--param",
+    "-e",
 ];
 
 const SOURCE_EXT: &[&str] = &["c", "cc", "cpp", "cxx", "c++", "C", "i", "ii"];
@@ -114,12 +135,16 @@ fn is_link_flag(f: &str) -> bool {
 }
 
 /// Arguments that make a link against libpos (never the sanitizer runtime), with an rpath.
+/// The program's own `memcpy`/`memmove`/`memset` calls are redirected (`--wrap`) to libpos's
+/// `__wrap_*` functions, which make them scheduling points (libtsan intercepts them for the
+/// same reason; see `preload/src/tsan/mem.rs`).
 fn link_flags(libpos_dir: &Path) -> Vec<String> {
     let d = libpos_dir.display();
     vec![
         format!("-L{d}"),
         "-lpos".into(),
         format!("-Wl,-rpath,{d}"),
+        "-Wl,--wrap=memcpy,--wrap=memmove,--wrap=memset".into(),
         "-pthread".into(),
     ]
 }
@@ -195,7 +220,9 @@ mod tests {
 
     #[test]
     fn splits_sources_output_and_flags() {
-        let p = parse(&s(&["-O1", "-I", "inc", "a.c", "b.cpp", "-o", "prog", "-lm"]));
+        let p = parse(&s(&[
+            "-O1", "-I", "inc", "a.c", "b.cpp", "-o", "prog", "-lm",
+        ]));
         assert_eq!(p.sources, s(&["a.c", "b.cpp"]));
         assert_eq!(p.output.as_deref(), Some("prog"));
         assert_eq!(p.flags, s(&["-O1", "-I", "inc", "-lm"]));
@@ -210,8 +237,11 @@ mod tests {
     #[test]
     fn link_never_mentions_the_sanitizer() {
         let f = link_flags(Path::new("/opt/pos"));
-        assert!(f.iter().all(|x| !x.contains("sanitize") && !x.contains("tsan")));
+        assert!(f
+            .iter()
+            .all(|x| !x.contains("sanitize") && !x.contains("tsan")));
         assert!(f.contains(&"-lpos".to_string()));
         assert!(f.iter().any(|x| x == "-Wl,-rpath,/opt/pos"));
+        assert!(f.iter().any(|x| x.contains("--wrap=memcpy")));
     }
 }

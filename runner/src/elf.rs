@@ -37,6 +37,9 @@ pub enum ElfError {
 pub struct ElfInfo {
     /// Imports at least one pthread/semaphore function (else nothing will be scheduled).
     pub uses_pthread: bool,
+    /// Compiled with `-fsanitize=thread` (imports `__tsan_init` or `__tsan_func_entry`, as
+    /// every instrumented unit does): its memory accesses can be scheduling points.
+    pub instrumented: bool,
 }
 
 /// Check that `path` is an x86-64, dynamically linked, executable ELF.
@@ -79,7 +82,17 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
                 n.starts_with("pthread_") || n.starts_with("sem_") || n.starts_with("thrd_")
             })
     });
-    Ok(ElfInfo { uses_pthread })
+    let instrumented = elf.dynsyms.iter().any(|s| {
+        s.is_import()
+            && elf
+                .dynstrtab
+                .get_at(s.st_name)
+                .is_some_and(|n| n == "__tsan_init" || n == "__tsan_func_entry")
+    });
+    Ok(ElfInfo {
+        uses_pthread,
+        instrumented,
+    })
 }
 
 /// One line of `/proc/<pid>/maps` for a file-backed mapping.
@@ -114,6 +127,23 @@ pub fn parse_maps(text: &str) -> Vec<Mapping> {
             })
         })
         .collect()
+}
+
+/// The mapped file holding the absolute `pc` and the address of `pc` in that file's own
+/// terms (its link-time virtual address: what `addr2line -e FILE` takes).
+pub fn locate(pc: u64, maps: &[Mapping]) -> Option<(String, u64)> {
+    let m = maps.iter().find(|m| m.start <= pc && pc < m.end)?;
+    let bytes = fs::read(&m.path).ok()?;
+    let elf = Elf::parse(&bytes).ok()?;
+    let bias = if elf.header.e_type == header::ET_DYN {
+        maps.iter()
+            .filter(|x| x.path == m.path && x.offset == 0)
+            .map(|x| x.start)
+            .min()?
+    } else {
+        0
+    };
+    Some((m.path.clone(), pc.checked_sub(bias)?))
 }
 
 /// `function+0xoff (file)` for an absolute `pc`, using the process's mappings (ASLR is off,

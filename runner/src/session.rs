@@ -9,8 +9,8 @@ use crate::process::{self, Exit};
 use anyhow::{Context, Result};
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender};
 use pos_sched::coordinator::{Coordinator, Decision};
-use pos_sched::event::{Op, Tid};
-use pos_sched::protocol::{Msg, Reply, ENV_SOCKET, MSG_LEN};
+use pos_sched::event::{Event, Op, Tid};
+use pos_sched::protocol::{frame_pc, Msg, Reply, ENV_SOCKET, MSG_LEN};
 use pos_sched::schedule::Step;
 use pos_sched::state::Status;
 use pos_sched::Strategy;
@@ -42,6 +42,11 @@ pub struct RunConfig {
     pub ok_exit_codes: Vec<i32>,
     /// `POSCHECK_POINTS` for libpos (`sync`, `mem`, `races`), if not the default.
     pub points: Option<String>,
+    /// `POSCHECK_RACES_FILE` for libpos (the racing pcs of `races` mode).
+    pub races_file: Option<PathBuf>,
+    /// Keep every executed event with its instrumented pc ([`RunResult::trace`]), for the
+    /// race detector of the `races` profiling runs.
+    pub record_trace: bool,
     /// Keep the delays of sleep/usleep/nanosleep (`POS_REAL_SLEEP=1`).
     pub real_sleep: bool,
     /// Record per-step grant latencies (for `poscheck bench`).
@@ -58,6 +63,8 @@ impl RunConfig {
             max_steps: pos_sched::coordinator::DEFAULT_MAX_STEPS,
             ok_exit_codes: vec![0],
             points: None,
+            races_file: None,
+            record_trace: false,
             real_sleep: false,
             record_latency: false,
         }
@@ -77,6 +84,11 @@ pub struct RunResult {
     /// With [`RunConfig::record_latency`]: nanoseconds from sending a grant to receiving
     /// the same thread's next post.
     pub latencies_ns: Vec<u64>,
+    /// With [`RunConfig::record_trace`]: the executed events in order, each with the
+    /// instrumented pc its post carried (0 for events without one).
+    pub trace: Vec<(Event, u64)>,
+    /// The program's file mappings (read when thread 0 connected), to symbolise pcs.
+    pub maps: Vec<Mapping>,
 }
 
 /// What the reader, acceptor and waiter threads report to the decision loop.
@@ -84,6 +96,8 @@ enum Ev {
     /// A new connection (id) and its write half.
     Conn(usize, UnixStream),
     Msg(usize, Msg),
+    /// The pc carried by the next `Msg` of this connection (a memory access's post).
+    Pc(usize, u64),
     Eof(usize),
     Bad(usize, String),
     Exited(Exit),
@@ -100,7 +114,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     let listener = UnixListener::bind(&sock)
         .with_context(|| format!("cannot listen on {}", sock.display()))?;
     let (tx, rx) = unbounded();
-    spawn_acceptor(&listener, tx.clone())?;
+    spawn_acceptor(&listener, tx.clone(), cfg.record_trace)?;
 
     let mut env: Vec<(OsString, OsString)> = vec![
         (ENV_SOCKET.into(), sock.clone().into()),
@@ -108,6 +122,9 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     ];
     if let Some(p) = &cfg.points {
         env.push(("POSCHECK_POINTS".into(), p.into()));
+    }
+    if let Some(f) = &cfg.races_file {
+        env.push(("POSCHECK_RACES_FILE".into(), f.into()));
     }
     if cfg.real_sleep {
         env.push(("POS_REAL_SLEEP".into(), "1".into()));
@@ -142,6 +159,8 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         stdout,
         stderr,
         latencies_ns: lp.latencies,
+        trace: lp.trace,
+        maps: lp.maps,
     })
 }
 
@@ -154,8 +173,9 @@ fn preload_value(cfg: &RunConfig) -> OsString {
     v
 }
 
-/// Accept connections until the listener is shut down; one reader thread per connection.
-fn spawn_acceptor(listener: &UnixListener, tx: Sender<Ev>) -> Result<()> {
+/// Accept connections until the listener is shut down; one reader thread per connection
+/// (which also reports the pcs of memory posts when `want_pc`).
+fn spawn_acceptor(listener: &UnixListener, tx: Sender<Ev>, want_pc: bool) -> Result<()> {
     let listener = listener
         .try_clone()
         .context("cannot duplicate the listener")?;
@@ -171,19 +191,24 @@ fn spawn_acceptor(listener: &UnixListener, tx: Sender<Ev>) -> Result<()> {
                 return;
             }
             let tx = tx.clone();
-            std::thread::spawn(move || read_frames(id, reader, tx));
+            std::thread::spawn(move || read_frames(id, reader, tx, want_pc));
         }
     });
     Ok(())
 }
 
 /// Decode frames from one connection until EOF or garbage.
-fn read_frames(id: usize, mut s: UnixStream, tx: Sender<Ev>) {
+fn read_frames(id: usize, mut s: UnixStream, tx: Sender<Ev>, want_pc: bool) {
     let mut h = [0u8; MSG_LEN];
     loop {
         if s.read_exact(&mut h).is_err() {
             let _ = tx.send(Ev::Eof(id));
             return;
+        }
+        if let Some(pc) = frame_pc(&h).filter(|_| want_pc) {
+            if tx.send(Ev::Pc(id, pc)).is_err() {
+                return;
+            }
         }
         let msg = match Msg::decode(&h) {
             Ok(Ok(m)) => m,
@@ -226,6 +251,11 @@ struct Loop<'c> {
     maps: Vec<Mapping>,
     granted_at: Vec<Option<Instant>>,
     latencies: Vec<u64>,
+    /// The pc announced for the next post of each connection ([`Ev::Pc`]).
+    conn_pc: Vec<u64>,
+    /// The pc of each thread's pending post.
+    pending_pc: Vec<u64>,
+    trace: Vec<(Event, u64)>,
 }
 
 impl<'c> Loop<'c> {
@@ -246,6 +276,9 @@ impl<'c> Loop<'c> {
             maps: Vec::new(),
             granted_at: Vec::new(),
             latencies: Vec::new(),
+            conn_pc: Vec::new(),
+            pending_pc: Vec::new(),
+            trace: Vec::new(),
         }
     }
 
@@ -304,6 +337,12 @@ impl<'c> Loop<'c> {
                 }
             }
             Ev::Msg(id, msg) => return self.message(coord, id, msg),
+            Ev::Pc(id, pc) => {
+                if self.conn_pc.len() <= id {
+                    self.conn_pc.resize(id + 1, 0);
+                }
+                self.conn_pc[id] = pc;
+            }
         }
         Ok(None)
     }
@@ -347,6 +386,13 @@ impl<'c> Loop<'c> {
                 if let Some(at) = self.granted_at.get_mut(t as usize).and_then(Option::take) {
                     self.latencies.push(at.elapsed().as_nanos() as u64);
                 }
+                if self.cfg.record_trace {
+                    let pc = self.conn_pc.get_mut(id).map_or(0, std::mem::take);
+                    if self.pending_pc.len() <= t as usize {
+                        self.pending_pc.resize(t as usize + 1, 0);
+                    }
+                    self.pending_pc[t as usize] = pc;
+                }
                 coord.post(t, op).map_err(|e| e.to_string())?;
                 return Ok(self.decide(coord));
             }
@@ -372,6 +418,10 @@ impl<'c> Loop<'c> {
                         self.exiting = true;
                     }
                     self.last_granted = Some(tid);
+                    if self.cfg.record_trace {
+                        let pc = self.pending_pc.get(tid as usize).copied().unwrap_or(0);
+                        self.trace.push((Event::new(tid, op), pc));
+                    }
                     let reply = Reply {
                         result,
                         value: child.map_or(0, u64::from),
@@ -443,7 +493,7 @@ impl<'c> Loop<'c> {
                     let t = self.conn_tid.get(id).copied().flatten();
                     self.crash = Some((signal, pc, t.or(self.last_granted)));
                 }
-                Ok(Ev::Msg(..)) => {}
+                Ok(Ev::Msg(..)) | Ok(Ev::Pc(..)) => {}
                 Err(_) => return,
             }
         }
