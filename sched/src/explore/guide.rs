@@ -30,9 +30,14 @@ pub struct Rec {
     pub sleep: Vec<Event>,
 }
 
+/// A constraint on free choices: whether `ev` may run after the recorded steps.
+pub type Allow = Box<dyn Fn(&[Rec], &Event) -> bool + Send>;
+
 /// Follows `prefix`, then `rule`. The sleep set starts as `sleep_init` at state `sleep_at`
 /// (the state where the run branches off the previous one) and is empty before.
 pub struct Guide {
+    /// Path constraint on the choices after the prefix (reachability testing).
+    pub allow: Option<Allow>,
     prefix: Vec<Event>,
     sleep_at: usize,
     sleep_init: Vec<Event>,
@@ -45,6 +50,8 @@ pub struct Guide {
     next_tid: Tid,
     /// The run stopped because every enabled event was in the sleep set.
     pub blocked: bool,
+    /// Events posted and not executed, by thread (at the end: the blocked threads).
+    pub waiting: Vec<Option<Event>>,
     /// The run could not follow the prefix.
     pub diverged: Option<Divergence>,
 }
@@ -52,6 +59,7 @@ pub struct Guide {
 impl Guide {
     pub fn new(rule: Rule, use_sleep: bool, initial_threads: Tid) -> Self {
         Guide {
+            allow: None,
             prefix: Vec::new(),
             sleep_at: 0,
             sleep_init: Vec::new(),
@@ -62,6 +70,7 @@ impl Guide {
             sleep: Vec::new(),
             next_tid: initial_threads,
             blocked: false,
+            waiting: Vec::new(),
             diverged: None,
         }
     }
@@ -78,7 +87,8 @@ impl Guide {
     }
 
     fn by_rule(&self, enabled: &[Event]) -> Option<usize> {
-        let awake = |i: &usize| !self.sleeping(&enabled[*i]);
+        let allowed = |e: &Event| self.allow.as_ref().is_none_or(|a| a(&self.steps, e));
+        let awake = |i: &usize| !self.sleeping(&enabled[*i]) && allowed(&enabled[*i]);
         let last = self.steps.last().map(|r| r.ev.tid());
         let keep = last.and_then(|t| {
             (0..enabled.len())
@@ -110,10 +120,17 @@ impl Strategy for Guide {
         self.sleep.clear();
         self.next_tid = self.initial_threads;
         self.blocked = false;
+        self.waiting.clear();
         self.diverged = None;
     }
 
-    fn pending(&mut self, _ev: &Event) {}
+    fn pending(&mut self, ev: &Event) {
+        let t = ev.tid as usize;
+        if self.waiting.len() <= t {
+            self.waiting.resize(t + 1, None);
+        }
+        self.waiting[t] = Some(*ev);
+    }
 
     fn choose(&mut self, enabled: &[Event]) -> Result<usize, Divergence> {
         let step = self.steps.len();
@@ -146,7 +163,7 @@ impl Strategy for Guide {
                     self.blocked = true;
                     return Err(Divergence {
                         step: step as u64,
-                        reason: "every enabled event is in the sleep set".into(),
+                        reason: "every enabled event is in the sleep set or forbidden".into(),
                     });
                 }
             }
@@ -160,6 +177,9 @@ impl Strategy for Guide {
     }
 
     fn executed(&mut self, ev: &Event) {
+        if let Some(w) = self.waiting.get_mut(ev.tid as usize) {
+            *w = None;
+        }
         let child = if matches!(ev.op, crate::event::Op::Create) {
             let c = self.next_tid;
             self.next_tid += 1;

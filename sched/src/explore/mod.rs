@@ -8,6 +8,7 @@
 //! - [`Algo::Dpor`]: Source-DPOR, sleep sets plus source sets ([`sdpor`]).
 //! - [`Algo::Odpor`]: Optimal-DPOR with wakeup trees ([`odpor`]).
 //! - [`Algo::Ipb`] / [`Algo::Idb`]: iterative preemption / delay bounding ([`bounded`]).
+//! - [`Algo::Rt`]: reachability testing ([`rt`]).
 
 use crate::event::{Event, Tid};
 use crate::schedule::Step;
@@ -19,6 +20,7 @@ pub mod bounded;
 pub mod dfs;
 pub mod guide;
 pub mod odpor;
+pub mod rt;
 pub mod sdpor;
 pub mod trace;
 mod wakeup;
@@ -67,6 +69,8 @@ pub enum Algo {
     Idb {
         max: u32,
     },
+    /// Reachability testing (synchronisation-only programs).
+    Rt,
 }
 
 impl Algo {
@@ -79,8 +83,9 @@ impl Algo {
             "odpor" => Ok(Algo::Odpor),
             "ipb" => Ok(Algo::Ipb { max }),
             "idb" => Ok(Algo::Idb { max }),
+            "rt" => Ok(Algo::Rt),
             _ => Err(format!(
-                "unknown exploration algorithm {name:?} (known: dfs, dpor, odpor, ipb, idb)"
+                "unknown exploration algorithm {name:?} (known: dfs, dpor, odpor, ipb, idb, rt)"
             )),
         }
     }
@@ -92,6 +97,7 @@ impl Algo {
             Algo::Odpor => "odpor",
             Algo::Ipb { .. } => "ipb",
             Algo::Idb { .. } => "idb",
+            Algo::Rt => "rt",
         }
     }
 }
@@ -137,6 +143,8 @@ pub struct Report {
     pub bound_completed: Option<u32>,
     /// ipb/idb: complete runs per bound (each bound re-runs the schedules of lower ones).
     pub executions_per_bound: Vec<u64>,
+    /// rt: the most race variants waiting at once (its only memory besides the current run).
+    pub rt_peak_pending: u64,
     /// The program did not follow a forced prefix: the exploration stopped there.
     pub diverged: Option<Divergence>,
     pub elapsed: Duration,
@@ -151,6 +159,7 @@ pub fn explore(algo: Algo, exec: &mut dyn Executor, limits: Limits) -> Report {
         Algo::Odpor => odpor::run(&mut ctx),
         Algo::Ipb { max } => bounded::run(&mut ctx, bounded::Kind::Preemption, max),
         Algo::Idb { max } => bounded::run(&mut ctx, bounded::Kind::Delay, max),
+        Algo::Rt => rt::run(&mut ctx),
     }
     ctx.report.elapsed = ctx.start.elapsed();
     ctx.report

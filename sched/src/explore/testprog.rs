@@ -95,6 +95,8 @@ pub struct Prog {
     pub initial: Vec<(usize, i64)>,
     /// Semaphores and their initial values.
     pub sems: Vec<(i64, u32)>,
+    /// `--points sync`: memory accesses are not scheduling points (run locally).
+    pub sync_only: bool,
 }
 
 const MEM: u64 = 0x1000;
@@ -141,7 +143,7 @@ enum Posted {
 
 impl Interp {
     /// Run thread `t` locally up to its next event.
-    fn advance(&self, th: &mut Th, t: Tid) -> Posted {
+    fn advance(&self, th: &mut Th, t: Tid, mem: &mut HashMap<u64, i64>) -> Posted {
         let body = &self.prog.bodies[th.body];
         loop {
             let Some(ins) = body.get(th.pc) else {
@@ -176,6 +178,11 @@ impl Interp {
                     if cond(&r) == 0 {
                         return Posted::Bug(format!("assertion failed: {msg}"));
                     }
+                    th.pc += 1;
+                    continue;
+                }
+                I::Load { .. } | I::Store { .. } | I::Cas { .. } if self.prog.sync_only => {
+                    self.access(th, ins, mem);
                     th.pc += 1;
                     continue;
                 }
@@ -233,6 +240,33 @@ impl Interp {
                 },
             };
             return Posted::Op(op);
+        }
+    }
+
+    /// Perform a memory instruction on `mem` (operands evaluated now).
+    fn access(&self, th: &mut Th, ins: &I, mem: &mut HashMap<u64, i64>) {
+        let r = th.r;
+        match ins {
+            I::Load { addr, dst } => {
+                th.r[*dst] = mem.get(&mem_addr(addr(&r))).copied().unwrap_or(0)
+            }
+            I::Store { addr, val } => {
+                mem.insert(mem_addr(addr(&r)), val(&r));
+            }
+            I::Cas {
+                addr,
+                expect,
+                new,
+                dst,
+            } => {
+                let cur = mem.entry(mem_addr(addr(&r))).or_insert(0);
+                let ok = *cur == expect(&r);
+                if ok {
+                    *cur = new(&r);
+                }
+                th.r[*dst] = i64::from(ok);
+            }
+            _ => {}
         }
     }
 
@@ -320,7 +354,7 @@ impl Executor for Interp {
         loop {
             let running: Vec<Tid> = co.state().running().collect();
             for t in running {
-                match self.advance(&mut threads[t as usize], t) {
+                match self.advance(&mut threads[t as usize], t, &mut mem) {
                     Posted::Op(op) => {
                         if let Err(e) = co.post(t, op) {
                             out.bug = Some(format!("protocol error: {e}"));
@@ -553,5 +587,129 @@ pub fn independent_pair(n: usize) -> Prog {
         bodies: vec![body(0), body(100)],
         initial: vec![(0, 0), (1, 0)],
         ..Default::default()
+    }
+}
+
+/// Dining philosophers (`--points sync`): philosopher i locks fork i, then fork i+1 mod n
+/// (deadlock-prone), then unlocks both.
+pub fn philosophers(n: usize) -> Prog {
+    let body = vec![
+        I::Lock(reg(0)),
+        I::Lock(f(move |r| (r[0] + 1) % n as i64)),
+        I::Unlock(f(move |r| (r[0] + 1) % n as i64)),
+        I::Unlock(reg(0)),
+    ];
+    let threads: Vec<(usize, i64)> = (0..n).map(|t| (0, t as i64)).collect();
+    Prog {
+        sync_only: true,
+        ..with_main(vec![body], &threads)
+    }
+}
+
+/// Bounded buffer (`--points sync`): `slots` slots guarded by semaphores `empty` (0) and
+/// `full` (1) and mutex 0; each producer puts `items`, each consumer takes `items`.
+pub fn bounded_buffer(producers: usize, consumers: usize, slots: u32, items: i64) -> Prog {
+    // r1 = items left, r2 = scratch. Memory: 0 = count.
+    let side = |wait: i64, post: i64, delta: i64| {
+        vec![
+            I::Set {
+                dst: 1,
+                val: k(items),
+            },
+            // 1:
+            I::Jz {
+                cond: reg(1),
+                target: 10,
+            },
+            I::SemWait(k(wait)),
+            I::Lock(k(0)),
+            I::Load { addr: k(0), dst: 2 },
+            I::Store {
+                addr: k(0),
+                val: f(move |r| r[2] + delta),
+            },
+            I::Unlock(k(0)),
+            I::SemPost(k(post)),
+            I::Set {
+                dst: 1,
+                val: f(|r| r[1] - 1),
+            },
+            I::Jmp(1),
+        ]
+    };
+    let mut threads: Vec<(usize, i64)> = (0..producers).map(|_| (0, 0)).collect();
+    threads.extend((0..consumers).map(|_| (1, 0)));
+    Prog {
+        sync_only: true,
+        sems: vec![(0, slots), (1, 0)],
+        ..with_main(vec![side(0, 1, 1), side(1, 0, -1)], &threads)
+    }
+}
+
+/// Readers-writers with a mutex and a condition variable (`--points sync`): readers wait
+/// while a writer writes, the last reader out signals; writers wait while anyone is inside
+/// and broadcast when done. Memory: 0 = readers inside, 1 = writing.
+pub fn readers_writers(readers: usize, writers: usize) -> Prog {
+    let reader = vec![
+        I::Lock(k(0)),
+        // 1:
+        I::Load { addr: k(1), dst: 1 },
+        I::Jz {
+            cond: reg(1),
+            target: 5,
+        },
+        I::CondWait { c: k(0), m: k(0) },
+        I::Jmp(1),
+        // 5:
+        I::Load { addr: k(0), dst: 2 },
+        I::Store {
+            addr: k(0),
+            val: f(|r| r[2] + 1),
+        },
+        I::Unlock(k(0)),
+        I::Lock(k(0)),
+        I::Load { addr: k(0), dst: 2 },
+        I::Store {
+            addr: k(0),
+            val: f(|r| r[2] - 1),
+        },
+        I::Jz {
+            cond: f(|r| i64::from(r[2] == 1)),
+            target: 13,
+        },
+        I::Signal(k(0)),
+        // 13:
+        I::Unlock(k(0)),
+    ];
+    let writer = vec![
+        I::Lock(k(0)),
+        // 1:
+        I::Load { addr: k(1), dst: 1 },
+        I::Load { addr: k(0), dst: 2 },
+        I::Jz {
+            cond: f(|r| i64::from(r[1] != 0 || r[2] != 0)),
+            target: 6,
+        },
+        I::CondWait { c: k(0), m: k(0) },
+        I::Jmp(1),
+        // 6:
+        I::Store {
+            addr: k(1),
+            val: k(1),
+        },
+        I::Unlock(k(0)),
+        I::Lock(k(0)),
+        I::Store {
+            addr: k(1),
+            val: k(0),
+        },
+        I::Broadcast(k(0)),
+        I::Unlock(k(0)),
+    ];
+    let mut threads: Vec<(usize, i64)> = (0..readers).map(|_| (0, 0)).collect();
+    threads.extend((0..writers).map(|_| (1, 0)));
+    Prog {
+        sync_only: true,
+        ..with_main(vec![reader, writer], &threads)
     }
 }

@@ -2,7 +2,86 @@
 //! POPL'05; Abdulla et al. POPL'14), run through the scripted-thread interpreter.
 
 use super::testprog::{self, Interp, Prog};
-use super::{explore, Algo, Limits, Report};
+use super::{explore, Algo, Execution, Executor, Limits, Report};
+use crate::strategy::Strategy;
+use std::collections::HashSet;
+
+/// Wraps an executor and records the Mazurkiewicz trace of every complete run (the order of
+/// every dependent pair of events, events named by (thread, index in thread)), to check that
+/// an algorithm never explores a trace twice. Test-only: the algorithms keep no such history.
+struct Distinct {
+    inner: Interp,
+    traces: std::collections::HashMap<Vec<((u32, u32), (u32, u32))>, Vec<crate::event::Event>>,
+    seen: HashSet<Vec<((u32, u32), (u32, u32))>>,
+    duplicates: u64,
+    /// SYN-sequences (reachability testing's equivalence: the send → receive pairing).
+    syn: HashSet<Vec<String>>,
+}
+
+impl Distinct {
+    fn new(prog: Prog) -> Self {
+        Distinct {
+            inner: Interp::new(prog),
+            traces: Default::default(),
+            seen: HashSet::new(),
+            duplicates: 0,
+            syn: HashSet::new(),
+        }
+    }
+}
+
+impl Executor for Distinct {
+    fn execute(&mut self, strategy: &mut dyn Strategy) -> Execution {
+        let ex = self.inner.execute(strategy);
+        if ex.diverged.is_none() {
+            let mut count = std::collections::HashMap::new();
+            let named: Vec<(u32, u32)> = ex
+                .trace
+                .iter()
+                .map(|e| {
+                    let c = count.entry(e.tid).or_insert(0u32);
+                    *c += 1;
+                    (e.tid, *c)
+                })
+                .collect();
+            let mut key = Vec::new();
+            for i in 0..ex.trace.len() {
+                for j in i + 1..ex.trace.len() {
+                    if ex.trace[i].dependent(&ex.trace[j]) {
+                        key.push((named[i], named[j]));
+                    }
+                }
+            }
+            key.sort_unstable();
+            let t: Vec<super::trace::TEv> = ex
+                .trace
+                .iter()
+                .map(|e| super::trace::TEv::new(*e))
+                .collect();
+            let (slots, _) = super::rt::pair(&t, &super::trace::infer_sem_init(&t));
+            let mut sk: Vec<String> = slots
+                .iter()
+                .map(|s| {
+                    let p = s.partner.map(|p| match p {
+                        super::rt::Send::At(x) => format!("{:?}", named[x]),
+                        i => format!("{i:?}"),
+                    });
+                    format!("{:?}{:?}<-{p:?}", named[s.ev], s.chan)
+                })
+                .collect();
+            sk.sort();
+            self.syn.insert(sk);
+            self.traces.insert(key.clone(), ex.trace.clone());
+            if !self.seen.insert(key) {
+                self.duplicates += 1;
+            }
+        }
+        ex
+    }
+    fn initial_threads(&self) -> usize {
+        self.inner.initial_threads()
+    }
+}
 
 fn run(algo: Algo, prog: Prog) -> Report {
     let mut exec = Interp::new(prog);
@@ -116,4 +195,91 @@ fn large_sizes() {
     let t = std::time::Instant::now();
     assert_eq!(counts(Algo::Odpor, testprog::filesystem(18)), (32, 0));
     eprintln!("filesystem(18) odpor {:?}", t.elapsed());
+}
+
+/// Executions (and deadlocked ones) of a complete exploration, bugs allowed.
+fn total(algo: Algo, prog: Prog) -> (u64, u64, u64) {
+    let r = run(algo, prog);
+    assert!(r.complete && r.diverged.is_none(), "{r:?}");
+    (r.executions, r.blocked, r.buggy)
+}
+
+/// RT on a sync-only program: (executions, distinct SYN-sequences ODPOR's traces contain).
+fn rt_vs_odpor(name: &str, p: Prog) -> (u64, u64, u64) {
+    let mut od = Distinct::new(p.clone());
+    let ro = explore(Algo::Odpor, &mut od, Limits::default());
+    assert!(
+        ro.complete && ro.blocked == 0 && od.duplicates == 0,
+        "{name}: {ro:?}"
+    );
+    let mut d = Distinct::new(p);
+    let limits = Limits {
+        max_executions: Some(20_000),
+        time_limit: None,
+    };
+    let r = explore(Algo::Rt, &mut d, limits);
+    eprintln!(
+        "{name}: odpor {} traces ({} SYN-sequences); rt {} runs ({} buggy, {} blocked), \
+         {} duplicates, peak pending {}",
+        ro.executions,
+        od.syn.len(),
+        r.executions,
+        r.buggy,
+        r.blocked,
+        d.duplicates,
+        r.rt_peak_pending
+    );
+    assert!(r.complete && r.diverged.is_none(), "{name}: {r:?}");
+    assert_eq!(d.duplicates, 0, "{name}: rt explored a trace twice");
+    assert!(
+        d.syn.is_subset(&od.syn),
+        "{name}: rt ran a SYN-sequence odpor never saw"
+    );
+    (ro.executions, od.syn.len() as u64, r.executions)
+}
+
+#[test]
+fn rt_matches_odpor_on_dining_philosophers() {
+    for (n, want) in [(3usize, 7u64), (4, 15), (5, 31)] {
+        let (odpor, syn, rt) =
+            rt_vs_odpor(&format!("philosophers({n})"), testprog::philosophers(n));
+        assert_eq!((odpor, syn, rt), (want, want, want), "philosophers({n})");
+    }
+}
+
+#[test]
+fn rt_on_semaphore_and_condvar_programs() {
+    let (_, syn, rt) = rt_vs_odpor("bounded buffer", testprog::bounded_buffer(2, 2, 2, 1));
+    assert!(rt <= syn);
+    let (_, syn, rt) = rt_vs_odpor("readers-writers", testprog::readers_writers(2, 1));
+    assert!(rt <= syn);
+}
+
+#[test]
+#[ignore = "debugging aid"]
+fn rt_debug() {
+    let p = testprog::readers_writers(2, 1);
+    let mut d = Distinct::new(p.clone());
+    let r = explore(Algo::Rt, &mut d, Limits::default());
+    let mut o = Distinct::new(p);
+    let ro = explore(Algo::Odpor, &mut o, Limits::default());
+    eprintln!(
+        "rt {} runs, {} distinct; odpor {}",
+        r.executions,
+        d.seen.len(),
+        ro.executions
+    );
+    let mut shown = 0;
+    for (k, t) in &d.traces {
+        if !o.seen.contains(k) && shown < 1 {
+            shown += 1;
+            for (i, e) in t.iter().enumerate() {
+                eprintln!("  {i}: {e}");
+            }
+        }
+    }
+    eprintln!(
+        "odpor-only: {}",
+        o.seen.iter().filter(|k| !d.seen.contains(*k)).count()
+    );
 }

@@ -8,6 +8,7 @@
 
 use crate::event::{Event, Op, Tid};
 use crate::state::State;
+use std::collections::HashMap;
 
 /// An executed event plus the one fact the analysis needs beyond `(tid, op)`: for a create,
 /// the child it created (a create happens before everything its child does).
@@ -64,6 +65,25 @@ fn releases(op: &Op, m: u64) -> bool {
     }
 }
 
+/// Initial semaphore values a trace needs: the largest excess of waits over posts.
+pub fn infer_sem_init(trace: &[TEv]) -> HashMap<u64, u32> {
+    let mut bal: HashMap<u64, i64> = HashMap::new();
+    let mut need: HashMap<u64, u32> = HashMap::new();
+    for t in trace {
+        match t.ev.op {
+            Op::SemPost { s } => *bal.entry(s).or_insert(0) += 1,
+            Op::SemWait { s } => {
+                let b = bal.entry(s).or_insert(0);
+                *b -= 1;
+                let n = need.entry(s).or_insert(0);
+                *n = (*n).max((-*b).max(0) as u32);
+            }
+            _ => {}
+        }
+    }
+    need
+}
+
 /// Vector-clock happens-before of a trace.
 pub struct Hb {
     pub trace: Vec<TEv>,
@@ -73,6 +93,8 @@ pub struct Hb {
     vc: Vec<Vec<u32>>,
     /// Direct dependency predecessors of each event (earlier, dependent), latest first.
     preds: Vec<Vec<usize>>,
+    /// Initial semaphore values the trace implies (not events, see [`infer_sem_init`]).
+    sem_init: HashMap<u64, u32>,
 }
 
 impl Hb {
@@ -107,6 +129,7 @@ impl Hb {
             preds.push(p);
         }
         Hb {
+            sem_init: infer_sem_init(&trace),
             trace,
             idx,
             vc,
@@ -129,13 +152,13 @@ impl Hb {
         self.vc[k].get(t).copied().unwrap_or(0) >= self.idx[i]
     }
 
-    /// Whether `i` happens before some direct predecessor of `j` later than `i`, other than
-    /// `skip` — then `i` and `j` are not adjacent in happens-before.
-    fn covered(&self, i: usize, j: usize, skip: Option<usize>) -> bool {
+    /// Whether `i` happens before some direct predecessor of `j` later than `i`, ignoring
+    /// those `skip` selects — then `i` and `j` are not adjacent in happens-before.
+    fn covered(&self, i: usize, j: usize, skip: impl Fn(usize) -> bool) -> bool {
         self.preds[j]
             .iter()
             .take_while(|&&k| k > i)
-            .any(|&k| Some(k) != skip && self.hb(i, k))
+            .any(|&k| !skip(k) && self.hb(i, k))
     }
 
     /// The races `(e, j)` whose second event is `j` (POPL'14 Def. of `⋖E`), restricted to
@@ -155,7 +178,7 @@ impl Hb {
             if ei.tid() == ej.tid() || ei.child == Some(ej.tid()) {
                 continue;
             }
-            if !self.covered(i, j, None) {
+            if !self.covered(i, j, |_| false) {
                 out.push(i);
             }
             if let Some(m) = blocking_acquire(&ej.ev.op) {
@@ -163,7 +186,11 @@ impl Hb {
                     if let Some(a) = (0..i).rev().find(|&a| {
                         self.trace[a].tid() == ei.tid() && acquires(&self.trace[a].ev.op, m)
                     }) {
-                        if !self.covered(a, j, Some(i)) && !out.contains(&a) {
+                        // The critical section `a..=i` moves as a whole: its own events
+                        // do not separate `a` from `j` (a signal inside it that `j` really
+                        // needs makes the reversal infeasible, which the replay detects).
+                        let inside = |k: usize| k <= i && self.trace[k].tid() == ei.tid();
+                        if !self.covered(a, j, inside) && !out.contains(&a) {
                             out.push(a);
                         }
                     }
@@ -192,6 +219,9 @@ impl Hb {
     /// Source-DPOR's) is an execution: every event enabled when its turn comes.
     fn feasible(&self, e: usize, e2: usize, initial: usize) -> bool {
         let mut s = State::with_initial_threads(initial.max(1));
+        for (&sem, &v) in &self.sem_init {
+            s.init_sem(sem, v);
+        }
         let seq = self.trace[..e]
             .iter()
             .copied()

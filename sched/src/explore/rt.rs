@@ -1,0 +1,729 @@
+//! `rt`: reachability testing (Lei & Carver, "Reachability Testing of Concurrent Programs",
+//! IEEE TSE 32(6), 2006; the RichTest tool), for programs whose only nondeterminism is
+//! synchronisation.
+//!
+//! A run is seen as a SYN-sequence: synchronisation events paired as send → receive.
+//! Channels and pairs: a mutex (unlock or the releasing half of a condition wait → the next
+//! lock or re-acquisition; the mutex starts with one *initial* send), a semaphore (post → wait,
+//! FIFO over the tokens; the initial value gives initial sends), a condition variable (signal
+//! or broadcast → the wake it enabled). A `CondWake` receives twice (the signal and the mutex),
+//! so receives are *slots* `(event, channel)`.
+//!
+//! For each run `Q` ([`Syn`]):
+//! 1. the race set of every receive slot `r`: the sends `s` on its channel, other than its
+//!    partner, that `r` could have received — `s` is not caused by `r`, and the receive that
+//!    took `s` in `Q` (if any) is not caused by `r`'s past without `r`'s own pairing (§4.1);
+//! 2. the race table: one column per receive with a non-empty race set, one row per
+//!    combination of choices (0 = keep, i = take the i-th racing send; receives caused by a
+//!    changed one, and receives displaced from a taken send, are removed: -1) (§4.2);
+//! 3. each row gives a race variant: the events of `Q` not removed, then the changed receives
+//!    with their new sends, which is re-executed as a forced prefix before the program runs
+//!    freely (prefix-based testing, §4.3);
+//! 4. the path constraint that makes every partially ordered SYN-sequence exercised exactly
+//!    once *without saving the test history* (§5): in a run derived from variant `V`, race sets
+//!    only contain *new* sends — those outside `V`'s prefix (initial sends are in every
+//!    non-empty prefix). Sends of the prefix were already offered to these receives by the
+//!    race table that produced `V`.
+//!
+//! Only the pending variants are stored (a depth-first stack), never the explored sequences:
+//! [`Report::rt_peak_pending`](super::Report) records the stack's high-water mark.
+
+use super::guide::Rule;
+use super::trace::{infer_sem_init, TEv};
+use super::{Ctx, Outcome};
+use crate::event::{Event, Op, Tid};
+use crate::state::State;
+use std::collections::HashMap;
+
+/// A synchronisation channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Chan {
+    Mutex(u64),
+    Sem(u64),
+    Cond(u64),
+}
+
+/// A send: an event of the run, or the k-th initial send of a channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Send {
+    At(usize),
+    Init(Chan, u32),
+}
+
+/// A receive slot: event `ev` receives on `chan` from `partner` (`None`: a timed-out wake).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    pub ev: usize,
+    pub chan: Chan,
+    pub partner: Option<Send>,
+}
+
+/// The pairing of a trace: receive slots with their partners, and every send per channel.
+pub fn pair(trace: &[TEv], sem_init: &HashMap<u64, u32>) -> (Vec<Slot>, HashMap<Chan, Vec<Send>>) {
+    #[derive(Default)]
+    struct CondSt {
+        next_seq: u64,
+        /// (tid, seq, woken by broadcast at)
+        waiters: Vec<(Tid, u64, Option<usize>)>,
+        /// (upto, signal position)
+        tokens: Vec<(u64, usize)>,
+    }
+    let mut slots = Vec::new();
+    let mut sends: HashMap<Chan, Vec<Send>> = HashMap::new();
+    let mut last_release: HashMap<u64, Send> = HashMap::new();
+    let mut queues: HashMap<u64, std::collections::VecDeque<Send>> = HashMap::new();
+    let mut conds: HashMap<u64, CondSt> = HashMap::new();
+    let mut releases: Vec<(u64, usize)> = Vec::new();
+    for (j, t) in trace.iter().enumerate() {
+        match t.ev.op {
+            Op::Lock { m, .. } => mutex_recv(m, j, &mut last_release, &mut slots, &mut sends),
+            Op::Unlock { m, .. } => releases.push((m, j)),
+            Op::CondWait { c, m } => {
+                releases.push((m, j));
+                let cv = conds.entry(c).or_default();
+                let seq = cv.next_seq;
+                cv.next_seq += 1;
+                cv.waiters.push((t.tid(), seq, None));
+            }
+            Op::CondWake { c, m, .. } => {
+                mutex_recv(m, j, &mut last_release, &mut slots, &mut sends);
+                let ch = Chan::Cond(c);
+                sends.entry(ch).or_default();
+                let cv = conds.entry(c).or_default();
+                let mut partner = None;
+                if let Some(i) = cv.waiters.iter().position(|w| w.0 == t.tid()) {
+                    let (_, seq, woken) = cv.waiters.remove(i);
+                    partner = woken.map(Send::At).or_else(|| {
+                        let k = cv.tokens.iter().position(|&(upto, _)| upto > seq)?;
+                        Some(Send::At(cv.tokens.remove(k).1))
+                    });
+                }
+                if cv.waiters.is_empty() {
+                    cv.tokens.clear();
+                }
+                slots.push(Slot {
+                    ev: j,
+                    chan: ch,
+                    partner,
+                });
+            }
+            Op::CondSignal { c } => {
+                sends.entry(Chan::Cond(c)).or_default().push(Send::At(j));
+                let cv = conds.entry(c).or_default();
+                let unwoken = cv.waiters.iter().filter(|w| w.2.is_none()).count();
+                if cv.tokens.len() < unwoken {
+                    cv.tokens.push((cv.next_seq, j));
+                }
+            }
+            Op::CondBroadcast { c } => {
+                sends.entry(Chan::Cond(c)).or_default().push(Send::At(j));
+                let cv = conds.entry(c).or_default();
+                for w in &mut cv.waiters {
+                    if w.2.is_none() {
+                        w.2 = Some(j);
+                    }
+                }
+                cv.tokens.clear();
+            }
+            Op::SemPost { s } => {
+                let ch = Chan::Sem(s);
+                let q = sem_queue(&mut queues, &mut sends, sem_init, s);
+                q.push_back(Send::At(j));
+                sends.entry(ch).or_default().push(Send::At(j));
+            }
+            Op::SemWait { s } => {
+                let q = sem_queue(&mut queues, &mut sends, sem_init, s);
+                let partner = q.pop_front();
+                slots.push(Slot {
+                    ev: j,
+                    chan: Chan::Sem(s),
+                    partner,
+                });
+            }
+            _ => {}
+        }
+        for (m, r) in releases.drain(..) {
+            let ch = Chan::Mutex(m);
+            sends
+                .entry(ch)
+                .or_insert_with(|| vec![Send::Init(ch, 0)])
+                .push(Send::At(r));
+            last_release.insert(m, Send::At(r));
+        }
+    }
+    (slots, sends)
+}
+
+/// A mutex acquisition at `j` receives the last release of `m` (initially its initial send).
+fn mutex_recv(
+    m: u64,
+    j: usize,
+    last_release: &mut HashMap<u64, Send>,
+    slots: &mut Vec<Slot>,
+    sends: &mut HashMap<Chan, Vec<Send>>,
+) {
+    let ch = Chan::Mutex(m);
+    let init = Send::Init(ch, 0);
+    sends.entry(ch).or_insert_with(|| vec![init]);
+    let p = *last_release.entry(m).or_insert(init);
+    slots.push(Slot {
+        ev: j,
+        chan: ch,
+        partner: Some(p),
+    });
+}
+
+fn sem_queue<'q>(
+    queues: &'q mut HashMap<u64, std::collections::VecDeque<Send>>,
+    sends: &mut HashMap<Chan, Vec<Send>>,
+    sem_init: &HashMap<u64, u32>,
+    s: u64,
+) -> &'q mut std::collections::VecDeque<Send> {
+    queues.entry(s).or_insert_with(|| {
+        let ch = Chan::Sem(s);
+        let v = sem_init.get(&s).copied().unwrap_or(0);
+        let inits: Vec<Send> = (0..v).map(|k| Send::Init(ch, k)).collect();
+        sends.entry(ch).or_default().extend(inits.iter().copied());
+        inits.into_iter().collect()
+    })
+}
+
+/// The SYN-sequence of a run with its causality (program order, create → child,
+/// exit → join, send → receive).
+pub struct Syn {
+    pub trace: Vec<TEv>,
+    pub slots: Vec<Slot>,
+    sends: HashMap<Chan, Vec<Send>>,
+    /// Receive slots of each send.
+    receivers: HashMap<Send, Vec<usize>>,
+    /// Incoming causal edges of each event: (source, slot index if a pairing).
+    incoming: Vec<Vec<(usize, Option<usize>)>>,
+    idx: Vec<u32>,
+    vc: Vec<Vec<u32>>,
+    /// Events `< prefix` were forced by the variant this run was derived from.
+    prefix: usize,
+    /// Receives of the prefix that a variant changed (this run's or an ancestor's).
+    pinned: Vec<bool>,
+    /// Receive/send pairs covered by sibling variants of an ancestor.
+    excluded: Vec<((EvId, Chan), SendId)>,
+    /// Events from here on were blocked, not executed.
+    executed: usize,
+}
+
+/// An event named across runs: (thread, 1-based index in the thread).
+pub type EvId = (Tid, u32);
+
+/// A send named across runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SendId {
+    At(EvId),
+    Init(Chan, u32),
+}
+
+/// A race variant: the forced prefix, which of its events are changed receives, and the
+/// (receive, send) pairs that sibling variants already cover.
+#[derive(Clone, Debug, Default)]
+pub struct Variant {
+    pub events: Vec<Event>,
+    pub pinned: Vec<bool>,
+    pub excluded: Vec<((EvId, Chan), SendId)>,
+}
+
+impl Syn {
+    /// `trace[executed..]` are the blocked receives of a deadlocked run (not executed).
+    pub fn new(
+        trace: Vec<TEv>,
+        sem_init: &HashMap<u64, u32>,
+        variant: Variant,
+        executed: usize,
+    ) -> Self {
+        let prefix = variant.pinned.len();
+        let (pinned, excluded) = (variant.pinned, variant.excluded);
+        let (mut slots, sends) = pair(&trace, sem_init);
+        for s in &mut slots {
+            if s.ev >= executed {
+                s.partner = None;
+            }
+        }
+        let mut receivers: HashMap<Send, Vec<usize>> = HashMap::new();
+        for (k, s) in slots.iter().enumerate() {
+            if let Some(p) = s.partner {
+                receivers.entry(p).or_default().push(k);
+            }
+        }
+        let n = trace.len();
+        let nthreads = trace
+            .iter()
+            .flat_map(|t| [Some(t.tid()), t.child])
+            .flatten()
+            .max()
+            .map_or(0, |m| m as usize + 1);
+        let mut incoming: Vec<Vec<(usize, Option<usize>)>> = vec![Vec::new(); n];
+        let mut last: Vec<Option<usize>> = vec![None; nthreads];
+        let mut created: HashMap<Tid, usize> = HashMap::new();
+        let mut exits: HashMap<Tid, usize> = HashMap::new();
+        for (j, t) in trace.iter().enumerate() {
+            let tid = t.tid();
+            match last[tid as usize] {
+                Some(p) => incoming[j].push((p, None)),
+                None => {
+                    if let Some(&c) = created.get(&tid) {
+                        incoming[j].push((c, None));
+                    }
+                }
+            }
+            last[tid as usize] = Some(j);
+            if let Some(c) = t.child {
+                created.insert(c, j);
+            }
+            match t.ev.op {
+                Op::Exit => {
+                    exits.insert(tid, j);
+                }
+                Op::Join { target } => {
+                    if let Some(&x) = exits.get(&target) {
+                        incoming[j].push((x, None));
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (k, s) in slots.iter().enumerate() {
+            if let Some(Send::At(p)) = s.partner {
+                incoming[s.ev].push((p, Some(k)));
+            }
+        }
+        let mut counts = vec![0u32; nthreads];
+        let mut idx = Vec::with_capacity(n);
+        let mut vc: Vec<Vec<u32>> = Vec::with_capacity(n);
+        for (j, t) in trace.iter().enumerate() {
+            let tid = t.tid() as usize;
+            counts[tid] += 1;
+            idx.push(counts[tid]);
+            let mut c = vec![0u32; nthreads];
+            for &(p, _) in &incoming[j] {
+                join(&mut c, &vc[p]);
+            }
+            c[tid] = counts[tid];
+            vc.push(c);
+        }
+        Syn {
+            trace,
+            slots,
+            sends,
+            receivers,
+            incoming,
+            idx,
+            vc,
+            prefix,
+            pinned,
+            excluded,
+            executed,
+        }
+    }
+
+    fn ev_id(&self, x: usize) -> EvId {
+        (self.trace[x].tid(), self.idx[x])
+    }
+
+    fn send_id(&self, s: Send) -> SendId {
+        match s {
+            Send::At(p) => SendId::At(self.ev_id(p)),
+            Send::Init(c, k) => SendId::Init(c, k),
+        }
+    }
+
+    /// `a` causes `b` (reflexive).
+    fn hb(&self, a: usize, b: usize) -> bool {
+        self.vc[b][self.trace[a].tid() as usize] >= self.idx[a]
+    }
+
+    /// `a` causes slot `k`'s event without using that slot's own pairing.
+    fn hb_without(&self, a: usize, k: usize) -> bool {
+        let r = self.slots[k].ev;
+        if a == r {
+            return true;
+        }
+        self.incoming[r]
+            .iter()
+            .filter(|&&(_, via)| via != Some(k))
+            .any(|&(p, _)| self.hb(a, p))
+    }
+
+    fn is_pinned(&self, x: usize) -> bool {
+        self.pinned.get(x).copied().unwrap_or(false)
+    }
+
+    fn is_broadcast(&self, s: Send) -> bool {
+        matches!(s, Send::At(p) if matches!(self.trace[p].ev.op, Op::CondBroadcast { .. }))
+    }
+
+    /// The race set of slot `k` (with the "new sends only" path constraint).
+    pub fn race_set(&self, k: usize) -> Vec<Send> {
+        let slot = self.slots[k];
+        let r = slot.ev;
+        let Some(all) = self.sends.get(&slot.chan) else {
+            return Vec::new();
+        };
+        all.iter()
+            .copied()
+            .filter(|&s| Some(s) != slot.partner && r >= self.prefix)
+            .filter(|&s| {
+                let pair = ((self.ev_id(r), slot.chan), self.send_id(s));
+                !self.excluded.contains(&pair)
+            })
+            .filter(|&s| match s {
+                Send::At(p) => !self.hb(r, p),
+                Send::Init(..) => true,
+            })
+            .filter(|&s| {
+                self.is_broadcast(s)
+                    || self.receivers.get(&s).is_none_or(|rs| {
+                        rs.iter().all(|&k2| {
+                            let r2 = self.slots[k2].ev;
+                            r2 != r && !self.is_pinned(r2) && !self.hb_without(r2, k)
+                        })
+                    })
+            })
+            .collect()
+    }
+
+    /// The race variants of this run: forced event sequences, one per valid race-table row.
+    pub fn variants(&self, initial: usize, sem_init: &HashMap<u64, u32>) -> Vec<Variant> {
+        let columns: Vec<(usize, Vec<Send>)> = (0..self.slots.len())
+            .map(|k| (k, self.race_set(k)))
+            .filter(|(_, rs)| !rs.is_empty())
+            .collect();
+        let mut out = Vec::new();
+        let mut choice: Vec<Option<Send>> = vec![None; columns.len()];
+        let mut removed = vec![false; self.trace.len()];
+        self.rows(&columns, 0, &mut choice, &mut removed, &mut |row| {
+            if let Some(v) = self.variant(&columns, row, initial, sem_init, true) {
+                out.push(v);
+            }
+        });
+        out
+    }
+
+    /// Enumerate race-table rows: column `c` on, with the events already removed by the
+    /// changes made in earlier columns.
+    fn rows(
+        &self,
+        columns: &[(usize, Vec<Send>)],
+        c: usize,
+        choice: &mut Vec<Option<Send>>,
+        removed: &mut Vec<bool>,
+        emit: &mut dyn FnMut(&[Option<Send>]),
+    ) {
+        if c == columns.len() {
+            if choice.iter().any(Option::is_some) {
+                emit(choice);
+            }
+            return;
+        }
+        let (k, ref race) = columns[c];
+        let r = self.slots[k].ev;
+        self.rows(columns, c + 1, choice, removed, emit);
+        if removed[r] {
+            return;
+        }
+        for &s in race {
+            if matches!(s, Send::At(p) if removed[p]) {
+                continue;
+            }
+            let saved = removed.clone();
+            for y in r + 1..self.trace.len() {
+                if self.hb(r, y) {
+                    removed[y] = true;
+                }
+            }
+            choice[c] = Some(s);
+            self.rows(columns, c + 1, choice, removed, emit);
+            choice[c] = None;
+            *removed = saved;
+        }
+    }
+
+    /// Build and check the variant of one row: `None` if the row is inconsistent (a taken send
+    /// or a changed receive removed, a receive that would not get its send).
+    fn variant(
+        &self,
+        columns: &[(usize, Vec<Send>)],
+        row: &[Option<Send>],
+        initial: usize,
+        sem_init: &HashMap<u64, u32>,
+        with_exclusions: bool,
+    ) -> Option<Variant> {
+        let n = self.trace.len();
+        let mut want: HashMap<usize, Send> = HashMap::new();
+        let mut changed = vec![false; n];
+        for (c, s) in row.iter().enumerate() {
+            if let Some(s) = s {
+                want.insert(columns[c].0, *s);
+                changed[self.slots[columns[c].0].ev] = true;
+            }
+        }
+        // Displaced receives (their send is taken) are removed; removal then propagates along
+        // causal edges, and everything after a changed receive is removed. A changed receive
+        // keeps its other edges: their sources must survive.
+        let mut removed: Vec<bool> = (0..n).map(|x| x >= self.executed && !changed[x]).collect();
+        for (&k, &s) in &want {
+            if self.is_broadcast(s) {
+                continue;
+            }
+            for &k2 in self.receivers.get(&s).map(Vec::as_slice).unwrap_or(&[]) {
+                let r2 = self.slots[k2].ev;
+                if r2 != self.slots[k].ev && !changed[r2] {
+                    removed[r2] = true;
+                }
+            }
+        }
+        for y in 0..n {
+            let dead = |&(p, via): &(usize, Option<usize>)| {
+                (removed[p] || changed[p])
+                    && !(changed[y] && via.is_some_and(|k| want.contains_key(&k)))
+            };
+            if self.incoming[y].iter().any(dead) {
+                if changed[y] {
+                    return None;
+                }
+                removed[y] = true;
+            }
+        }
+        if want
+            .values()
+            .any(|s| matches!(s, Send::At(p) if removed[*p] || changed[*p]))
+            || (0..n).any(|x| removed[x] && self.is_pinned(x))
+        {
+            return None;
+        }
+        let order: Vec<usize> = (0..n)
+            .filter(|&x| !removed[x] && !changed[x])
+            .chain((0..n).filter(|&x| changed[x]))
+            .collect();
+        let seq: Vec<TEv> = order.iter().map(|&x| self.trace[x]).collect();
+        if !replays(&seq, initial, sem_init) {
+            return None;
+        }
+        // Every kept receive keeps its partner; every changed one gets the chosen send.
+        let (vslots, _) = pair(&seq, sem_init);
+        let to_q = |s: Send| match s {
+            Send::At(p) => Send::At(order[p]),
+            i => i,
+        };
+        for vs in &vslots {
+            let q_ev = order[vs.ev];
+            let k = self
+                .slots
+                .iter()
+                .position(|s| s.ev == q_ev && s.chan == vs.chan)?;
+            let expect = want.get(&k).copied().or(self.slots[k].partner);
+            if vs.partner.map(to_q) != expect {
+                return None;
+            }
+        }
+        let mut excluded = Vec::new();
+        if with_exclusions {
+            excluded = self.excluded.clone();
+            // Columns left unchanged and not caused by a change: their alternatives are the
+            // sibling rows that add them; descendants of this variant must not redo those.
+            let after_change = |x: usize| (0..n).any(|c| changed[c] && c != x && self.hb(c, x));
+            for (c, (k, race)) in columns.iter().enumerate() {
+                let r = self.slots[*k].ev;
+                if row[c].is_some() || after_change(r) {
+                    continue;
+                }
+                for &alt in race {
+                    // The sibling row: this one with `c` changed too, without the changes
+                    // `c` causes (those are redone by the sibling's descendants).
+                    let mut sib: Vec<Option<Send>> = row
+                        .iter()
+                        .enumerate()
+                        .map(|(c2, ch)| ch.filter(|_| !self.hb(r, self.slots[columns[c2].0].ev)))
+                        .collect();
+                    sib[c] = Some(alt);
+                    if self
+                        .variant(columns, &sib, initial, sem_init, false)
+                        .is_some()
+                    {
+                        excluded.push(((self.ev_id(r), self.slots[*k].chan), self.send_id(alt)));
+                    }
+                }
+            }
+        }
+        Some(Variant {
+            events: seq.iter().map(|t| t.ev).collect(),
+            pinned: order
+                .iter()
+                .map(|&x| changed[x] || self.is_pinned(x))
+                .collect(),
+            excluded,
+        })
+    }
+}
+
+/// The path constraint of a variant: a receive may not take a send that a sibling variant
+/// gave it (those runs are explored from the sibling).
+fn constraint(
+    excluded: &[((EvId, Chan), SendId)],
+    sem_init: &HashMap<u64, u32>,
+) -> Option<super::guide::Allow> {
+    if excluded.is_empty() {
+        return None;
+    }
+    let excluded = excluded.to_vec();
+    let sem_init = sem_init.clone();
+    Some(Box::new(move |steps, ev| {
+        let mut trace: Vec<TEv> = steps.iter().map(|r| r.ev).collect();
+        trace.push(TEv::new(*ev));
+        let j = trace.len() - 1;
+        let idx_of = |x: usize| {
+            trace[..=x]
+                .iter()
+                .filter(|t| t.tid() == trace[x].tid())
+                .count() as u32
+        };
+        let me = (ev.tid, idx_of(j));
+        if !excluded.iter().any(|((r, _), _)| *r == me) {
+            return true;
+        }
+        let (slots, _) = pair(&trace, &sem_init);
+        slots.iter().filter(|s| s.ev == j).all(|s| {
+            let Some(p) = s.partner else { return true };
+            let sid = match p {
+                Send::At(x) => SendId::At((trace[x].tid(), idx_of(x))),
+                Send::Init(c, k) => SendId::Init(c, k),
+            };
+            !excluded.contains(&((me, s.chan), sid))
+        })
+    }))
+}
+
+fn join(c: &mut [u32], o: &[u32]) {
+    for (a, &b) in c.iter_mut().zip(o) {
+        *a = (*a).max(b);
+    }
+}
+
+/// Whether `seq` is an execution of the synchronisation state machine.
+fn replays(seq: &[TEv], initial: usize, sem_init: &HashMap<u64, u32>) -> bool {
+    let mut s = State::with_initial_threads(initial.max(1));
+    for (&sem, &v) in sem_init {
+        s.init_sem(sem, v);
+    }
+    for t in seq {
+        if s.pending(t.tid()).is_none() && s.post(t.tid(), t.ev.op).is_err() {
+            return false;
+        }
+        if !s.is_enabled(t.tid()) || s.execute(t.tid()).is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+pub(crate) fn run(ctx: &mut Ctx) {
+    ctx.report.complete = true;
+    let mut guide = ctx.guide(Rule::Lowest, false);
+    // Pending variants: forced prefix. The initial run has an empty one.
+    let mut pending: Vec<Variant> = vec![Variant::default()];
+    let mut sem_init: HashMap<u64, u32> = HashMap::new();
+    while let Some(mut v) = pending.pop() {
+        if ctx.out_of_budget() {
+            return;
+        }
+        guide.allow = constraint(&v.excluded, &sem_init);
+        guide.plan(std::mem::take(&mut v.events), 0, Vec::new());
+        if let Outcome::Stop = ctx.run(&mut guide, None) {
+            return;
+        }
+        let mut trace: Vec<TEv> = guide.steps.iter().map(|r| r.ev).collect();
+        let executed = trace.len();
+        // A deadlocked run: its blocked receives race too (they may take a send instead).
+        {
+            trace.extend(
+                guide
+                    .waiting
+                    .iter()
+                    .flatten()
+                    .filter(|e| {
+                        matches!(
+                            e.op,
+                            Op::Lock { .. } | Op::SemWait { .. } | Op::CondWake { .. }
+                        )
+                    })
+                    .map(|e| TEv::new(*e)),
+            );
+        }
+        // Initial values are not events: the largest need seen so far.
+        for (sem, v) in infer_sem_init(&trace) {
+            let e = sem_init.entry(sem).or_insert(0);
+            *e = (*e).max(v);
+        }
+        let syn = Syn::new(trace, &sem_init, v, executed);
+        let vs = syn.variants(ctx.initial, &sem_init);
+        if std::env::var_os("RT_DEBUG").is_some() {
+            let locks: Vec<String> = syn
+                .slots
+                .iter()
+                .map(|s| {
+                    format!(
+                        "{}{}{}:{:?}",
+                        if syn.is_pinned(s.ev) {
+                            "*"
+                        } else if s.ev < syn.prefix {
+                            "="
+                        } else {
+                            ""
+                        },
+                        syn.trace[s.ev].tid(),
+                        match s.chan {
+                            Chan::Mutex(m) | Chan::Sem(m) | Chan::Cond(m) => m & 0xff,
+                        },
+                        s.partner.map(|p| match p {
+                            Send::At(x) => format!("{}@{x}", syn.trace[x].tid()),
+                            Send::Init(..) => "I".into(),
+                        })
+                    )
+                })
+                .collect();
+            eprintln!(
+                "run {} prefix {}: {} -> {} variants",
+                ctx.report.executions,
+                syn.prefix,
+                locks.join(" "),
+                vs.len()
+            );
+        }
+        pending.extend(vs.into_iter().rev());
+        ctx.report.rt_peak_pending = ctx.report.rt_peak_pending.max(pending.len() as u64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explore::guide::Guide;
+    use crate::explore::testprog::{self, Interp};
+    use crate::explore::Executor;
+
+    #[test]
+    fn debug_first_run() {
+        let mut ex = Interp::new(testprog::philosophers(3));
+        let mut g = Guide::new(Rule::Lowest, false, 1);
+        let r = ex.execute(&mut g);
+        let trace: Vec<TEv> = g.steps.iter().map(|r| r.ev).collect();
+        for (i, t) in trace.iter().enumerate() {
+            eprintln!("{i}: {} {:?}", t.ev, t.child);
+        }
+        eprintln!("bug {:?}", r.bug);
+        let si = infer_sem_init(&trace);
+        let n = trace.len();
+        let syn = Syn::new(trace, &si, Variant::default(), n);
+        for (k, s) in syn.slots.iter().enumerate() {
+            eprintln!("slot {k}: {s:?} race {:?}", syn.race_set(k));
+        }
+        let v = syn.variants(1, &si);
+        eprintln!("{} variants", v.len());
+    }
+}
