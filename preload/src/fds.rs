@@ -154,6 +154,73 @@ pub unsafe extern "C" fn dup3(old: c_int, new: c_int, flags: c_int) -> c_int {
     real::dup3(old, new, flags)
 }
 
+/// Our fds in `first..=last`, ascending.
+fn ours_between(first: u64, last: u64) -> Vec<u64> {
+    let mut v = Vec::new();
+    for (w, word) in OURS.iter().enumerate() {
+        let mut bits = word.load(Ordering::Relaxed);
+        while bits != 0 {
+            let fd = (w * 64) as u64 + bits.trailing_zeros() as u64;
+            if (first..=last).contains(&fd) {
+                v.push(fd);
+            }
+            bits &= bits - 1;
+        }
+    }
+    v
+}
+
+/// `close_range(2)` over `first..=last` minus libpos's fds: the kernel call on each gap.
+fn close_range_sparing_ours(first: u64, last: u64, flags: c_int) -> c_int {
+    let _b = Busy::enter();
+    let mut start = first;
+    let mut gaps = Vec::new();
+    for fd in ours_between(first, last) {
+        if fd > start {
+            gaps.push((start, fd - 1));
+        }
+        start = fd + 1;
+    }
+    if start <= last {
+        gaps.push((start, last));
+    }
+    let mut ret = 0;
+    for (a, b) in gaps {
+        // SAFETY: the close_range system call on plain integers.
+        let r = unsafe { libc::syscall(libc::SYS_close_range, a as u32, b as u32, flags) };
+        if r != 0 {
+            ret = -1;
+        }
+    }
+    ret
+}
+
+/// `close_range`: closes the range except libpos's fds.
+///
+/// # Safety
+/// As `close_range(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn close_range(
+    first: libc::c_uint,
+    last: libc::c_uint,
+    flags: c_int,
+) -> c_int {
+    if first > last {
+        conn::set_errno(libc::EINVAL);
+        return -1;
+    }
+    close_range_sparing_ours(first as u64, last as u64, flags)
+}
+
+/// `closefrom`: closes every fd from `low` up, except libpos's.
+///
+/// # Safety
+/// As `closefrom(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn closefrom(low: c_int) {
+    close_range_sparing_ours(low.max(0) as u64, u32::MAX as u64, 0);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,6 +234,23 @@ mod tests {
         assert!(!is_ours(777));
         mark(1 << 20, true); // out of range: ignored
         assert!(!is_ours(1 << 20) && !is_ours(-1));
+    }
+
+    #[test]
+    fn close_range_spares_our_fds() {
+        let open = || unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY) };
+        let fds: Vec<c_int> = (0..4).map(|_| open()).collect();
+        assert!(fds.iter().all(|&f| f >= 0));
+        // Ours: the second one (the range stays among the four we opened).
+        let mine = fds[1];
+        mark(mine, true);
+        let (lo, hi) = (fds[0] as u64, fds[3] as u64);
+        assert_eq!(close_range_sparing_ours(lo, hi, 0), 0);
+        let alive = |fd: c_int| unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0;
+        assert!(alive(mine));
+        assert!(!alive(fds[0]) && !alive(fds[2]) && !alive(fds[3]));
+        close_ours(mine);
+        assert!(!alive(mine) && !is_ours(mine));
     }
 
     #[test]

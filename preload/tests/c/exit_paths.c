@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 /* Exit paths: pthread_exit from a thread and from main, fds the program must not close,
  * exit codes. Usage: exit_paths [code]. */
 #include <pthread.h>
@@ -20,6 +21,7 @@ static void *quitter(void *arg) {
 int main(int argc, char **argv) {
     /* A program that closes every fd it does not know must not cut libpos off. */
     for (int fd = 3; fd < 4096; fd++) close(fd);
+    closefrom(3);
     pthread_t t;
     void *r;
     pthread_create(&t, NULL, quitter, NULL);
