@@ -713,3 +713,47 @@ pub fn readers_writers(readers: usize, writers: usize) -> Prog {
         ..with_main(vec![reader, writer], &threads)
     }
 }
+
+/// Lost update: two threads each do `r = x; x = r + 1`; main asserts `x == 2` after the
+/// joins. The bug needs one preemption (a thread switched out between its read and write).
+pub fn lost_update() -> Prog {
+    let inc = vec![
+        I::Load { addr: k(0), dst: 1 },
+        I::Store {
+            addr: k(0),
+            val: f(|r| r[1] + 1),
+        },
+    ];
+    let mut p = with_main(vec![inc], &[(0, 0), (0, 0)]);
+    let main = p.main;
+    p.bodies[main].push(I::Load { addr: k(0), dst: 1 });
+    p.bodies[main].push(I::Assert {
+        cond: f(|r| i64::from(r[1] == 2)),
+        msg: "x == 2",
+    });
+    p
+}
+
+/// Thread 1 writes `x = 1` then `x = 2`; thread 2 reads `x` twice and asserts it did not see
+/// 1 then 2. The bug needs two preemptions (t2 between t1's writes, t1 back before t2's read).
+pub fn two_preemptions() -> Prog {
+    let writer = vec![
+        I::Store {
+            addr: k(0),
+            val: k(1),
+        },
+        I::Store {
+            addr: k(0),
+            val: k(2),
+        },
+    ];
+    let reader = vec![
+        I::Load { addr: k(0), dst: 1 },
+        I::Load { addr: k(0), dst: 2 },
+        I::Assert {
+            cond: f(|r| i64::from(!(r[1] == 1 && r[2] == 2))),
+            msg: "saw 1 then 2",
+        },
+    ];
+    with_main(vec![writer, reader], &[(0, 0), (1, 0)])
+}

@@ -283,3 +283,32 @@ fn rt_debug() {
         o.seen.iter().filter(|k| !d.seen.contains(*k)).count()
     );
 }
+
+#[test]
+fn schedule_bounding_reports_the_bound_of_the_first_bug() {
+    for (prog, want) in [(testprog::lost_update(), 1), (testprog::two_preemptions(), 2)] {
+        let r = run(Algo::Ipb { max: 3 }, prog.clone());
+        eprintln!(
+            "ipb: {} runs per bound {:?}, first bug bound {:?}",
+            r.executions, r.executions_per_bound, r.first_bug_bound
+        );
+        assert_eq!(r.first_bug_bound, Some(want));
+        assert!(r.bugs.iter().all(|b| b.bound >= Some(want)));
+        assert!(!r.bugs[0].schedule.is_empty());
+        let r = run(Algo::Idb { max: 3 }, prog.clone());
+        eprintln!(
+            "idb: {} runs per bound {:?}, first bug bound {:?}",
+            r.executions, r.executions_per_bound, r.first_bug_bound
+        );
+        assert!(r.first_bug_bound.is_some_and(|b| b <= want));
+        // Below the bug's bound nothing is found, and the exploration says it was cut off.
+        let r = run(Algo::Ipb { max: want - 1 }, prog.clone());
+        assert_eq!((r.buggy, r.complete), (0, false));
+        // Exhaustive bounding finds every schedule DFS finds.
+        let dfs = run(Algo::Dfs, prog.clone());
+        let ipb = run(Algo::Ipb { max: 50 }, prog);
+        assert!(ipb.complete);
+        assert_eq!(ipb.executions_per_bound.iter().last(), Some(&dfs.executions));
+        assert!(dfs.buggy > 0 && ipb.buggy >= dfs.buggy);
+    }
+}
