@@ -9,19 +9,34 @@ use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock};
 
 /// Directory of the built libpos.so (this test runs from `<target>/<profile>/deps/`).
+/// `cargo test` does not rebuild a cdylib-only crate's library, so the first call builds it
+/// (`cargo build --lib`, same profile and target dir): the tests never run a stale libpos.
 fn lib_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target profile directory")
-        .to_path_buf();
-    assert!(
-        dir.join("libpos.so").is_file(),
-        "libpos.so not built in {}",
-        dir.display()
-    );
-    dir
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = std::env::current_exe().expect("test executable path");
+        let dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target profile directory")
+            .to_path_buf();
+        let target = dir.parent().expect("target directory");
+        let mut cargo = Command::new(env!("CARGO"));
+        cargo
+            .args(["build", "--lib", "-p", "pos-preload"])
+            .env("CARGO_TARGET_DIR", target);
+        if dir.file_name().is_some_and(|n| n == "release") {
+            cargo.arg("--release");
+        }
+        run_checked(&mut cargo);
+        assert!(
+            dir.join("libpos.so").is_file(),
+            "libpos.so not built in {}",
+            dir.display()
+        );
+        dir
+    })
+    .clone()
 }
 
 fn libpos() -> PathBuf {
