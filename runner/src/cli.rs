@@ -27,6 +27,12 @@ pub enum Command {
     Model(crate::cmd::model::ModelArgs),
     /// Micro-benchmarks of the strategies on abstract programs.
     Micro(crate::cmd::micro::MicroArgs),
+    /// Build every program of a suite's manifest into DIR/bin (with `poscheck cc`).
+    Build(BuildArgs),
+    /// Run several algorithms over programs or a suite and print the comparison table.
+    Compare(CompareArgs),
+    /// Merge the JSON of sharded `compare` (or `run`) sessions into one comparison table.
+    Merge(MergeArgs),
 }
 
 /// Options of a controlled run shared by `run` and `replay`.
@@ -76,9 +82,15 @@ pub struct RunArgs {
     /// Where the first buggy schedule of each program is saved.
     #[arg(long, default_value = "poscheck-out", value_name = "DIR")]
     pub out_dir: PathBuf,
+    /// Run only part i of n of the programs: program k (0-based, manifest or command-line
+    /// order) belongs to part (k mod n) + 1.
+    #[arg(long, value_name = "i/n")]
+    pub shard: Option<String>,
     #[command(flatten)]
     pub control: ControlArgs,
-    /// Programs, or directories (every executable file in them).
+    /// Programs, or directories: a suite directory (with manifest.toml) runs its manifest's
+    /// programs from DIR/bin with their args and points; any other directory runs every
+    /// executable file in it.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Arguments passed to every program (after `--`).
@@ -108,4 +120,71 @@ pub struct BenchArgs {
     /// Process runs measured for the throughput ratio.
     #[arg(long, default_value_t = 300)]
     pub runs: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct BuildArgs {
+    /// Suite directory (with manifest.toml).
+    pub dir: PathBuf,
+    /// Build only these programs of the manifest.
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
+    /// Compiler command instead of `poscheck cc` (e.g. gcc: no memory-access points).
+    #[arg(long, value_name = "CMD")]
+    pub cc: Option<String>,
+    /// Rebuild up-to-date binaries too.
+    #[arg(long)]
+    pub force: bool,
+    /// Parallel compilers (default: the number of cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Algorithms, one column each (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "rw,pct3,pos,pos*")]
+    pub algos: Vec<String>,
+    /// Runs per program and algorithm.
+    #[arg(long, default_value_t = 1000)]
+    pub tries: u64,
+    /// Base seed (default: fresh, printed); every algorithm uses the same.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Parallel runs (default: the number of cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Write the runs and the table as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// PCT depth for `pct` without a digit.
+    #[arg(long)]
+    pub depth: Option<u32>,
+    /// Scheduling points for every program, overriding the manifest's.
+    #[arg(long)]
+    pub points: Option<String>,
+    /// Where the first buggy schedule of each program and algorithm is saved.
+    #[arg(long, default_value = "poscheck-out", value_name = "DIR")]
+    pub out_dir: PathBuf,
+    /// Run only part i of n of the programs (see `run --shard`); merge with `poscheck merge`.
+    #[arg(long, value_name = "i/n")]
+    pub shard: Option<String>,
+    #[command(flatten)]
+    pub control: ControlArgs,
+    /// A suite directory (with manifest.toml), programs, or directories of programs.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Arguments passed to programs given by path (after `--`).
+    #[arg(last = true, value_name = "ARGS")]
+    pub args: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// JSON files written by `compare --json` or `run --json` (shards of one session).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Write the merged runs and table as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }

@@ -19,11 +19,15 @@ macro_rules! sayln {
 }
 
 mod bench;
+mod build;
 mod cli;
 mod cmd;
+mod compare;
 mod elf;
 mod harness;
 mod libpos;
+mod manifest;
+mod merge;
 mod outcome;
 mod process;
 mod replay;
@@ -48,6 +52,16 @@ fn main() -> ExitCode {
         cli::Command::Bench(a) => bench::run(a),
         cli::Command::Model(a) => cmd::model::run(a),
         cli::Command::Micro(a) => cmd::micro::run(a),
+        cli::Command::Build(a) => build::run(
+            &a.dir,
+            &a.names,
+            a.cc.as_deref(),
+            a.force,
+            a.jobs
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        ),
+        cli::Command::Compare(a) => compare::cmd(a),
+        cli::Command::Merge(a) => merge::cmd(a),
     };
     match r {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
@@ -125,71 +139,32 @@ fn program_name(p: &Path) -> String {
 
 fn run_cmd(a: &cli::RunArgs) -> Result<i32> {
     let seed = a.seed.unwrap_or_else(fresh_seed);
-    let jobs = a
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    if jobs == 0 {
-        bail!("--jobs must be at least 1");
-    }
-    let libpos = libpos::find()?;
-    let programs = targets(&a.paths)?;
-    let mut base = session::RunConfig::new(PathBuf::new(), a.args.clone(), libpos);
-    apply_control(&mut base, &a.control)?;
-    base.points = a.points.clone();
-    let plan0 = harness::Plan {
-        algo: a.algo.clone(),
-        depth: a.depth,
-        seed,
-        tries: a.tries,
-        jobs,
-        stop_on_first: a.stop_on_first,
-        cfg: base,
-    };
-    harness::make_strategy(&plan0, None)?;
+    let shard = a.shard.as_deref().map(manifest::Shard::parse).transpose()?;
+    let mut plan = compare::Session::base_plan(seed, a.tries, a.jobs, a.depth, &a.control)?;
+    plan.algo = a.algo.clone();
+    plan.stop_on_first = a.stop_on_first;
+    harness::make_strategy(&plan, None)?;
+    let programs = compare::jobs(&a.paths, &a.args, shard)?;
     sayln!(
-        "poscheck: algo={} seed={seed} tries={} jobs={jobs}",
+        "poscheck: algo={} seed={seed} tries={} jobs={}{}",
         a.algo,
-        a.tries
+        a.tries,
+        plan.jobs,
+        shard.map_or(String::new(), |s| format!(" shard={s}"))
     );
-    let mut reports = Vec::new();
-    let mut all_errors = false;
-    for prog in &programs {
-        let abs = std::fs::canonicalize(prog).unwrap_or_else(|_| prog.clone());
-        let name = program_name(prog);
-        let mut plan = plan0.clone();
-        plan.cfg.program = abs.clone();
-        let tally = harness::run_tries(&plan, &name)?;
-        let mut saved_at = None;
-        if let Some((i, r)) = &tally.first_hit {
-            let path = report::schedule_path(&a.out_dir, &name, &a.algo, seed);
-            report::SavedSchedule {
-                schedule: pos_sched::schedule::Schedule {
-                    program: abs.display().to_string(),
-                    args: a.args.clone(),
-                    algo: a.algo.clone(),
-                    seed,
-                    try_index: *i,
-                    points: a.points.clone().unwrap_or_else(|| "sync".into()),
-                    outcome: r.outcome.kind().to_string(),
-                    steps: r.schedule.clone(),
-                },
-                pct_k: tally.pct_k,
-                detail: Some(r.outcome.to_string()),
-            }
-            .save(&path)?;
-            saved_at = Some(path);
-        }
-        if tally.tries > 0 && tally.outcomes.get("error") == Some(&tally.tries) {
-            all_errors = true;
-        }
-        reports.push((
-            report::ProgramReport::new(&name, &abs, &tally, saved_at.as_deref()),
-            tally,
-        ));
-    }
-    let table: Vec<report::ProgramReport> = reports.iter().map(|(r, _)| r.clone()).collect();
+    let s = compare::Session {
+        plan,
+        points: a.points.clone(),
+        out_dir: a.out_dir.clone(),
+    };
+    let results = compare::run_algo(&s, &a.algo, &programs)?;
+    let all_errors = results
+        .iter()
+        .any(|r| r.tally.tries > 0 && r.tally.outcomes.get("error") == Some(&r.tally.tries));
+    let table: Vec<report::ProgramReport> = results.iter().map(|r| r.report.clone()).collect();
     say!("{}", report::table(&table));
-    for (r, t) in &reports {
+    for one in &results {
+        let (r, t) = (&one.report, &one.tally);
         if let Some((i, run)) = &t.first_hit {
             sayln!("{}: first bug at try {i}: {}", r.name, run.outcome);
             if let Some(s) = &r.schedule {
@@ -205,6 +180,10 @@ fn run_cmd(a: &cli::RunArgs) -> Result<i32> {
         if let Some(e) = &r.first_error {
             sayln!("{}: run error: {e}", r.name);
         }
+        if let Some(f) = &r.flag {
+            sayln!("{}: FLAG: {f}", r.name);
+            eprintln!("poscheck: {}: {f}", r.name);
+        }
     }
     if let Some(path) = &a.json {
         let doc = report::SessionReport {
@@ -217,7 +196,7 @@ fn run_cmd(a: &cli::RunArgs) -> Result<i32> {
         std::fs::write(path, json + "\n")
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    let bug = reports.iter().any(|(r, _)| r.hits > 0);
+    let bug = results.iter().any(|r| r.report.hits > 0);
     Ok(if bug {
         1
     } else if all_errors {

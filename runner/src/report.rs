@@ -61,6 +61,15 @@ pub struct ProgramReport {
     pub first_outcome: Option<Outcome>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
+    /// Position in the manifest (or command-line) order, before sharding.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<usize>,
+    /// The manifest's expected outcome (`assert`, `crash`, `deadlock`, `none`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expect: Option<String>,
+    /// What the observed outcomes contradict in the manifest (see `compare::flag`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flag: Option<String>,
 }
 
 /// The whole `--json` document.
@@ -96,6 +105,9 @@ impl ProgramReport {
             pct_k: t.pct_k,
             first_outcome: t.first_hit.as_ref().map(|(_, r)| r.outcome.clone()),
             first_error: t.first_error.clone(),
+            index: None,
+            expect: None,
+            flag: None,
         }
     }
 }

@@ -1,0 +1,657 @@
+//! Running a list of programs under one algorithm (`run`, `compare`), checking what they did
+//! against the manifest's expectation, and the algorithm-comparison table.
+//!
+//! The table has the shape of Table 3 of the POS paper (Yuan, Yang, Gu: "Partial Order Aware
+//! Concurrency Sampling", CAV'18): a row per buggy program with its bug hit ratio under each
+//! algorithm, rows sorted by their smallest ratio (hardest bugs first), the best ratio of each
+//! row marked with `*`, then how many bugs each algorithm hit and the geometric mean of the
+//! hit ratios. A ratio of zero would make the geometric mean zero, so a program an algorithm
+//! never hit enters it as 1/(2·tries) (half of the smallest non-zero ratio the run could have
+//! measured); the mean over the programs every algorithm hit needs no such substitution and
+//! is printed as well.
+
+use crate::harness::{self, Plan, Tally};
+use crate::manifest::{Expect, Manifest, Shard};
+use crate::report::{self, ProgramReport, SavedSchedule, SessionReport};
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// One program to run.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub name: String,
+    /// Absolute path of the binary.
+    pub path: PathBuf,
+    pub args: Vec<String>,
+    /// Points mode from the manifest (`--points` overrides it).
+    pub points: Option<String>,
+    /// From the manifest; `None` for programs given by path.
+    pub expect: Option<Expect>,
+    /// Position in the full list (manifest order), before sharding.
+    pub index: usize,
+}
+
+/// Session parameters shared by every program and algorithm.
+#[derive(Clone, Debug)]
+pub struct Session {
+    /// The plan of one program; `algo`, `cfg.program`, `cfg.args` and `cfg.points` are set
+    /// per job.
+    pub plan: Plan,
+    /// `--points`: overrides the manifest's points of every program.
+    pub points: Option<String>,
+    /// Where the first buggy schedule of each program is saved.
+    pub out_dir: PathBuf,
+}
+
+impl Session {
+    /// The plan shared by `run` and `compare` (algorithm set per run).
+    pub fn base_plan(
+        seed: u64,
+        tries: u64,
+        jobs: Option<usize>,
+        depth: Option<u32>,
+        control: &crate::cli::ControlArgs,
+    ) -> Result<Plan> {
+        let jobs =
+            jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        if jobs == 0 {
+            anyhow::bail!("--jobs must be at least 1");
+        }
+        let libpos = crate::libpos::find()?;
+        let mut cfg = crate::session::RunConfig::new(PathBuf::new(), Vec::new(), libpos);
+        crate::apply_control(&mut cfg, control)?;
+        Ok(Plan {
+            algo: String::new(),
+            depth,
+            seed,
+            tries,
+            jobs,
+            stop_on_first: false,
+            cfg,
+        })
+    }
+}
+
+/// The programs named by PATHs, in order: a suite directory (with a manifest) contributes
+/// its entries' binaries in `DIR/bin` with their args, points and expectation; other paths
+/// are programs or directories of programs run with `args`. With a shard, only its part.
+pub fn jobs(paths: &[PathBuf], args: &[String], shard: Option<Shard>) -> Result<Vec<Job>> {
+    let mut all = Vec::new();
+    for p in paths {
+        if Manifest::is_suite(p) {
+            let m = Manifest::load(p)?;
+            for e in &m.programs {
+                let bin = m.binary(e);
+                if !bin.is_file() {
+                    anyhow::bail!(
+                        "{}: not built (run `poscheck build {}`)",
+                        bin.display(),
+                        p.display()
+                    );
+                }
+                all.push(Job {
+                    name: e.name.clone(),
+                    path: std::fs::canonicalize(&bin).unwrap_or(bin),
+                    args: e.args.clone(),
+                    points: Some(e.points.clone()),
+                    expect: Some(e.expect),
+                    index: 0,
+                });
+            }
+        } else {
+            for t in crate::targets(std::slice::from_ref(p))? {
+                all.push(Job {
+                    name: crate::program_name(&t),
+                    path: std::fs::canonicalize(&t).unwrap_or(t),
+                    args: args.to_vec(),
+                    points: None,
+                    expect: None,
+                    index: 0,
+                });
+            }
+        }
+    }
+    for (k, j) in all.iter_mut().enumerate() {
+        j.index = k;
+    }
+    Ok(match shard {
+        Some(s) => all.into_iter().filter(|j| s.contains(j.index)).collect(),
+        None => all,
+    })
+}
+
+/// One program's result under one algorithm.
+#[derive(Clone, Debug)]
+pub struct ProgramRun {
+    pub report: ProgramReport,
+    pub tally: Tally,
+}
+
+/// Outcome kinds that are not a bug (see `outcome::Outcome::is_bug`).
+const NOT_BUGS: &[&str] = &["ok", "diverged", "error"];
+
+/// What is wrong with a program's outcome counts given its expectation: a bug-free program
+/// that reported a bug, or a buggy one that failed in another way than its bug does (e.g.
+/// expected a deadlock, got an assertion failure).
+pub fn flag(expect: Expect, outcomes: &std::collections::BTreeMap<String, u64>) -> Option<String> {
+    let bugs: Vec<String> = outcomes
+        .iter()
+        .filter(|(k, n)| **n > 0 && !NOT_BUGS.contains(&k.as_str()))
+        .map(|(k, n)| format!("{k}={n}"))
+        .collect();
+    if !expect.is_buggy() {
+        return (!bugs.is_empty()).then(|| {
+            format!(
+                "BUG-FREE PROGRAM REPORTED A BUG ({}): a harness error or a broken benchmark",
+                bugs.join(" ")
+            )
+        });
+    }
+    let other: Vec<String> = outcomes
+        .iter()
+        .filter(|(k, n)| **n > 0 && !NOT_BUGS.contains(&k.as_str()) && *k != expect.kind())
+        .map(|(k, n)| format!("{k}={n}"))
+        .collect();
+    (!other.is_empty()).then(|| {
+        format!(
+            "unexpected outcome (expected {}): {}",
+            expect.kind(),
+            other.join(" ")
+        )
+    })
+}
+
+/// Run `job` under `algo`: its tries, the saved first buggy schedule, its report line.
+pub fn run_program(s: &Session, algo: &str, job: &Job) -> Result<ProgramRun> {
+    let mut plan = s.plan.clone();
+    plan.algo = algo.to_string();
+    plan.cfg.program = job.path.clone();
+    plan.cfg.args = job.args.clone();
+    plan.cfg.points = s.points.clone().or_else(|| job.points.clone());
+    let tally = harness::run_tries(&plan, &job.name)
+        .with_context(|| format!("{} under {algo}", job.name))?;
+    let mut saved_at = None;
+    if let Some((i, r)) = &tally.first_hit {
+        let path = report::schedule_path(&s.out_dir, &job.name, algo, plan.seed);
+        SavedSchedule {
+            schedule: pos_sched::schedule::Schedule {
+                program: job.path.display().to_string(),
+                args: job.args.clone(),
+                algo: algo.to_string(),
+                seed: plan.seed,
+                try_index: *i,
+                // The mode the tries used, with the racing pcs in races mode (`points`).
+                points: tally.points.clone(),
+                outcome: r.outcome.kind().to_string(),
+                steps: r.schedule.clone(),
+            },
+            pct_k: tally.pct_k,
+            detail: Some(r.outcome.to_string()),
+        }
+        .save(&path)?;
+        saved_at = Some(path);
+    }
+    let mut report = ProgramReport::new(&job.name, &job.path, &tally, saved_at.as_deref());
+    report.index = Some(job.index);
+    report.expect = job.expect.map(|e| e.kind().to_string());
+    report.flag = job.expect.and_then(|e| flag(e, &tally.outcomes));
+    Ok(ProgramRun { report, tally })
+}
+
+/// Run every job under `algo`, printing one progress line per algorithm to stderr.
+pub fn run_algo(s: &Session, algo: &str, jobs: &[Job]) -> Result<Vec<ProgramRun>> {
+    let start = Instant::now();
+    let out = jobs
+        .iter()
+        .map(|j| run_program(s, algo, j))
+        .collect::<Result<Vec<_>>>()?;
+    eprintln!(
+        "poscheck: {algo}: {} program(s), {} tries each, {:.1} s",
+        jobs.len(),
+        s.plan.tries,
+        start.elapsed().as_secs_f64()
+    );
+    Ok(out)
+}
+
+/// The JSON of `compare` (and of `merge`): per algorithm the run JSON, plus the table.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CompareDoc {
+    pub seed: u64,
+    pub tries: u64,
+    /// The shard this document covers (`i/n`), absent for a whole suite or a merge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+    pub algos: Vec<String>,
+    pub runs: Vec<AlgoRun>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<Table>,
+}
+
+/// One algorithm's run JSON (`report::SessionReport`), with the program lines kept as they
+/// are so that merging passes every field through.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct AlgoRun {
+    pub algo: String,
+    pub seed: u64,
+    pub tries: u64,
+    pub programs: Vec<serde_json::Value>,
+}
+
+impl AlgoRun {
+    pub fn from_session(r: &SessionReport) -> Result<AlgoRun> {
+        let v = serde_json::to_value(r).context("cannot encode the report")?;
+        serde_json::from_value(v).context("cannot re-read the report")
+    }
+}
+
+/// The fields of a program line the table needs.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Line {
+    pub name: String,
+    pub tries: u64,
+    pub hits: u64,
+    pub hit_ratio: f64,
+    #[serde(default)]
+    pub index: Option<usize>,
+    #[serde(default)]
+    pub expect: Option<String>,
+    #[serde(default)]
+    pub flag: Option<String>,
+}
+
+impl Line {
+    pub fn parse(v: &serde_json::Value) -> Result<Line> {
+        serde_json::from_value(v.clone()).context("not a poscheck program report")
+    }
+
+    /// Bug-free by the manifest; programs without an expectation count as buggy.
+    fn bug_free(&self) -> bool {
+        self.expect.as_deref() == Some("none")
+    }
+}
+
+/// One row of the table: a program's ratio under each algorithm (column order of
+/// [`Table::algos`]; `None` where that algorithm has no line for the program).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Row {
+    pub name: String,
+    pub expect: Option<String>,
+    pub hits: Vec<Option<u64>>,
+    pub tries: Vec<Option<u64>>,
+    pub ratios: Vec<Option<f64>>,
+    /// The columns holding the row's largest non-zero ratio.
+    pub best: Vec<bool>,
+}
+
+/// The comparison table.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Table {
+    pub algos: Vec<String>,
+    /// Buggy programs, hardest first, then the bug-free ones.
+    pub rows: Vec<Row>,
+    /// Buggy programs each algorithm hit at least once.
+    pub bugs_hit: Vec<usize>,
+    pub buggy_programs: usize,
+    /// Geometric mean of the hit ratios over the buggy programs, zeros as 1/(2·tries).
+    pub geomean: Vec<Option<f64>>,
+    /// Geometric mean over the buggy programs every algorithm hit.
+    pub geomean_all_hit: Vec<Option<f64>>,
+    pub all_hit_programs: usize,
+    /// Manifest mismatches, one line each (`program [algo]: what`).
+    pub flags: Vec<String>,
+}
+
+/// Ratio a zero enters the geometric mean with (see the module doc).
+pub fn zero_substitute(tries: u64) -> f64 {
+    1.0 / (2.0 * tries as f64)
+}
+
+fn geomean(xs: &[f64]) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    Some((xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp())
+}
+
+impl Table {
+    /// Build the table from per-algorithm runs (each program at most once per algorithm).
+    pub fn build(runs: &[AlgoRun]) -> Result<Table> {
+        let algos: Vec<String> = runs.iter().map(|r| r.algo.clone()).collect();
+        // One entry per program: name, index, expect and its line in each column.
+        type Gathered = (String, Option<usize>, Option<String>, Vec<Option<Line>>);
+        let mut by_name: Vec<Gathered> = Vec::new();
+        let mut flags = Vec::new();
+        for (c, run) in runs.iter().enumerate() {
+            for v in &run.programs {
+                let line = Line::parse(v).with_context(|| format!("in the {} run", run.algo))?;
+                if let Some(f) = &line.flag {
+                    flags.push(format!("{} [{}]: {f}", line.name, run.algo));
+                }
+                let pos = match by_name.iter().position(|e| e.0 == line.name) {
+                    Some(p) => p,
+                    None => {
+                        by_name.push((
+                            line.name.clone(),
+                            line.index,
+                            line.expect.clone(),
+                            vec![None; runs.len()],
+                        ));
+                        by_name.len() - 1
+                    }
+                };
+                by_name[pos].3[c] = Some(line);
+            }
+        }
+        let mut rows: Vec<(bool, f64, Option<usize>, Row)> = by_name
+            .into_iter()
+            .map(|(name, index, expect, lines)| {
+                let ratios: Vec<Option<f64>> = lines
+                    .iter()
+                    .map(|l| l.as_ref().map(|l| l.hit_ratio))
+                    .collect();
+                let max = ratios.iter().flatten().copied().fold(0.0, f64::max);
+                let min = ratios
+                    .iter()
+                    .flatten()
+                    .copied()
+                    .fold(f64::INFINITY, f64::min);
+                let bug_free = lines.iter().flatten().any(|l| l.bug_free());
+                let row = Row {
+                    name,
+                    expect,
+                    hits: lines.iter().map(|l| l.as_ref().map(|l| l.hits)).collect(),
+                    tries: lines.iter().map(|l| l.as_ref().map(|l| l.tries)).collect(),
+                    best: ratios
+                        .iter()
+                        .map(|r| max > 0.0 && *r == Some(max))
+                        .collect(),
+                    ratios,
+                };
+                (bug_free, min, index, row)
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then(a.1.total_cmp(&b.1))
+                .then(a.2.cmp(&b.2))
+                .then(a.3.name.cmp(&b.3.name))
+        });
+        let buggy: Vec<&Row> = rows.iter().filter(|r| !r.0).map(|r| &r.3).collect();
+        let n = algos.len();
+        let bugs_hit = (0..n)
+            .map(|c| buggy.iter().filter(|r| r.hits[c].unwrap_or(0) > 0).count())
+            .collect();
+        let geo = (0..n)
+            .map(|c| {
+                let xs: Vec<f64> = buggy
+                    .iter()
+                    .filter_map(|r| match (r.ratios[c], r.tries[c]) {
+                        (Some(x), Some(t)) if t > 0 => {
+                            Some(if x > 0.0 { x } else { zero_substitute(t) })
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                geomean(&xs)
+            })
+            .collect();
+        let all_hit: Vec<&&Row> = buggy
+            .iter()
+            .filter(|r| r.hits.iter().all(|h| h.unwrap_or(0) > 0))
+            .collect();
+        let geo_all = (0..n)
+            .map(|c| {
+                let xs: Vec<f64> = all_hit.iter().filter_map(|r| r.ratios[c]).collect();
+                geomean(&xs)
+            })
+            .collect();
+        Ok(Table {
+            algos,
+            buggy_programs: buggy.len(),
+            all_hit_programs: all_hit.len(),
+            bugs_hit,
+            geomean: geo,
+            geomean_all_hit: geo_all,
+            rows: rows.into_iter().map(|r| r.3).collect(),
+            flags,
+        })
+    }
+
+    /// Buggy programs no algorithm hit.
+    pub fn missed(&self) -> Vec<&str> {
+        self.rows
+            .iter()
+            .filter(|r| r.expect.as_deref() != Some("none"))
+            .filter(|r| r.hits.iter().all(|h| h.unwrap_or(0) == 0))
+            .map(|r| r.name.as_str())
+            .collect()
+    }
+
+    /// The table as text (a header, a row per program, the summary rows and a footer).
+    pub fn render(&self, tries: u64, seed: u64) -> String {
+        let w = self
+            .rows
+            .iter()
+            .map(|r| r.name.len())
+            .chain(["geomean (all hit)".len()])
+            .max()
+            .unwrap_or(7);
+        let cw = self.algos.iter().map(|a| a.len()).max().unwrap_or(0).max(9);
+        let cell = |r: Option<f64>, best: bool| -> String {
+            let t = match r {
+                None => "-".to_string(),
+                Some(0.0) => "0".to_string(),
+                Some(x) => format!("{x:.4}"),
+            };
+            format!("{t}{}", if best { "*" } else { " " })
+        };
+        let mut s = format!("{:<w$}  {:<8}", "program", "expect");
+        for a in &self.algos {
+            s += &format!("  {a:>cw$} ");
+        }
+        s.push('\n');
+        let mut in_bug_free = false;
+        for r in &self.rows {
+            let bug_free = r.expect.as_deref() == Some("none");
+            if bug_free && !in_bug_free {
+                in_bug_free = true;
+                s += "-- bug-free programs (any hit is flagged) --\n";
+            }
+            s += &format!("{:<w$}  {:<8}", r.name, r.expect.as_deref().unwrap_or("?"));
+            for (c, x) in r.ratios.iter().enumerate() {
+                s += &format!("  {:>cw$}", cell(*x, r.best[c]), cw = cw + 1);
+            }
+            s.push('\n');
+        }
+        s += &format!("{:<w$}  {:<8}", "bugs hit", "");
+        for n in &self.bugs_hit {
+            s += &format!(
+                "  {:>cw$} ",
+                format!("{n}/{}", self.buggy_programs),
+                cw = cw
+            );
+        }
+        s.push('\n');
+        for (label, xs) in [
+            ("geomean", &self.geomean),
+            ("geomean (all hit)", &self.geomean_all_hit),
+        ] {
+            s += &format!("{label:<w$}  {:<8}", "");
+            let best = xs.iter().flatten().copied().fold(0.0, f64::max);
+            for x in xs {
+                s += &format!(
+                    "  {:>cw$}",
+                    cell(*x, x.is_some_and(|x| x > 0.0 && x == best)),
+                    cw = cw + 1
+                );
+            }
+            s.push('\n');
+        }
+        s += &format!(
+            "hit ratio = buggy tries / tries ({tries} tries per program, seed {seed}); * = best \
+             of the row. geomean: over the {} buggy programs, a ratio of 0 counted as \
+             1/(2*tries) = {:.2e}; geomean (all hit): over the {} programs every algorithm hit.\n",
+            self.buggy_programs,
+            zero_substitute(tries.max(1)),
+            self.all_hit_programs
+        );
+        let missed = self.missed();
+        if !missed.is_empty() {
+            s += &format!("hit by no algorithm: {}\n", missed.join(", "));
+        }
+        for f in &self.flags {
+            s += &format!("FLAG {f}\n");
+        }
+        s
+    }
+}
+
+/// `poscheck compare`: every algorithm over the same programs with the same seed.
+/// Exit code 1 when some program had a bug (as `run`), 0 otherwise.
+pub fn cmd(a: &crate::cli::CompareArgs) -> Result<i32> {
+    let seed = a.seed.unwrap_or_else(crate::fresh_seed);
+    let shard = a.shard.as_deref().map(Shard::parse).transpose()?;
+    if a.algos.is_empty() {
+        anyhow::bail!("--algos: name at least one algorithm");
+    }
+    for (k, x) in a.algos.iter().enumerate() {
+        if a.algos[..k].contains(x) {
+            anyhow::bail!("--algos: {x} is listed twice");
+        }
+    }
+    let mut plan = Session::base_plan(seed, a.tries, a.jobs, a.depth, &a.control)?;
+    for algo in &a.algos {
+        plan.algo = algo.clone();
+        harness::make_strategy(&plan, None).with_context(|| format!("--algos {algo}"))?;
+    }
+    let programs = jobs(&a.paths, &a.args, shard)?;
+    sayln!(
+        "poscheck compare: algos={} seed={seed} tries={} jobs={} programs={}{}",
+        a.algos.join(","),
+        a.tries,
+        plan.jobs,
+        programs.len(),
+        shard.map_or(String::new(), |s| format!(" shard={s}"))
+    );
+    let s = Session {
+        plan,
+        points: a.points.clone(),
+        out_dir: a.out_dir.clone(),
+    };
+    let mut runs = Vec::new();
+    let mut bug = false;
+    for algo in &a.algos {
+        let results = run_algo(&s, algo, &programs)?;
+        for r in &results {
+            bug |= r.report.hits > 0;
+            if let Some(e) = &r.report.first_error {
+                sayln!("{} [{algo}]: run error: {e}", r.report.name);
+            }
+        }
+        runs.push(AlgoRun::from_session(&SessionReport {
+            algo: algo.clone(),
+            seed,
+            tries: a.tries,
+            programs: results.into_iter().map(|r| r.report).collect(),
+        })?);
+    }
+    let table = Table::build(&runs)?;
+    say!("{}", table.render(a.tries, seed));
+    if let Some(path) = &a.json {
+        let doc = CompareDoc {
+            seed,
+            tries: a.tries,
+            shard: shard.map(|s| s.to_string()),
+            algos: a.algos.clone(),
+            runs,
+            table: Some(table),
+        };
+        write_doc(&doc, path)?;
+    }
+    Ok(i32::from(bug))
+}
+
+/// Write a compare document as pretty JSON.
+pub fn write_doc(doc: &CompareDoc, path: &Path) -> Result<()> {
+    let json = serde_json::to_string_pretty(doc).context("cannot encode the comparison")?;
+    std::fs::write(path, json + "\n").with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(algo: &str, lines: &[(&str, &str, u64)]) -> AlgoRun {
+        AlgoRun {
+            algo: algo.into(),
+            seed: 1,
+            tries: 100,
+            programs: lines
+                .iter()
+                .enumerate()
+                .map(|(k, (name, expect, hits))| {
+                    json!({"name": name, "index": k, "expect": expect, "tries": 100,
+                           "hits": hits, "hit_ratio": *hits as f64 / 100.0})
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn rows_sort_by_smallest_ratio_and_mark_the_best() {
+        let t = Table::build(&[
+            run(
+                "rw",
+                &[
+                    ("easy", "assert", 50),
+                    ("hard", "deadlock", 0),
+                    ("ok", "none", 0),
+                ],
+            ),
+            run(
+                "pos",
+                &[
+                    ("easy", "assert", 80),
+                    ("hard", "deadlock", 4),
+                    ("ok", "none", 0),
+                ],
+            ),
+        ])
+        .unwrap();
+        let names: Vec<&str> = t.rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, vec!["hard", "easy", "ok"]);
+        assert_eq!(t.rows[0].best, vec![false, true]);
+        assert_eq!(t.rows[2].best, vec![false, false]);
+        assert_eq!(t.bugs_hit, vec![1, 2]);
+        assert_eq!(t.buggy_programs, 2);
+        // rw: sqrt(0.5 * 1/200); pos: sqrt(0.8 * 0.04).
+        let g = t.geomean[0].unwrap();
+        assert!((g - (0.5f64 / 200.0).sqrt()).abs() < 1e-12, "{g}");
+        assert!((t.geomean[1].unwrap() - (0.8f64 * 0.04).sqrt()).abs() < 1e-12);
+        assert_eq!(t.all_hit_programs, 1);
+        assert!((t.geomean_all_hit[0].unwrap() - 0.5).abs() < 1e-12);
+        assert_eq!(t.missed(), Vec::<&str>::new());
+        let text = t.render(100, 1);
+        assert!(text.contains("0.0400*"), "{text}");
+        assert!(text.contains("1/(2*tries)"), "{text}");
+    }
+
+    #[test]
+    fn flags_mismatched_and_bug_free_hits() {
+        let mut o = std::collections::BTreeMap::new();
+        o.insert("ok".to_string(), 10);
+        assert_eq!(flag(Expect::None, &o), None);
+        assert_eq!(flag(Expect::Deadlock, &o), None);
+        o.insert("deadlock".to_string(), 2);
+        assert_eq!(flag(Expect::Deadlock, &o), None);
+        let f = flag(Expect::None, &o).unwrap();
+        assert!(f.starts_with("BUG-FREE"), "{f}");
+        o.insert("assert".to_string(), 1);
+        let f = flag(Expect::Deadlock, &o).unwrap();
+        assert!(f.contains("assert=1") && !f.contains("deadlock="), "{f}");
+    }
+}
