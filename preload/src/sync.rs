@@ -4,7 +4,8 @@
 //! For a controlled thread each operation posts its [`Op`] and returns the granted result
 //! *without* calling the real function: the coordinator's model is the lock, so a granted
 //! operation never blocks in the kernel and the program's lock words are never touched (they
-//! stay in their initial state, which keeps pass-through use after `exit` working). Blocking
+//! stay in their initial state, which keeps pass-through use after `exit` working; only
+//! semaphore counts and once controls are mirrored, as programs read them). Blocking
 //! waits become two events (a condvar wait releases the mutex, then is woken and re-acquires
 //! it; a barrier wait arrives, then leaves), which is how the state machine models them.
 //! Initialisers and destructors always run for real (they validate arguments and set the
@@ -231,27 +232,41 @@ pub unsafe extern "C" fn sem_init(s: *mut sem_t, pshared: c_int, value: c_uint) 
     r
 }
 
+/// Post a semaphore operation; on success mirror it on the real semaphore (which never
+/// blocks then: the model granted it, so the real count is positive for a wait), so that
+/// `sem_getvalue` and uses after `exit` see the modelled count.
+unsafe fn sem_op(me: Me, s: *mut sem_t, op: Op) -> c_int {
+    let r = me.post(op).result;
+    if r == 0 {
+        match op {
+            Op::SemPost { .. } => real::sem_post(s),
+            _ => real::sem_trywait(s),
+        };
+    }
+    sem_result(r)
+}
+
 point! {
     /// `sem_wait`: `Op::SemWait`.
-    fn sem_wait(s: *mut sem_t) => |me| sem_result(me.post(Op::SemWait { s: addr(s) }).result)
+    fn sem_wait(s: *mut sem_t) => |me| sem_op(me, s, Op::SemWait { s: addr(s) })
 }
 point! {
     /// `sem_trywait`: `Op::SemTryWait` (-1/EAGAIN when the count is zero).
-    fn sem_trywait(s: *mut sem_t) => |me| sem_result(me.post(Op::SemTryWait { s: addr(s) }).result)
+    fn sem_trywait(s: *mut sem_t) => |me| sem_op(me, s, Op::SemTryWait { s: addr(s) })
 }
 point! {
     /// `sem_timedwait`: `Op::SemTimedWait` (-1/ETIMEDOUT when the count is zero).
     fn sem_timedwait(s: *mut sem_t, t: *const timespec) =>
-        |me| sem_result(me.post(Op::SemTimedWait { s: addr(s) }).result)
+        |me| sem_op(me, s, Op::SemTimedWait { s: addr(s) })
 }
 point! {
     /// `sem_clockwait`: as `sem_timedwait`.
     fn sem_clockwait(s: *mut sem_t, c: clockid_t, t: *const timespec) =>
-        |me| sem_result(me.post(Op::SemTimedWait { s: addr(s) }).result)
+        |me| sem_op(me, s, Op::SemTimedWait { s: addr(s) })
 }
 point! {
     /// `sem_post`: `Op::SemPost`.
-    fn sem_post(s: *mut sem_t) => |me| sem_result(me.post(Op::SemPost { s: addr(s) }).result)
+    fn sem_post(s: *mut sem_t) => |me| sem_op(me, s, Op::SemPost { s: addr(s) })
 }
 
 /// `pthread_barrier_init`: the real initialisation, then `Msg::BarrierInit`.
@@ -285,6 +300,8 @@ point! {
     }
 }
 
+extern "C" fn once_noop() {}
+
 point! {
     /// `pthread_once`: `OnceBegin` behaves as a lock on the control; unless the grant says
     /// the init already ran (`ONCE_DONE`) we run it and post `OnceEnd`.
@@ -293,6 +310,8 @@ point! {
         if r != code::ONCE_DONE {
             init();
             me.post(Op::OnceEnd { o: addr(o) });
+            // Mark the real control done too, so pass-through calls (after `exit`) skip it.
+            real::pthread_once(o, once_noop);
         }
         0
     }

@@ -1,13 +1,25 @@
 #define _GNU_SOURCE
 /* Exit paths: pthread_exit from a thread and from main, fds the program must not close,
- * exit codes. Usage: exit_paths [code]. */
+ * exit codes, atexit handlers after the exit. Usage: exit_paths [code]. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-static int done;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int done, inits;
+
+static void init(void) { inits++; }
+
+/* Runs after the exit was granted: everything passes through to the real functions, which
+ * must agree with what the controlled part did (the once routine already ran). */
+static void at_exit(void) {
+    pthread_mutex_lock(&m);
+    pthread_mutex_unlock(&m);
+    pthread_once(&once, init);
+    if (inits != 1) _exit(42);
+}
 
 static void *quitter(void *arg) {
     (void)arg;
@@ -24,6 +36,8 @@ int main(int argc, char **argv) {
     closefrom(3);
     pthread_t t;
     void *r;
+    atexit(at_exit);
+    pthread_once(&once, init);
     pthread_create(&t, NULL, quitter, NULL);
     pthread_join(t, &r);
     if ((long)r != 7 || done != 1) return 3;

@@ -73,7 +73,12 @@ int main(void) {
     while (!ready) pthread_cond_wait(&cv, &m);
     pthread_mutex_unlock(&m);
 
-    for (int i = 0; i < N + 1; i++) sem_wait(&sem);
+    for (int i = 0; i < N; i++) sem_wait(&sem);
+    int v = -1;
+    sem_getvalue(&sem, &v); /* not a point; the real count mirrors the modelled one */
+    assert(v == 0 || v == 1);
+    sem_wait(&sem);
+    assert(sem_getvalue(&sem, &v) == 0 && v == 0);
     assert(sem_trywait(&sem) == -1 && errno == EAGAIN);
 
     for (long i = 0; i < N; i++) {
@@ -99,6 +104,8 @@ int main(void) {
     assert(pthread_cond_timedwait(&cv, &m, &ts) == ETIMEDOUT);
     pthread_mutex_unlock(&m);
     sleep(2); /* returns at once unless POS_REAL_SLEEP=1 */
+    pthread_once(&once, init_once); /* done already: skipped */
+    assert(inits == 1);
     printf("sync_all ok\n");
     return 0;
 }
