@@ -302,3 +302,62 @@ fn run_dir_flags_outcomes_the_manifest_does_not_expect() {
     assert_eq!(names, ["order_violation"]);
     assert_eq!(doc["programs"][0]["index"], 1);
 }
+
+/// The CI compare check: the whole bundled suite builds with `poscheck build` (so with
+/// `poscheck cc`), and a small fixed-seed `compare` over all of it flags nothing, never hits
+/// a bug-free program, and hits the suite's frequent bugs (each has a hit ratio of at least
+/// 0.7 under pos, so 10 tries all miss with probability below 0.3^10 ≈ 6e-6).
+#[test]
+fn the_whole_suite_builds_and_a_small_compare_hits_its_frequent_bugs() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("compare-full");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        benchmarks().join("manifest.toml"),
+        dir.join("manifest.toml"),
+    )
+    .unwrap();
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    for e in std::fs::read_dir(benchmarks().join("src")).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, src.join(p.file_name().unwrap())).unwrap();
+    }
+    let out = poscheck(&dir, &["build", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "build failed: {}", text(&out));
+    assert!(text(&out).contains(", 0 failed,"), "{}", text(&out));
+    let json = dir.join("ci.json");
+    let out = poscheck(
+        &dir,
+        &[
+            "compare",
+            "--algos",
+            "pos",
+            "--tries",
+            "10",
+            "--seed",
+            SEED,
+            "--jobs",
+            "2",
+            "--json",
+            json.to_str().unwrap(),
+            dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let t = &doc["table"];
+    assert_eq!(t["flags"], serde_json::json!([]), "{}", text(&out));
+    for r in t["rows"].as_array().unwrap() {
+        if r["expect"] == "none" {
+            assert_eq!(r["hits"][0], 0, "{r}");
+        }
+    }
+    for n in [
+        "order_violation",
+        "barrier_phase",
+        "sem_wrong_init",
+        "lazy_init",
+    ] {
+        assert!(row(&doc, n)["hits"][0].as_u64().unwrap() > 0, "{n} not hit");
+    }
+}
