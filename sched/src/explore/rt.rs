@@ -534,13 +534,8 @@ impl Syn {
                     continue;
                 }
                 for &alt in race {
-                    // The sibling row: this one with `c` changed too, without the changes
-                    // `c` causes (those are redone by the sibling's descendants).
-                    let mut sib: Vec<Option<Send>> = row
-                        .iter()
-                        .enumerate()
-                        .map(|(c2, ch)| ch.filter(|_| !self.hb(r, self.slots[columns[c2].0].ev)))
-                        .collect();
+                    // The sibling row: this one with `c` changed too.
+                    let mut sib = row.to_vec();
                     sib[c] = Some(alt);
                     if self
                         .variant(columns, &sib, initial, sem_init, false)

@@ -757,3 +757,18 @@ pub fn two_preemptions() -> Prog {
     ];
     with_main(vec![writer, reader], &[(0, 0), (1, 0)])
 }
+
+/// `threads` threads each entering a critical section on one mutex `rounds` times
+/// (`--points sync`): (threads·rounds)! / (rounds!)^threads lock orders.
+pub fn mutex_rounds(threads: usize, rounds: usize) -> Prog {
+    let mut body = Vec::new();
+    for _ in 0..rounds {
+        body.push(I::Lock(k(0)));
+        body.push(I::Unlock(k(0)));
+    }
+    let ts: Vec<(usize, i64)> = (0..threads).map(|_| (0, 0)).collect();
+    Prog {
+        sync_only: true,
+        ..with_main(vec![body], &ts)
+    }
+}

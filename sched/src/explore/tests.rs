@@ -258,7 +258,18 @@ fn rt_on_semaphore_and_condvar_programs() {
 #[test]
 #[ignore = "debugging aid"]
 fn rt_debug() {
-    let p = testprog::readers_writers(2, 1);
+    let p = match std::env::var("RT_PROG").as_deref() {
+        Ok("rounds22") => testprog::mutex_rounds(2, 2),
+        Ok("rounds32") => testprog::mutex_rounds(3, 2),
+        Ok("rounds23") => testprog::mutex_rounds(2, 3),
+        Ok("rounds33") => testprog::mutex_rounds(3, 3),
+        Ok("phil6") => testprog::philosophers(6),
+        Ok("rw22") => testprog::readers_writers(2, 2),
+        Ok("rw31") => testprog::readers_writers(3, 1),
+        Ok("bb") => testprog::bounded_buffer(2, 2, 2, 1),
+        Ok("bb11") => testprog::bounded_buffer(1, 1, 1, 2),
+        _ => testprog::readers_writers(2, 1),
+    };
     let mut d = Distinct::new(p.clone());
     let r = explore(Algo::Rt, &mut d, Limits::default());
     let mut o = Distinct::new(p);
@@ -282,11 +293,25 @@ fn rt_debug() {
         "odpor-only: {}",
         o.seen.iter().filter(|k| !d.seen.contains(*k)).count()
     );
+    for (_, t) in o
+        .traces
+        .iter()
+        .filter(|(k, _)| !d.seen.contains(*k))
+        .take(1)
+    {
+        eprintln!("missing:");
+        for (i, e) in t.iter().enumerate() {
+            eprintln!("  {i}: {e}");
+        }
+    }
 }
 
 #[test]
 fn schedule_bounding_reports_the_bound_of_the_first_bug() {
-    for (prog, want) in [(testprog::lost_update(), 1), (testprog::two_preemptions(), 2)] {
+    for (prog, want) in [
+        (testprog::lost_update(), 1),
+        (testprog::two_preemptions(), 2),
+    ] {
         let r = run(Algo::Ipb { max: 3 }, prog.clone());
         eprintln!(
             "ipb: {} runs per bound {:?}, first bug bound {:?}",
@@ -308,7 +333,10 @@ fn schedule_bounding_reports_the_bound_of_the_first_bug() {
         let dfs = run(Algo::Dfs, prog.clone());
         let ipb = run(Algo::Ipb { max: 50 }, prog);
         assert!(ipb.complete);
-        assert_eq!(ipb.executions_per_bound.iter().last(), Some(&dfs.executions));
+        assert_eq!(
+            ipb.executions_per_bound.iter().last(),
+            Some(&dfs.executions)
+        );
         assert!(dfs.buggy > 0 && ipb.buggy >= dfs.buggy);
     }
 }
