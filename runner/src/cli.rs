@@ -27,6 +27,14 @@ pub enum Command {
     Model(crate::cmd::model::ModelArgs),
     /// Micro-benchmarks of the strategies on abstract programs.
     Micro(crate::cmd::micro::MicroArgs),
+    /// Compile C with scheduling points at memory accesses (wraps $POSCHECK_CC, default gcc).
+    #[command(name = "cc")]
+    Cc(CcArgs),
+    /// Compile C++ with scheduling points at memory accesses (wraps $POSCHECK_CXX, default g++).
+    #[command(name = "c++")]
+    Cxx(CcArgs),
+    /// Find the data races of an instrumented program (the profiling step of --points races).
+    Races(RacesArgs),
     /// Build every program of a suite's manifest into DIR/bin (with `poscheck cc`).
     Build(BuildArgs),
     /// Run several algorithms over programs or a suite and print the comparison table.
@@ -76,8 +84,9 @@ pub struct RunArgs {
     /// PCT depth for `--algo pct`.
     #[arg(long)]
     pub depth: Option<u32>,
-    /// Scheduling points: sync (default), mem, races (needs -fsanitize=thread builds).
-    #[arg(long)]
+    /// Scheduling points: sync, mem or races (the last two need `poscheck cc` builds).
+    /// Default: races for instrumented programs, sync otherwise.
+    #[arg(long, value_name = "MODE")]
     pub points: Option<String>,
     /// Where the first buggy schedule of each program is saved.
     #[arg(long, default_value = "poscheck-out", value_name = "DIR")]
@@ -187,4 +196,32 @@ pub struct MergeArgs {
     /// Write the merged runs and table as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct CcArgs {
+    /// Compiler arguments, as for gcc/clang (e.g. `-O1 -o prog prog.c`).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "ARGS"
+    )]
+    pub args: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct RacesArgs {
+    /// Profiling runs (each under pos with a seed derived from --seed).
+    #[arg(long, default_value_t = crate::points::PROFILE_RUNS)]
+    pub runs: u64,
+    /// Base seed of the profiling runs.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub control: ControlArgs,
+    /// An instrumented program (built with `poscheck cc`).
+    pub program: PathBuf,
+    /// Arguments for the program (after `--`).
+    #[arg(last = true, value_name = "ARGS")]
+    pub args: Vec<String>,
 }

@@ -41,6 +41,11 @@ pub struct Tally {
     pub first_hit: Option<(u64, RunResult)>,
     /// The first `error` outcome, for the report.
     pub first_error: Option<String>,
+    /// The scheduling-point mode the tries used, as saved schedules record it
+    /// ([`crate::points::encode`]: `races:` lists the racing pcs).
+    pub points: String,
+    /// `races` mode: racing sites the profiling runs found (0: the tries used sync points).
+    pub racing_sites: Option<usize>,
 }
 
 /// Whether `algo` draws PCT change points and so needs k.
@@ -61,6 +66,12 @@ pub fn make_strategy(plan: &Plan, pct_k: Option<u64>) -> Result<Box<dyn pos_sche
 pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
     let start = Instant::now();
     make_strategy(plan, None)?;
+    // `races` points: profile first (see `points`); the races file lives until the end.
+    let prepared = crate::points::prepare(&plan.cfg, plan.seed, None)?;
+    let plan = &Plan {
+        cfg: prepared.cfg.clone(),
+        ..plan.clone()
+    };
     let pct_k = if needs_k(&plan.algo) {
         let mut rw = strategy::by_name("rw", &Options::default()).map_err(|e| anyhow!(e))?;
         let r = session::run_once(&plan.cfg, rw.as_mut(), plan.seed)?;
@@ -80,6 +91,8 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
         pct_k,
         first_hit: None,
         first_error: None,
+        points: prepared.recorded(),
+        racing_sites: prepared.racing_sites,
     };
     let progress = std::io::stderr().is_terminal();
     std::thread::scope(|s| -> Result<()> {

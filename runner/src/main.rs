@@ -20,6 +20,7 @@ macro_rules! sayln {
 
 mod bench;
 mod build;
+mod cc;
 mod cli;
 mod cmd;
 mod compare;
@@ -29,7 +30,9 @@ mod libpos;
 mod manifest;
 mod merge;
 mod outcome;
+mod points;
 mod process;
+mod races;
 mod replay;
 mod report;
 mod session;
@@ -61,6 +64,9 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         ),
         cli::Command::Compare(a) => compare::cmd(a),
+        cli::Command::Cc(a) => libpos_dir().and_then(|d| cc::compile(cc::Lang::C, &a.args, &d)),
+        cli::Command::Cxx(a) => libpos_dir().and_then(|d| cc::compile(cc::Lang::Cxx, &a.args, &d)),
+        cli::Command::Races(a) => races::run(a),
         cli::Command::Merge(a) => merge::cmd(a),
     };
     match r {
@@ -70,6 +76,14 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The directory of libpos.so, which `poscheck cc` links against (with an rpath).
+fn libpos_dir() -> Result<PathBuf> {
+    let lib = libpos::find()?;
+    lib.parent()
+        .map(Path::to_path_buf)
+        .with_context(|| format!("{} has no parent directory", lib.display()))
 }
 
 /// Apply the options shared by `run` and `replay` to a run configuration.
@@ -179,6 +193,14 @@ fn run_cmd(a: &cli::RunArgs) -> Result<i32> {
         }
         if let Some(e) = &r.first_error {
             sayln!("{}: run error: {e}", r.name);
+        }
+        match r.racing_sites {
+            Some(0) => sayln!(
+                "{}: points races: the profiling runs found no race; the tries used sync points",
+                r.name
+            ),
+            Some(n) => sayln!("{}: points races: {n} racing site(s)", r.name),
+            None => {}
         }
         if let Some(f) = &r.flag {
             sayln!("{}: FLAG: {f}", r.name);

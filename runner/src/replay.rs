@@ -22,9 +22,17 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
     };
     let mut cfg = RunConfig::new(program, args, libpos::find()?);
     crate::apply_control(&mut cfg, &a.control)?;
-    if !sch.points.is_empty() && sch.points != "sync" {
-        cfg.points = Some(sch.points.clone());
-    }
+    // The recorded points mode; `races:` carries the racing pcs. A bare `races` (a schedule
+    // saved without them) profiles again with the recorded base seed, which finds the same
+    // sites (see `points`).
+    let (mode, pcs) = crate::points::decode(&sch.points)?;
+    cfg.points = Some(if mode.is_empty() {
+        crate::points::SYNC.to_string()
+    } else {
+        mode
+    });
+    let prepared = crate::points::prepare(&cfg, sch.seed, pcs)?;
+    let cfg = prepared.cfg.clone();
     let mut same = 0;
     let mut last = None;
     for n in 0..a.times.max(1) {

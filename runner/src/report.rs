@@ -61,6 +61,11 @@ pub struct ProgramReport {
     pub first_outcome: Option<Outcome>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
+    /// Scheduling points the tries used (`sync`, `mem`, `races`).
+    pub points: String,
+    /// `--points races`: racing sites the profiling runs found (0: tries used sync points).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub racing_sites: Option<usize>,
     /// Position in the manifest (or command-line) order, before sharding.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index: Option<usize>,
@@ -105,6 +110,8 @@ impl ProgramReport {
             pct_k: t.pct_k,
             first_outcome: t.first_hit.as_ref().map(|(_, r)| r.outcome.clone()),
             first_error: t.first_error.clone(),
+            points: t.points.split(':').next().unwrap_or_default().to_string(),
+            racing_sites: t.racing_sites,
             index: None,
             expect: None,
             flag: None,
