@@ -7,8 +7,9 @@
 //! posts done inline, so the figure is the cost of the coordinator loop plus the strategy: the
 //! ceiling for a real run, whose threads also pay for the socket round trips.
 //!
-//! Two rates are printed: the decision loop alone (post + decide), and including
-//! [`Coordinator::finish`], which renders the recorded schedule as text once per run.
+//! Rates are per run: the median and the best of the decision loop alone (post + decide), and
+//! the median including [`Coordinator::finish`], which renders the recorded schedule as text
+//! once per run. On a shared machine the best run is the figure least disturbed by others.
 
 use pos_sched::strategy::{by_name, Options};
 use pos_sched::{Coordinator, Decision, MutexKind, Op, State};
@@ -91,9 +92,10 @@ fn run_once(
 fn main() {
     let prog = program();
     println!(
-        "{THREADS} threads x {EVENTS} events, {RUNS} runs per strategy\n\
-         {:<10} {:>12} {:>16} {:>22}",
-        "strategy", "decisions", "decisions/s", "with finish(), /s"
+        "{THREADS} threads x {EVENTS} events, {RUNS} runs per strategy; rates in decisions/s\n\
+         (median and best run: the best is the least disturbed by other processes)\n\
+         {:<10} {:>10} {:>12} {:>12} {:>20}",
+        "strategy", "decisions", "median", "best", "median with finish()"
     );
     // Strategy names on the command line restrict the table (cargo passes `--bench`).
     let only: Vec<String> = std::env::args()
@@ -107,20 +109,27 @@ fn main() {
         let mut s = by_name(name, &Options::default()).expect("strategy");
         // Warm-up run (also gives PCT its k).
         run_once(s.as_mut(), &prog, u64::MAX);
-        let (mut n, mut looped, mut finish) = (0, Duration::ZERO, Duration::ZERO);
+        let mut total = 0;
+        let mut loop_rates = Vec::new();
+        let mut full_rates = Vec::new();
         for i in 0..RUNS {
             let (d, l, f) = run_once(s.as_mut(), &prog, pos_sched::rng::try_seed(1, i));
-            n += d;
-            looped += l;
-            finish += f;
+            total += d;
+            loop_rates.push(d as f64 / l.as_secs_f64());
+            full_rates.push(d as f64 / (l + f).as_secs_f64());
         }
-        let rate = |t: Duration| n as f64 / t.as_secs_f64();
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let best = loop_rates.iter().copied().fold(0.0, f64::max);
         println!(
-            "{:<10} {:>12} {:>16.0} {:>22.0}",
+            "{:<10} {:>10} {:>12.0} {:>12.0} {:>20.0}",
             name,
-            n,
-            rate(looped),
-            rate(looped + finish)
+            total,
+            median(&mut loop_rates),
+            best,
+            median(&mut full_rates)
         );
     }
 }

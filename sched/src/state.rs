@@ -369,14 +369,41 @@ impl State {
     }
 
     /// Append the enabled events to `out` (in thread order).
+    ///
+    /// This runs once per scheduling decision over every pending thread, so it avoids the
+    /// general [`State::why_blocked`] where it can: most operations never block, and threads
+    /// blocked on a lock are usually blocked on one of a few mutexes, whose owners are looked
+    /// up once per call.
     pub fn enabled_into(&self, out: &mut Vec<Event>) {
         out.clear();
+        let mut owners = [(0u64, None::<Tid>); 4];
+        let mut known = 0;
         for (i, th) in self.threads.iter().enumerate() {
-            if let Status::Pending(op) = th.status {
-                debug_assert!(may_block(&op) || self.why_blocked(i as Tid, &op).is_none());
-                if !may_block(&op) || self.why_blocked(i as Tid, &op).is_none() {
-                    out.push(Event::new(i as Tid, op));
-                }
+            let Status::Pending(op) = th.status else {
+                continue;
+            };
+            let t = i as Tid;
+            let enabled = if !may_block(&op) {
+                true
+            } else if let Op::Lock { m, kind } = op {
+                let owner = match owners[..known].iter().find(|e| e.0 == m) {
+                    Some(e) => e.1,
+                    None => {
+                        let o = self.mutexes.get(&m).and_then(|mx| mx.owner);
+                        if known < owners.len() {
+                            owners[known] = (m, o);
+                            known += 1;
+                        }
+                        o
+                    }
+                };
+                owner.is_none_or(|o| o == t && kind != MutexKind::Normal)
+            } else {
+                self.why_blocked(t, &op).is_none()
+            };
+            debug_assert_eq!(enabled, self.why_blocked(t, &op).is_none());
+            if enabled {
+                out.push(Event::new(t, op));
             }
         }
     }

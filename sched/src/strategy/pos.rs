@@ -23,7 +23,7 @@
 //! random `u64`s (ties have probability 2^-64); an exact tie goes to the lower thread id.
 
 use super::{Divergence, Strategy};
-use crate::event::{Access, Event, Obj};
+use crate::event::{Access, Event, Obj, ObjKind};
 use crate::rng::Rng;
 
 /// Fresh priorities for all pending events after this many executed yield/sleep events (§5).
@@ -48,6 +48,32 @@ struct Footprint {
     objs: [Option<Obj>; 2],
     /// Only reads its objects.
     reads: bool,
+    /// A 64-bit summary of the 8-byte granules the objects cover: two footprints whose
+    /// summaries share no bit cannot overlap, which settles most pairs in one AND.
+    bloom: u64,
+}
+
+/// The summary bit of the granule `g` (address / 8) of an object of kind `kind`.
+#[inline]
+fn granule_bit(g: u64, kind: ObjKind) -> u64 {
+    let h = (g ^ ((kind as u64) << 56)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    1 << (h >> 58)
+}
+
+/// [`Footprint::bloom`] of some objects: every granule of every object sets its bit.
+fn bloom(objs: &[Option<Obj>; 2]) -> u64 {
+    let mut m = 0;
+    for o in objs.iter().flatten() {
+        let first = o.addr >> 3;
+        let last = o.addr.saturating_add(o.size.max(1) as u64 - 1) >> 3;
+        if last - first >= 64 {
+            return !0;
+        }
+        for g in first..=last {
+            m |= granule_bit(g, o.kind);
+        }
+    }
+    m
 }
 
 impl Footprint {
@@ -59,6 +85,7 @@ impl Footprint {
         Footprint {
             objs,
             reads: ev.op.access() == Access::Read,
+            bloom: bloom(&objs),
         }
     }
 
@@ -71,8 +98,14 @@ impl Footprint {
         if !reads_race && self.reads && other.reads {
             return false;
         }
+        if self.bloom & other.bloom == 0 {
+            return false;
+        }
         if a.overlaps(b) {
             return true;
+        }
+        if self.objs[1].is_none() && other.objs[1].is_none() {
+            return false;
         }
         // Rare: a condvar wait/wake also touches its mutex.
         let meet = |x: &Option<Obj>, y: &Obj| x.is_some_and(|x| x.overlaps(y));
@@ -99,6 +132,7 @@ const EMPTY: Slot = Slot {
     fp: Footprint {
         objs: [None, None],
         reads: false,
+        bloom: 0,
     },
 };
 
@@ -107,8 +141,12 @@ pub struct Pos {
     rng: Rng,
     /// Indexed by thread id.
     slots: Vec<Slot>,
+    /// `slots[t].fp.bloom` (0 for an empty slot), contiguous for the race scan after each step.
+    blooms: Vec<u64>,
     /// Threads whose slot is stale (unsorted).
     stale: Vec<u32>,
+    /// Reused buffer of the race scan.
+    scratch: Vec<u32>,
     /// Yield/sleep events executed in this run.
     yields: u64,
 }
@@ -119,14 +157,18 @@ impl Pos {
             variant,
             rng: Rng::new(0),
             slots: Vec::new(),
+            blooms: Vec::new(),
             stale: Vec::new(),
+            scratch: Vec::new(),
             yields: 0,
         }
     }
 
     /// Draw priorities for the stale slots, in thread order.
     fn refresh(&mut self) {
-        self.stale.sort_unstable();
+        if self.stale.len() > 1 {
+            self.stale.sort_unstable();
+        }
         for &t in &self.stale {
             let s = &mut self.slots[t as usize];
             s.prio = self.rng.next_u64();
@@ -148,9 +190,12 @@ impl Pos {
         let t = ev.tid as usize;
         if t >= self.slots.len() {
             self.slots.resize(t + 1, EMPTY);
+            self.blooms.resize(t + 1, 0);
         }
+        let fp = Footprint::of(ev);
         self.slots[t].ev = Some(*ev);
-        self.slots[t].fp = Footprint::of(ev);
+        self.slots[t].fp = fp;
+        self.blooms[t] = fp.bloom;
         self.mark_stale(t);
     }
 
@@ -164,21 +209,37 @@ impl Pos {
     }
 
     /// Other pending events racing with the executed `ev` get fresh priorities (Alg. 4).
-    fn redraw_racing(&mut self, ev: &Event, reads_race: bool) {
-        let fp = Footprint::of(ev);
+    fn redraw_racing(&mut self, ev: &Event, fp: &Footprint, reads_race: bool) {
         if fp.objs[0].is_none() {
             return; // touches nothing, races with nothing
         }
-        for t in 0..self.slots.len() {
-            let s = &self.slots[t];
+        // The common case is nothing in common: one AND per slot (empty slots have 0).
+        let mut maybe = std::mem::take(&mut self.scratch);
+        maybe.clear();
+        maybe.extend(
+            self.blooms
+                .iter()
+                .enumerate()
+                .filter(|&(_, &b)| b & fp.bloom != 0)
+                .map(|(t, _)| t as u32),
+        );
+        debug_assert!(self
+            .slots
+            .iter()
+            .enumerate()
+            .all(|(t, s)| maybe.contains(&(t as u32))
+                || s.ev.is_none_or(|o| !o.races_with(ev, reads_race))));
+        for &t in &maybe {
+            let s = &self.slots[t as usize];
             if let Some(other) = s.ev {
-                let races = other.tid != ev.tid && s.fp.races(&fp, reads_race);
+                let races = other.tid != ev.tid && s.fp.races(fp, reads_race);
                 debug_assert_eq!(races, other.races_with(ev, reads_race));
                 if races {
-                    self.mark_stale(t);
+                    self.mark_stale(t as usize);
                 }
             }
         }
+        self.scratch = maybe;
     }
 }
 
@@ -195,6 +256,7 @@ impl Strategy for Pos {
     fn begin(&mut self, seed: u64) {
         self.rng = Rng::new(seed);
         self.slots.clear();
+        self.blooms.clear();
         self.stale.clear();
         self.yields = 0;
     }
@@ -229,12 +291,22 @@ impl Strategy for Pos {
     }
 
     fn executed(&mut self, ev: &Event) {
-        if let Some(s) = self.slots.get_mut(ev.tid as usize) {
-            *s = EMPTY;
-        }
+        // The executed event was pending: its footprint is already known.
+        let t = ev.tid as usize;
+        let fp = match self.slots.get_mut(t) {
+            Some(s) => {
+                self.blooms[t] = 0;
+                let was = std::mem::replace(s, EMPTY);
+                match was.ev {
+                    Some(p) if p == *ev => was.fp,
+                    _ => Footprint::of(ev),
+                }
+            }
+            None => Footprint::of(ev),
+        };
         match self.variant {
-            Variant::Pos => self.redraw_racing(ev, true),
-            Variant::PosStar => self.redraw_racing(ev, false),
+            Variant::Pos => self.redraw_racing(ev, &fp, true),
+            Variant::PosStar => self.redraw_racing(ev, &fp, false),
             Variant::Basic => {}
         }
         if ev.op.is_yield() {
@@ -311,6 +383,14 @@ mod tests {
                 size: 1,
             },
             write(X + 4),
+            Op::Write {
+                addr: 0x80,
+                size: 600,
+            },
+            Op::AtomicRmw {
+                addr: X - 4,
+                size: 8,
+            },
             Op::Lock { m: 8, kind: Normal },
             Op::Unlock { m: 8, kind: Normal },
             Op::CondWait { c: 16, m: 8 },
