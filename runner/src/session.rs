@@ -29,6 +29,9 @@ pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(2);
 const VANISH_GRACE: Duration = Duration::from_millis(200);
 /// How long to wait, after the run's end, for queued messages (assert text, crash pc).
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
+/// After a death by signal, how long to wait for the dying thread's report (its reader
+/// thread, or even its connection's accept, may lag behind the exit status).
+const REPORT_GRACE: Duration = Duration::from_millis(100);
 
 /// Everything a run needs besides the strategy and the seed.
 #[derive(Clone, Debug)]
@@ -136,7 +139,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     let mut lp = Loop::new(cfg, program.pid());
     let outcome = lp.drive(&mut coord, &rx);
     program.kill();
-    lp.drain(&rx);
+    lp.drain(&rx, outcome.is_none());
     let outcome = outcome.unwrap_or_else(|| lp.classify_exit(&coord));
 
     // Wake the acceptor and any reader still blocked (a process that escaped the group).
@@ -398,8 +401,8 @@ impl<'c> Loop<'c> {
             }
             Msg::SemInit { s, value } => coord.state_mut().init_sem(s, value),
             Msg::BarrierInit { b, count } => coord.state_mut().init_barrier(b, count),
-            Msg::Assert { text } => self.assert = Some((text, tid.or(self.last_granted))),
-            Msg::Crash { signal, pc } => self.crash = Some((signal, pc, tid.or(self.last_granted))),
+            Msg::Assert { text } => self.assert = Some((text, tid)),
+            Msg::Crash { signal, pc } => self.crash = Some((signal, pc, tid)),
         }
         Ok(None)
     }
@@ -465,12 +468,27 @@ impl<'c> Loop<'c> {
     }
 
     /// After the kill: take the messages still queued (the assertion text or crash pc sent
-    /// just before the process died), until every connection has closed.
-    fn drain(&mut self, rx: &Receiver<Ev>) {
-        let deadline = Instant::now() + DRAIN_GRACE;
-        while self.open > 0 || self.exit.is_none() {
+    /// just before the process died), until every connection has closed. When the verdict
+    /// comes from the exit status (`classify`) and the process died by a signal, also wait
+    /// up to [`REPORT_GRACE`] for the report of a connection not yet seen.
+    fn drain(&mut self, rx: &Receiver<Ev>, classify: bool) {
+        let start = Instant::now();
+        let deadline = start + DRAIN_GRACE;
+        let awaiting_report = |lp: &Self| {
+            classify
+                && matches!(lp.exit, Some(Exit::Signal(_)))
+                && lp.crash.is_none()
+                && lp.assert.is_none()
+                && start.elapsed() < REPORT_GRACE
+        };
+        while self.open > 0 || self.exit.is_none() || awaiting_report(self) {
             let Some(left) = deadline.checked_duration_since(Instant::now()) else {
                 return;
+            };
+            let left = if self.open == 0 && self.exit.is_some() {
+                left.min(REPORT_GRACE.saturating_sub(start.elapsed()))
+            } else {
+                left
             };
             match rx.recv_timeout(left) {
                 Ok(Ev::Conn(id, s)) => {
@@ -485,13 +503,18 @@ impl<'c> Loop<'c> {
                 Ok(Ev::Exited(e)) => {
                     self.exit.get_or_insert(e);
                 }
+                Ok(Ev::Msg(id, Msg::Hello { tid, .. })) => {
+                    if let Some(slot) = self.conn_tid.get_mut(id) {
+                        slot.get_or_insert(tid);
+                    }
+                }
                 Ok(Ev::Msg(id, Msg::Assert { text })) => {
                     let t = self.conn_tid.get(id).copied().flatten();
-                    self.assert = Some((text, t.or(self.last_granted)));
+                    self.assert = Some((text, t));
                 }
                 Ok(Ev::Msg(id, Msg::Crash { signal, pc })) => {
                     let t = self.conn_tid.get(id).copied().flatten();
-                    self.crash = Some((signal, pc, t.or(self.last_granted)));
+                    self.crash = Some((signal, pc, t));
                 }
                 Ok(Ev::Msg(..)) | Ok(Ev::Pc(..)) => {}
                 Err(_) => return,
@@ -502,8 +525,19 @@ impl<'c> Loop<'c> {
     /// The verdict when the process ended by itself.
     fn classify_exit(&self, coord: &Coordinator<'_>) -> Outcome {
         let st = coord.state();
+        // A report without a known sender (its connection's hello was never seen) is blamed
+        // on the thread that was running: the only one not waiting for a grant, if unique,
+        // else the last granted.
+        let suspect = {
+            let mut running = st.running();
+            match (running.next(), running.next()) {
+                (Some(t), None) => Some(t),
+                _ => self.last_granted,
+            }
+        };
         let name = |t: Option<Tid>| {
-            t.filter(|&t| (t as usize) < st.num_threads())
+            t.or(suspect)
+                .filter(|&t| (t as usize) < st.num_threads())
                 .map_or_else(|| "?".to_string(), |t| st.name(t).to_string())
         };
         match self.exit {
@@ -520,7 +554,7 @@ impl<'c> Loop<'c> {
             Some(Exit::Signal(sig)) => {
                 let (pc, t) = match self.crash {
                     Some((_, pc, t)) => (Some(pc), t),
-                    None => (None, self.last_granted),
+                    None => (None, None),
                 };
                 Outcome::Crash {
                     signal: sig,
@@ -611,7 +645,13 @@ mod tests {
             Some(Outcome::Hang { threads, .. }) => assert_eq!(threads, ["0", "0.1"]),
             o => panic!("{o:?}"),
         }
-        assert_eq!(reply(&mut p), Reply { result: 0, value: 1 });
+        assert_eq!(
+            reply(&mut p),
+            Reply {
+                result: 0,
+                value: 1
+            }
+        );
         assert_eq!(coord.steps(), 1);
     }
 
@@ -626,7 +666,8 @@ mod tests {
         tx.send(Ev::Msg(0, Msg::Post(Op::Create))).unwrap();
         let child = conn(&tx, 1);
         tx.send(Ev::Msg(1, Msg::Hello { tid: 1, pid: 1 })).unwrap();
-        tx.send(Ev::Msg(0, Msg::Post(Op::Join { target: 1 }))).unwrap();
+        tx.send(Ev::Msg(0, Msg::Post(Op::Join { target: 1 })))
+            .unwrap();
         tx.send(Ev::Eof(1)).unwrap();
         let mut lp = Loop::new(&c, 1);
         // After the grace the child counts as finished, so main's join is granted; then main
@@ -641,6 +682,51 @@ mod tests {
     }
 
     #[test]
+    fn a_crash_report_arriving_after_the_exit_status_is_still_used() {
+        let c = cfg();
+        let mut rw = RandomWalk::new();
+        let mut coord = Coordinator::new(&mut rw, 1, 100);
+        let (tx, rx) = unbounded();
+        let mut main = conn(&tx, 0);
+        tx.send(Ev::Msg(0, Msg::Hello { tid: 0, pid: 1 })).unwrap();
+        tx.send(Ev::Msg(0, Msg::Post(Op::Create))).unwrap();
+        tx.send(Ev::Exited(Exit::Signal(11))).unwrap();
+        let mut lp = Loop::new(&c, 1);
+        assert_eq!(lp.drive(&mut coord, &rx), None);
+        assert_eq!(reply(&mut main).value, 1);
+        // The child's connection, hello and report come late (slow reader threads).
+        let late = tx.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            let child = conn(&late, 1);
+            late.send(Ev::Msg(1, Msg::Hello { tid: 1, pid: 1 }))
+                .unwrap();
+            late.send(Ev::Msg(
+                1,
+                Msg::Crash {
+                    signal: 11,
+                    pc: 0x40,
+                },
+            ))
+            .unwrap();
+            late.send(Ev::Eof(1)).unwrap();
+            late.send(Ev::Eof(0)).unwrap();
+            child
+        });
+        lp.drain(&rx, true);
+        drop(t.join().unwrap());
+        match lp.classify_exit(&coord) {
+            Outcome::Crash {
+                signal: 11,
+                thread,
+                pc: Some(0x40),
+                ..
+            } => assert_eq!(thread, "0.1"),
+            o => panic!("{o:?}"),
+        }
+    }
+
+    #[test]
     fn an_assert_before_sigabrt_is_an_assert_and_exit_codes_follow_the_list() {
         let c = cfg();
         let mut rw = RandomWalk::new();
@@ -649,7 +735,8 @@ mod tests {
         let _p = conn(&tx, 0);
         tx.send(Ev::Msg(0, Msg::Hello { tid: 0, pid: 1 })).unwrap();
         let text = "a.c:3: main: Assertion `x' failed.".to_string();
-        tx.send(Ev::Msg(0, Msg::Assert { text: text.clone() })).unwrap();
+        tx.send(Ev::Msg(0, Msg::Assert { text: text.clone() }))
+            .unwrap();
         tx.send(Ev::Exited(Exit::Signal(6))).unwrap();
         let mut lp = Loop::new(&c, 1);
         assert_eq!(lp.drive(&mut coord, &rx), None);
