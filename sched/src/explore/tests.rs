@@ -6,13 +6,15 @@ use super::{explore, Algo, Execution, Executor, Limits, Report};
 use crate::strategy::Strategy;
 use std::collections::HashSet;
 
+/// A Mazurkiewicz trace: the ordered dependent pairs, events named (thread, index).
+type TraceKey = Vec<((u32, u32), (u32, u32))>;
+
 /// Wraps an executor and records the Mazurkiewicz trace of every complete run (the order of
 /// every dependent pair of events, events named by (thread, index in thread)), to check that
 /// an algorithm never explores a trace twice. Test-only: the algorithms keep no such history.
 struct Distinct {
     inner: Interp,
-    traces: std::collections::HashMap<Vec<((u32, u32), (u32, u32))>, Vec<crate::event::Event>>,
-    seen: HashSet<Vec<((u32, u32), (u32, u32))>>,
+    seen: HashSet<TraceKey>,
     duplicates: u64,
     /// SYN-sequences (reachability testing's equivalence: the send → receive pairing).
     syn: HashSet<Vec<String>>,
@@ -22,7 +24,6 @@ impl Distinct {
     fn new(prog: Prog) -> Self {
         Distinct {
             inner: Interp::new(prog),
-            traces: Default::default(),
             seen: HashSet::new(),
             duplicates: 0,
             syn: HashSet::new(),
@@ -71,7 +72,6 @@ impl Executor for Distinct {
                 .collect();
             sk.sort();
             self.syn.insert(sk);
-            self.traces.insert(key.clone(), ex.trace.clone());
             if !self.seen.insert(key) {
                 self.duplicates += 1;
             }
@@ -195,13 +195,20 @@ fn large_sizes() {
     let t = std::time::Instant::now();
     assert_eq!(counts(Algo::Odpor, testprog::filesystem(18)), (32, 0));
     eprintln!("filesystem(18) odpor {:?}", t.elapsed());
-}
-
-/// Executions (and deadlocked ones) of a complete exploration, bugs allowed.
-fn total(algo: Algo, prog: Prog) -> (u64, u64, u64) {
-    let r = run(algo, prog);
-    assert!(r.complete && r.diverged.is_none(), "{r:?}");
-    (r.executions, r.blocked, r.buggy)
+    let t = std::time::Instant::now();
+    assert_eq!(
+        rt_vs_odpor("mutex rounds 3x3", testprog::mutex_rounds(3, 3)),
+        (1680, 1680, 1680)
+    );
+    assert_eq!(
+        rt_vs_odpor("philosophers(6)", testprog::philosophers(6)),
+        (63, 63, 63)
+    );
+    assert_eq!(
+        rt_vs_odpor("readers-writers 3r/1w", testprog::readers_writers(3, 1)),
+        (2364, 2364, 2364)
+    );
+    eprintln!("rt vs odpor, larger sync programs {:?}", t.elapsed());
 }
 
 /// RT on a sync-only program: (executions, distinct SYN-sequences ODPOR's traces contain).
@@ -248,62 +255,23 @@ fn rt_matches_odpor_on_dining_philosophers() {
 }
 
 #[test]
-fn rt_on_semaphore_and_condvar_programs() {
-    let (_, syn, rt) = rt_vs_odpor("bounded buffer", testprog::bounded_buffer(2, 2, 2, 1));
-    assert!(rt <= syn);
-    let (_, syn, rt) = rt_vs_odpor("readers-writers", testprog::readers_writers(2, 1));
-    assert!(rt <= syn);
+fn rt_matches_odpor_on_mutex_and_condvar_programs() {
+    let progs = [
+        ("mutex rounds 3x2", testprog::mutex_rounds(3, 2), 90),
+        ("readers-writers 2r/1w", testprog::readers_writers(2, 1), 62),
+    ];
+    for (name, p, want) in progs {
+        assert_eq!(rt_vs_odpor(name, p), (want, want, want), "{name}");
+    }
 }
 
+/// Known gap: on semaphores rt runs 22 of the 28 SYN-sequences (none twice). ODPOR's 148
+/// traces are finer: the order of two posts, or of a post and a wait it does not pair with,
+/// makes distinct Mazurkiewicz traces but the same SYN-sequence.
 #[test]
-#[ignore = "debugging aid"]
-fn rt_debug() {
-    let p = match std::env::var("RT_PROG").as_deref() {
-        Ok("rounds22") => testprog::mutex_rounds(2, 2),
-        Ok("rounds32") => testprog::mutex_rounds(3, 2),
-        Ok("rounds23") => testprog::mutex_rounds(2, 3),
-        Ok("rounds33") => testprog::mutex_rounds(3, 3),
-        Ok("phil6") => testprog::philosophers(6),
-        Ok("rw22") => testprog::readers_writers(2, 2),
-        Ok("rw31") => testprog::readers_writers(3, 1),
-        Ok("bb") => testprog::bounded_buffer(2, 2, 2, 1),
-        Ok("bb11") => testprog::bounded_buffer(1, 1, 1, 2),
-        _ => testprog::readers_writers(2, 1),
-    };
-    let mut d = Distinct::new(p.clone());
-    let r = explore(Algo::Rt, &mut d, Limits::default());
-    let mut o = Distinct::new(p);
-    let ro = explore(Algo::Odpor, &mut o, Limits::default());
-    eprintln!(
-        "rt {} runs, {} distinct; odpor {}",
-        r.executions,
-        d.seen.len(),
-        ro.executions
-    );
-    let mut shown = 0;
-    for (k, t) in &d.traces {
-        if !o.seen.contains(k) && shown < 1 {
-            shown += 1;
-            for (i, e) in t.iter().enumerate() {
-                eprintln!("  {i}: {e}");
-            }
-        }
-    }
-    eprintln!(
-        "odpor-only: {}",
-        o.seen.iter().filter(|k| !d.seen.contains(*k)).count()
-    );
-    for (_, t) in o
-        .traces
-        .iter()
-        .filter(|(k, _)| !d.seen.contains(*k))
-        .take(1)
-    {
-        eprintln!("missing:");
-        for (i, e) in t.iter().enumerate() {
-            eprintln!("  {i}: {e}");
-        }
-    }
+fn rt_on_a_semaphore_bounded_buffer() {
+    let (odpor, syn, rt) = rt_vs_odpor("bounded buffer", testprog::bounded_buffer(2, 2, 2, 1));
+    assert_eq!((odpor, syn, rt), (148, 28, 22));
 }
 
 #[test]
