@@ -55,6 +55,8 @@ fn op_of(p: &Program, s: &Stmt, tid_of: impl Fn(usize) -> Tid) -> Op {
         Stmt::Signal(o) => Op::SemPost { s: addr(o) },
         Stmt::Create(_) => Op::Create,
         Stmt::Join(t) => Op::Join { target: tid_of(t) },
+        Stmt::BarrierWait(o) => Op::BarrierWait { b: addr(o) },
+        Stmt::BarrierLeave(o) => Op::BarrierLeave { b: addr(o) },
     }
 }
 
@@ -142,16 +144,18 @@ impl Sink for Coordinator<'_> {
 
 impl Cursor {
     /// The initial state of a run: paper mode starts every thread (tid = thread index),
-    /// real mode only main. Counters get their initial values (`sem_init` is no
-    /// scheduling point).
+    /// real mode only main. Counters get their initial values and barriers their counts
+    /// (`sem_init` and `pthread_barrier_init` are no scheduling points).
     pub fn initial_state(p: &Program) -> State {
         let mut s = match p.mode {
             Mode::Paper => State::with_initial_threads(p.threads.len()),
             Mode::Real => State::new(),
         };
         for o in &p.objects {
-            if o.kind == crate::event::ObjKind::Sem {
-                s.init_sem(o.addr, o.init);
+            match o.kind {
+                crate::event::ObjKind::Sem => s.init_sem(o.addr, o.init),
+                crate::event::ObjKind::Barrier => s.init_barrier(o.addr, o.init),
+                _ => {}
             }
         }
         s

@@ -11,6 +11,7 @@
 //! ```text
 //! # comment
 //! sem w = 1                        # initial value of a wait/signal counter (default 0)
+//! barrier b = 2                    # a barrier and its count (required for each barrier)
 //! thread A: read x; write y        # one thread, statements separated by `;`
 //! thread B:                        # or a block: indented lines continue the thread
 //!   lock m; write x; unlock m
@@ -20,7 +21,9 @@
 //!
 //! Statements: `read X`, `write X` (4-byte memory accesses, [`crate::Op::Read`]/`Write`),
 //! `lock M`, `unlock M` (a normal mutex), `wait W`, `signal W` (the paper's counter,
-//! modelled as a semaphore: `SemWait`/`SemPost`), `create T`, `join T`. Each object name is
+//! modelled as a semaphore: `SemWait`/`SemPost`), `create T`, `join T`, and
+//! `barrier_wait B; barrier_leave B` (always as that pair: `pthread_barrier_wait` as libpos
+//! posts it, an arrival then a leave that blocks until the count arrived). Each object name is
 //! one object (distinct names never alias) and has one kind, fixed by the statements using
 //! it. Events are numbered from 1 within their thread; `bug:` takes a comma-separated
 //! conjunction of `T.i < U.j` (happens-before in the partial order).

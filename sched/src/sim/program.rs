@@ -19,6 +19,11 @@ pub enum Stmt {
     Signal(usize),
     Create(usize),
     Join(usize),
+    /// Arrival at a barrier ([`crate::Op::BarrierWait`]); must be followed at once by
+    /// [`Stmt::BarrierLeave`] of the same barrier, as libpos posts `pthread_barrier_wait`.
+    BarrierWait(usize),
+    /// Leaving a barrier: blocks until the barrier's count of threads arrived.
+    BarrierLeave(usize),
 }
 
 /// A named object; its kind is fixed by the statements that use it.
@@ -28,7 +33,8 @@ pub struct Object {
     pub kind: ObjKind,
     /// Distinct per object, so that distinct names never alias.
     pub addr: u64,
-    /// Initial value of a `wait`/`signal` counter (0 unless a `sem` line sets it).
+    /// Initial value of a `wait`/`signal` counter (0 unless a `sem` line sets it), or the
+    /// count of a barrier (its `barrier` line).
     pub init: u32,
 }
 
@@ -114,7 +120,7 @@ impl Program {
     pub fn parse(text: &str) -> Result<Program, ParseError> {
         let mut raw: Vec<RawThread> = Vec::new();
         let mut bug_lines: Vec<(usize, String)> = Vec::new();
-        let mut sem_lines: Vec<(usize, String, u32)> = Vec::new();
+        let mut sem_lines: Vec<(usize, String, u32, ObjKind)> = Vec::new();
         let mut in_thread = false;
         for (i, full) in text.lines().enumerate() {
             let ln = i + 1;
@@ -154,20 +160,27 @@ impl Program {
                 in_thread = true;
             } else if let Some(rest) = line.strip_prefix("bug:") {
                 bug_lines.push((ln, rest.trim().to_string()));
-            } else if let Some(rest) = line.strip_prefix("sem ") {
+            } else if let Some((word, kind, rest)) = line
+                .strip_prefix("sem ")
+                .map(|r| ("sem", ObjKind::Sem, r))
+                .or_else(|| {
+                    line.strip_prefix("barrier ")
+                        .map(|r| ("barrier", ObjKind::Barrier, r))
+                })
+            {
                 let (name, value) = match rest.split_once('=') {
                     Some((n, v)) => (n.trim(), v.trim()),
-                    None => return err(ln, "expected `sem NAME = VALUE`"),
+                    None => return err(ln, format!("expected `{word} NAME = VALUE`")),
                 };
                 let value: u32 = match value.parse() {
-                    Ok(v) => v,
-                    Err(_) => return err(ln, format!("bad counter value {value:?}")),
+                    Ok(v) if v > 0 || kind == ObjKind::Sem => v,
+                    _ => return err(ln, format!("bad {word} value {value:?}")),
                 };
-                sem_lines.push((ln, name.to_string(), value));
+                sem_lines.push((ln, name.to_string(), value, kind));
             } else {
                 return err(
                     ln,
-                    format!("expected `thread`, `bug:` or `sem`, got {line:?}"),
+                    format!("expected `thread`, `bug:`, `sem` or `barrier`, got {line:?}"),
                 );
             }
         }
@@ -201,6 +214,8 @@ impl Program {
             Stmt::Signal(x) => format!("signal {}", o(x)),
             Stmt::Create(x) => format!("create {}", t(x)),
             Stmt::Join(x) => format!("join {}", t(x)),
+            Stmt::BarrierWait(x) => format!("barrier_wait {}", o(x)),
+            Stmt::BarrierLeave(x) => format!("barrier_leave {}", o(x)),
         }
     }
 
@@ -209,7 +224,12 @@ impl Program {
         let mut out = String::new();
         for o in &self.objects {
             if o.init != 0 {
-                out.push_str(&format!("sem {} = {}\n", o.name, o.init));
+                let word = if o.kind == ObjKind::Barrier {
+                    "barrier"
+                } else {
+                    "sem"
+                };
+                out.push_str(&format!("{word} {} = {}\n", o.name, o.init));
             }
         }
         for t in &self.threads {
@@ -249,7 +269,7 @@ fn push_stmts(t: &mut RawThread, ln: usize, body: &str) -> Result<(), ParseError
 fn build(
     raw: Vec<RawThread>,
     bug_lines: Vec<(usize, String)>,
-    sem_lines: Vec<(usize, String, u32)>,
+    sem_lines: Vec<(usize, String, u32, ObjKind)>,
 ) -> Result<Program, ParseError> {
     if raw.is_empty() {
         return err(0, "no thread declared");
@@ -312,6 +332,17 @@ fn build(
                 "unlock" => Stmt::Unlock(object_of(arg, ObjKind::Mutex, ln)?),
                 "wait" => Stmt::Wait(object_of(arg, ObjKind::Sem, ln)?),
                 "signal" => Stmt::Signal(object_of(arg, ObjKind::Sem, ln)?),
+                "barrier_wait" => Stmt::BarrierWait(object_of(arg, ObjKind::Barrier, ln)?),
+                "barrier_leave" => {
+                    let b = object_of(arg, ObjKind::Barrier, ln)?;
+                    if body.last() != Some(&Stmt::BarrierWait(b)) {
+                        return err(
+                            ln,
+                            format!("`barrier_leave {arg}` must follow `barrier_wait {arg}`"),
+                        );
+                    }
+                    Stmt::BarrierLeave(b)
+                }
                 "create" | "join" if mode == Mode::Paper => {
                     return err(
                         ln,
@@ -342,7 +373,18 @@ fn build(
                 }
                 v => return err(ln, format!("unknown statement {v:?}")),
             };
+            if let Some(Stmt::BarrierWait(b)) = body.last() {
+                if s != Stmt::BarrierLeave(*b) {
+                    return err(ln, "`barrier_wait` must be followed by its `barrier_leave`");
+                }
+            }
             body.push(s);
+        }
+        if let Some(Stmt::BarrierWait(_)) = body.last() {
+            return err(
+                rt.line,
+                "`barrier_wait` must be followed by its `barrier_leave`",
+            );
         }
         threads.push(Thread {
             name: rt.name.clone(),
@@ -372,12 +414,24 @@ fn build(
         }
     }
 
-    for (ln, name, value) in sem_lines {
+    for (ln, name, value, kind) in sem_lines {
         match objects.iter_mut().find(|o| o.name == name) {
-            Some(o) if o.kind == ObjKind::Sem => o.init = value,
-            Some(_) => return err(ln, format!("{name} is not a wait/signal counter")),
-            None => return err(ln, format!("counter {name} is never used")),
+            Some(o) if o.kind == kind => o.init = value,
+            Some(_) => return err(ln, format!("{name} is not {}", kind_word(kind))),
+            None => return err(ln, format!("{name} is never used")),
         }
+    }
+    if let Some(o) = objects
+        .iter()
+        .find(|o| o.kind == ObjKind::Barrier && o.init == 0)
+    {
+        return err(
+            0,
+            format!(
+                "barrier {} needs a `barrier {} = COUNT` line",
+                o.name, o.name
+            ),
+        );
     }
 
     let mut program = Program {
@@ -424,6 +478,7 @@ fn kind_word(k: ObjKind) -> &'static str {
         ObjKind::Mem => "a variable (read/write)",
         ObjKind::Mutex => "a mutex (lock/unlock)",
         ObjKind::Sem => "a counter (wait/signal)",
+        ObjKind::Barrier => "a barrier (barrier_wait/barrier_leave)",
         _ => "an object",
     }
 }
@@ -471,6 +526,20 @@ mod tests {
     }
 
     #[test]
+    fn barriers_parse_and_round_trip() {
+        let text = "barrier b = 2\nthread A: barrier_wait b; barrier_leave b; read x\n\
+                    thread B: barrier_wait b; barrier_leave b; write x\n";
+        let p = Program::parse(text).unwrap();
+        assert_eq!(p.objects[0].kind, ObjKind::Barrier);
+        assert_eq!(p.objects[0].init, 2);
+        assert_eq!(
+            p.threads[0].body,
+            vec![Stmt::BarrierWait(0), Stmt::BarrierLeave(0), Stmt::Read(1)]
+        );
+        assert_eq!(p.to_text(), text);
+    }
+
+    #[test]
     fn rejects_inconsistent_programs() {
         let bad = [
             ("thread A: read x; lock x", 1),
@@ -482,6 +551,16 @@ mod tests {
             ("thread A: read x\nthread A: read y", 2),
             ("  read x", 1),
             ("thread A: read x\nsem x = 1", 2),
+            // Barriers: a count line, and each wait followed at once by its leave.
+            ("thread A: barrier_wait b; barrier_leave b", 0),
+            (
+                "barrier b = 0\nthread A: barrier_wait b; barrier_leave b",
+                1,
+            ),
+            ("barrier b = 2\nthread A: barrier_wait b; read x", 2),
+            ("barrier b = 2\nthread A: barrier_leave b", 2),
+            ("barrier b = 2\nthread A: barrier_wait b", 2),
+            ("sem b = 2\nthread A: barrier_wait b; barrier_leave b", 1),
         ];
         for (text, line) in bad {
             let e = Program::parse(text).unwrap_err();
