@@ -57,8 +57,7 @@ fn mtime(p: &Path) -> Option<SystemTime> {
 /// The newest input of `e`: its source and the headers in the source's directory.
 fn newest_input(m: &Manifest, e: &Entry) -> Result<SystemTime> {
     let src = m.dir.join(&e.source);
-    let mut t =
-        mtime(&src).with_context(|| format!("{}: source {} not found", e.name, src.display()))?;
+    let mut t = mtime(&src).with_context(|| format!("source {} not found", src.display()))?;
     if let Some(dir) = src.parent() {
         if let Ok(rd) = std::fs::read_dir(dir) {
             for h in rd.flatten().map(|d| d.path()) {
