@@ -5,15 +5,17 @@
 //!
 //! Configuration (environment): `POS_ALGO` (default `pos`), `POS_SEED` (default: fresh from
 //! the kernel's random source), `POS_DEPTH` (PCT depth), `POS_SCHEDULE=<file>` (replay a
-//! recorded schedule), `POS_SCHEDULE_OUT=<file>` (write this run's schedule as JSON). The run
+//! recorded schedule), `POS_SCHEDULE_OUT=<file>` (write this run's schedule as JSON),
+//! `POS_STEP_TIMEOUT=<seconds>` (default 10, 0 = none: how long a granted thread may run
+//! without reaching its next scheduling point before the run is reported as a hang). The run
 //! uses `rng::try_seed(POS_SEED, 0)`, i.e. it is try 0 of a runner session with that base
 //! seed, so the same `POS_SEED` gives the same schedule.
 //!
 //! Output on stderr: `poscheck: algo=NAME seed=N` at start and one
 //! `poscheck: outcome=KIND steps=N[: detail]` line at the end, KIND named as the runner
 //! names outcomes: `ok` (exit code 0, or every thread ended), `exit-code` (another code),
-//! `assert`, `crash`, `deadlock`, `step-limit` (livelock) or `diverged` (replay). On
-//! deadlock, step limit or divergence nothing can continue: after the report the process
+//! `assert`, `crash`, `deadlock`, `step-limit` (livelock), `hang` or `diverged` (replay).
+//! On deadlock, step limit, hang or divergence nothing can continue: after the report the process
 //! ends with `_exit(1)`. Otherwise the program's own exit status stands.
 
 use crate::conn::{self, read_exact, write_all, Busy, ACK_REPORTS};
@@ -27,6 +29,9 @@ use pos_sched::strategy::{self, Options, Strategy};
 use pos_sched::{rng, Coordinator, Decision, Op, Tid};
 use std::sync::atomic::Ordering;
 
+/// Default of `POS_STEP_TIMEOUT` (10 s).
+const DEFAULT_STEP_TIMEOUT_MS: i32 = 10_000;
+
 /// What the environment asks for.
 pub struct Config {
     pub algo: String,
@@ -35,6 +40,8 @@ pub struct Config {
     pub schedule_in: Option<String>,
     pub schedule_out: Option<String>,
     pub points: String,
+    /// Milliseconds a granted thread may run without reaching its next point (0: no limit).
+    pub step_timeout_ms: i32,
 }
 
 fn env(name: &str) -> Option<String> {
@@ -81,7 +88,19 @@ impl Config {
             Some(s) => parse_seed(&s)?,
             None => fresh_seed(),
         };
+        let step_timeout_ms = match env("POS_STEP_TIMEOUT") {
+            Some(t) => {
+                let secs: f64 = t
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| s.is_finite() && *s >= 0.0)
+                    .ok_or_else(|| format!("bad POS_STEP_TIMEOUT {t:?}"))?;
+                (secs * 1000.0).min(i32::MAX as f64) as i32
+            }
+            None => DEFAULT_STEP_TIMEOUT_MS,
+        };
         Ok(Config {
+            step_timeout_ms,
             algo: env("POS_ALGO").unwrap_or_else(|| "pos".into()),
             seed,
             depth,
@@ -152,6 +171,7 @@ enum End {
     Crash { signal: c_int, pc: u64 },
     Deadlock(String),
     Livelock,
+    Hang(String),
     Diverged(String),
     Finished,
 }
@@ -167,6 +187,7 @@ impl End {
             End::Crash { .. } => "crash",
             End::Deadlock(_) => "deadlock",
             End::Livelock => "step-limit",
+            End::Hang(_) => "hang",
             End::Diverged(_) => "diverged",
         }
     }
@@ -174,7 +195,7 @@ impl End {
     fn detail(&self) -> Option<String> {
         match self {
             End::Exit(c) if *c != 0 => Some(format!("exit code {c}")),
-            End::Assert(t) | End::Deadlock(t) | End::Diverged(t) => Some(t.clone()),
+            End::Assert(t) | End::Deadlock(t) | End::Diverged(t) | End::Hang(t) => Some(t.clone()),
             End::Crash { signal, pc } => Some(format!(
                 "signal {signal} ({}) at pc {pc:#x}",
                 signal_name(*signal)
@@ -234,7 +255,28 @@ impl Server {
             pfds.push(pollin(self.listener));
             pfds.extend(self.peers.iter().map(|p| pollin(p.fd)));
             // SAFETY: pfds is a valid array of pollfd.
-            let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, -1) };
+            let timeout = if cfg.step_timeout_ms > 0 {
+                cfg.step_timeout_ms
+            } else {
+                -1
+            };
+            let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout) };
+            if n == 0 {
+                let running: Vec<String> = coord
+                    .state()
+                    .running()
+                    .filter(|&t| !self.posts.iter().any(|&(p, _)| p == t))
+                    .map(|t| coord.state().name(t).to_string())
+                    .collect();
+                let why = format!(
+                    "thread(s) {} did not reach a scheduling point within {} ms",
+                    running.join(", "),
+                    cfg.step_timeout_ms
+                );
+                self.conclude(coord, cfg, End::Hang(why), None);
+                // SAFETY: nothing can continue; end the process.
+                unsafe { libc::_exit(1) }
+            }
             if n < 0 {
                 if conn::errno() == libc::EINTR {
                     continue;

@@ -9,8 +9,9 @@ use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock};
 
 /// Directory of the built libpos.so (this test runs from `<target>/<profile>/deps/`).
-/// `cargo test` does not rebuild a cdylib-only crate's library, so the first call builds it
-/// (`cargo build --lib`, same profile and target dir): the tests never run a stale libpos.
+/// `cargo test` does not rebuild a cdylib-only crate's library, so the tests refuse a
+/// libpos.so older than its sources instead of silently testing old code (`scripts/test.sh`
+/// builds the workspace first; by hand: `cargo build -p pos-preload` with the same profile).
 fn lib_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -20,23 +21,38 @@ fn lib_dir() -> PathBuf {
             .and_then(Path::parent)
             .expect("target profile directory")
             .to_path_buf();
-        let target = dir.parent().expect("target directory");
-        let mut cargo = Command::new(env!("CARGO"));
-        cargo
-            .args(["build", "--lib", "-p", "pos-preload"])
-            .env("CARGO_TARGET_DIR", target);
-        if dir.file_name().is_some_and(|n| n == "release") {
-            cargo.arg("--release");
-        }
-        run_checked(&mut cargo);
+        let lib = dir.join("libpos.so");
+        let built = std::fs::metadata(&lib)
+            .and_then(|m| m.modified())
+            .unwrap_or_else(|e| panic!("{}: {e}; build it first", lib.display()));
+        let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+        let newest = newest_mtime(&src);
         assert!(
-            dir.join("libpos.so").is_file(),
-            "libpos.so not built in {}",
-            dir.display()
+            built >= newest,
+            "{} is older than preload/src: run `cargo build -p pos-preload` first",
+            lib.display()
         );
         dir
     })
     .clone()
+}
+
+/// The latest modification time of the files under `dir`.
+fn newest_mtime(dir: &Path) -> std::time::SystemTime {
+    let mut newest = std::time::SystemTime::UNIX_EPOCH;
+    for entry in std::fs::read_dir(dir).expect("read preload/src").flatten() {
+        let path = entry.path();
+        let t = if path.is_dir() {
+            newest_mtime(&path)
+        } else {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .expect("source mtime")
+        };
+        newest = newest.max(t);
+    }
+    newest
 }
 
 fn libpos() -> PathBuf {
@@ -316,12 +332,30 @@ fn programs_the_target_runs_are_not_controlled() {
 }
 
 #[test]
+fn a_thread_that_never_reaches_a_point_is_reported_as_a_hang() {
+    let exe = build("spin");
+    libpos(); // built before the clock starts
+    let start = std::time::Instant::now();
+    let out = run(&exe, &[], &[("POS_SEED", "1"), ("POS_STEP_TIMEOUT", "0.3")]);
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(kind(&out), "hang", "{out:?}");
+    assert_eq!(out.status.code(), Some(1));
+    // Main's join is posted (and waiting); only the spinner is still running.
+    assert_eq!(
+        outcome(&out),
+        "poscheck: outcome=hang steps=1: thread(s) 0.1 did not reach a scheduling point \
+         within 300 ms"
+    );
+}
+
+#[test]
 fn bad_configuration_is_an_error_not_a_run() {
     let exe = build("exit_paths");
     for env in [
         [("POS_ALGO", "nonsense"), ("POS_SEED", "1")],
         [("POS_SEED", "twelve"), ("POS_ALGO", "rw")],
         [("POSCHECK_POINTS", "all"), ("POS_SEED", "1")],
+        [("POS_STEP_TIMEOUT", "-1"), ("POS_SEED", "1")],
     ] {
         let out = run(&exe, &["5"], &env);
         assert_eq!(out.status.code(), Some(70), "{env:?}: {out:?}");
