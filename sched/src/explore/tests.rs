@@ -308,3 +308,142 @@ fn schedule_bounding_reports_the_bound_of_the_first_bug() {
         assert!(dfs.buggy > 0 && ipb.buggy >= dfs.buggy);
     }
 }
+
+#[test]
+fn every_algorithm_finds_the_lost_update_with_a_replayable_schedule() {
+    for algo in [
+        Algo::Dfs,
+        Algo::Dpor,
+        Algo::Odpor,
+        Algo::Ipb { max: 2 },
+        Algo::Idb { max: 2 },
+    ] {
+        let r = run(algo, testprog::lost_update());
+        assert!(r.buggy > 0, "{algo:?}");
+        let bug = &r.bugs[0];
+        assert!(bug.description.contains("x == 2"), "{}", bug.description);
+        // Replaying the schedule's thread choices reproduces the bug.
+        let forced: Vec<crate::event::Event> = bug
+            .schedule
+            .iter()
+            .map(|s| crate::event::Event::new(s.tid, crate::event::Op::Yield))
+            .collect();
+        let names: Vec<String> = bug.schedule.iter().map(|s| s.thread.to_string()).collect();
+        assert!(names.contains(&"0.1".to_string()) && names.contains(&"0.2".to_string()));
+        let mut exec = Interp::new(testprog::lost_update());
+        let mut replay = Replay {
+            tids: forced.iter().map(|e| e.tid).collect(),
+            at: 0,
+        };
+        let out = exec.execute(&mut replay);
+        assert_eq!(
+            out.bug.as_deref(),
+            Some(bug.description.as_str()),
+            "{algo:?}"
+        );
+    }
+    // DPOR explores far fewer runs than DFS for the same bug.
+    let dfs = run(Algo::Dfs, testprog::lost_update());
+    let odpor = run(Algo::Odpor, testprog::lost_update());
+    assert!(odpor.executions < dfs.executions);
+}
+
+/// Replays a list of thread choices.
+struct Replay {
+    tids: Vec<u32>,
+    at: usize,
+}
+
+impl Strategy for Replay {
+    fn name(&self) -> String {
+        "replay".into()
+    }
+    fn begin(&mut self, _seed: u64) {
+        self.at = 0;
+    }
+    fn pending(&mut self, _ev: &crate::event::Event) {}
+    fn choose(
+        &mut self,
+        enabled: &[crate::event::Event],
+    ) -> Result<usize, crate::strategy::Divergence> {
+        let want = self.tids.get(self.at).copied();
+        self.at += 1;
+        enabled
+            .iter()
+            .position(|e| Some(e.tid) == want)
+            .ok_or(crate::strategy::Divergence {
+                step: self.at as u64,
+                reason: format!("t{want:?} not enabled"),
+            })
+    }
+    fn executed(&mut self, _ev: &crate::event::Event) {}
+}
+
+/// An executor whose program changes after the first run: the second run cannot follow the
+/// prefix the first one produced.
+struct Flaky {
+    runs: u32,
+    first: Prog,
+    then: Prog,
+}
+
+impl Executor for Flaky {
+    fn execute(&mut self, strategy: &mut dyn Strategy) -> Execution {
+        self.runs += 1;
+        let prog = if self.runs == 1 {
+            &self.first
+        } else {
+            &self.then
+        };
+        Interp::new(prog.clone()).execute(strategy)
+    }
+}
+
+#[test]
+fn a_prefix_the_program_does_not_follow_is_reported_as_divergence() {
+    for algo in [
+        Algo::Dfs,
+        Algo::Dpor,
+        Algo::Odpor,
+        Algo::Ipb { max: 1 },
+        Algo::Rt,
+    ] {
+        let (first, then) = if algo == Algo::Rt {
+            (
+                testprog::philosophers(3),
+                testprog::bounded_buffer(2, 1, 1, 1),
+            )
+        } else {
+            (testprog::lastzero(2), testprog::readers(2))
+        };
+        let mut exec = Flaky {
+            runs: 0,
+            first,
+            then,
+        };
+        let r = explore(algo, &mut exec, Limits::default());
+        let d = r
+            .diverged
+            .as_ref()
+            .unwrap_or_else(|| panic!("{algo:?}: {r:?}"));
+        assert!(!r.complete, "{algo:?}");
+        assert!(d.reason.contains("forced event"), "{algo:?}: {d}");
+    }
+}
+
+#[test]
+fn limits_cut_the_exploration_short() {
+    let limits = Limits {
+        max_executions: Some(10),
+        time_limit: None,
+    };
+    let mut exec = Interp::new(testprog::lastzero(5));
+    let r = explore(Algo::Odpor, &mut exec, limits);
+    assert_eq!((r.executions, r.complete), (10, false));
+    let limits = Limits {
+        max_executions: None,
+        time_limit: Some(std::time::Duration::ZERO),
+    };
+    let r = explore(Algo::Dfs, &mut exec, limits);
+    assert_eq!((r.executions, r.complete), (0, false));
+}
