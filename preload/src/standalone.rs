@@ -129,7 +129,8 @@ impl Config {
     }
 }
 
-/// Start the hidden coordinator; returns the address program threads connect to.
+/// Start the hidden coordinator: listen on a fresh abstract address (set as the one every
+/// thread connects to), print the start line, spawn the coordinator thread.
 pub fn start() -> Result<(), String> {
     let _b = Busy::enter();
     let mut cfg = Config::from_env()?;
