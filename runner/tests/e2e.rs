@@ -291,7 +291,7 @@ fn abnormal_programs_are_classified_and_leave_nothing_behind() {
                 "--seed",
                 "1",
                 "--step-timeout",
-                "0.5",
+                "1",
                 "--json",
                 json.to_str().unwrap(),
                 bin(prog).to_str().unwrap(),
