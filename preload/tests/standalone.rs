@@ -185,6 +185,17 @@ fn every_primitive_behaves_under_many_schedules() {
 }
 
 #[test]
+fn real_sleep_keeps_the_delay() {
+    let exe = build("sync_all");
+    libpos();
+    let start = std::time::Instant::now();
+    let out = run(&exe, &[], &[("POS_SEED", "1"), ("POS_REAL_SLEEP", "1")]);
+    assert_eq!(kind(&out), "ok");
+    // sync_all sleeps 2 s in main (after the grant, with POS_REAL_SLEEP=1).
+    assert!(start.elapsed() >= std::time::Duration::from_secs(2));
+}
+
+#[test]
 fn a_race_around_a_yield_is_found_by_some_schedules_only() {
     let exe = build("lost_update");
     let mut kinds = BTreeSet::new();
