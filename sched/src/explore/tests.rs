@@ -93,6 +93,10 @@ fn counts(algo: Algo, prog: Prog) -> (u64, u64) {
     assert!(r.complete, "{r:?}");
     assert!(r.diverged.is_none(), "{r:?}");
     assert_eq!(r.buggy, 0, "{:?}", r.bugs.first());
+    eprintln!(
+        "{algo:?}: {} executions, {} sleep-set blocked",
+        r.executions, r.blocked
+    );
     (r.executions, r.blocked)
 }
 
@@ -446,4 +450,24 @@ fn limits_cut_the_exploration_short() {
     };
     let r = explore(Algo::Dfs, &mut exec, limits);
     assert_eq!((r.executions, r.complete), (0, false));
+}
+
+#[test]
+fn dpor_and_odpor_never_explore_a_trace_twice() {
+    for algo in [Algo::Dpor, Algo::Odpor] {
+        let mut d = Distinct::new(testprog::lastzero(5));
+        let r = explore(algo, &mut d, Limits::default());
+        assert_eq!(
+            (r.executions, d.seen.len() as u64, d.duplicates),
+            (64, 64, 0),
+            "{algo:?}"
+        );
+        // DFS explores the same 64 traces through many more interleavings.
+        let mut all = Distinct::new(testprog::lastzero(2));
+        let dfs = explore(Algo::Dfs, &mut all, Limits::default());
+        let mut od = Distinct::new(testprog::lastzero(2));
+        explore(algo, &mut od, Limits::default());
+        assert!(dfs.executions > all.seen.len() as u64);
+        assert_eq!(all.seen, od.seen, "{algo:?} covers every trace DFS finds");
+    }
 }
