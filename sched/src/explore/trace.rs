@@ -84,6 +84,27 @@ pub fn infer_sem_init(trace: &[TEv]) -> HashMap<u64, u32> {
     need
 }
 
+/// Barrier counts a trace implies: the arrivals at each barrier before its first departure
+/// (`pthread_barrier_init` is a notification, not an event; the first generation is complete
+/// exactly when the first waiter leaves).
+pub fn infer_barrier_counts(trace: &[TEv]) -> HashMap<u64, u32> {
+    let mut arrived: HashMap<u64, u32> = HashMap::new();
+    let mut counts: HashMap<u64, u32> = HashMap::new();
+    for t in trace {
+        match t.ev.op {
+            Op::BarrierWait { b } if !counts.contains_key(&b) => {
+                *arrived.entry(b).or_insert(0) += 1;
+            }
+            Op::BarrierLeave { b } => {
+                let n = arrived.get(&b).copied().unwrap_or(1);
+                counts.entry(b).or_insert(n);
+            }
+            _ => {}
+        }
+    }
+    counts
+}
+
 /// Vector-clock happens-before of a trace.
 pub struct Hb {
     pub trace: Vec<TEv>,
@@ -95,6 +116,8 @@ pub struct Hb {
     preds: Vec<Vec<usize>>,
     /// Initial semaphore values the trace implies (not events, see [`infer_sem_init`]).
     sem_init: HashMap<u64, u32>,
+    /// Barrier counts the trace implies (see [`infer_barrier_counts`]).
+    barriers: HashMap<u64, u32>,
 }
 
 impl Hb {
@@ -130,6 +153,7 @@ impl Hb {
         }
         Hb {
             sem_init: infer_sem_init(&trace),
+            barriers: infer_barrier_counts(&trace),
             trace,
             idx,
             vc,
@@ -221,6 +245,9 @@ impl Hb {
         let mut s = State::with_initial_threads(initial.max(1));
         for (&sem, &v) in &self.sem_init {
             s.init_sem(sem, v);
+        }
+        for (&b, &count) in &self.barriers {
+            s.init_barrier(b, count);
         }
         let seq = self.trace[..e]
             .iter()
@@ -348,6 +375,23 @@ mod tests {
             "the child cannot run before its create"
         );
         assert!(hb.hb(0, 1));
+    }
+
+    #[test]
+    fn barrier_arrivals_do_not_race_with_the_departures_they_enable() {
+        let b = |t, op| ev(t, op);
+        let trace = vec![
+            b(1, Op::BarrierWait { b: 9 }),
+            b(2, Op::BarrierWait { b: 9 }),
+            b(1, Op::BarrierLeave { b: 9 }),
+            b(2, Op::BarrierLeave { b: 9 }),
+        ];
+        assert_eq!(infer_barrier_counts(&trace).get(&9), Some(&2));
+        let hb = Hb::new(trace);
+        // t1 cannot leave before t2 arrives: that race is not reversible.
+        assert!(hb.races_of(2, 3).is_empty());
+        // The two arrivals may come in either order.
+        assert_eq!(hb.races_of(1, 3), vec![0]);
     }
 
     #[test]
