@@ -647,23 +647,21 @@ pub(crate) fn run(ctx: &mut Ctx) {
         let mut trace: Vec<TEv> = guide.steps.iter().map(|r| r.ev).collect();
         let executed = trace.len();
         // A deadlocked run: its blocked receives race too (they may take a send instead).
-        {
-            trace.extend(
-                guide
-                    .waiting
-                    .iter()
-                    .flatten()
-                    .filter(|e| {
-                        matches!(
-                            e.op,
-                            Op::Lock { .. } | Op::SemWait { .. } | Op::CondWake { .. }
-                        )
-                    })
-                    .map(|e| TEv::new(*e)),
-            );
-        }
+        trace.extend(
+            guide
+                .waiting
+                .iter()
+                .flatten()
+                .filter(|e| {
+                    matches!(
+                        e.op,
+                        Op::Lock { .. } | Op::SemWait { .. } | Op::CondWake { .. }
+                    )
+                })
+                .map(|e| TEv::new(*e)),
+        );
         // Initial values are not events: the largest need seen so far.
-        for (sem, v) in infer_sem_init(&trace) {
+        for (sem, v) in infer_sem_init(&trace[..executed]) {
             let e = sem_init.entry(sem).or_insert(0);
             *e = (*e).max(v);
         }
