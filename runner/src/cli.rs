@@ -41,6 +41,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Merge the JSON of sharded `compare` (or `run`) sessions into one comparison table.
     Merge(MergeArgs),
+    /// Explore the schedules of a program systematically (DFS, DPOR, ODPOR, bounded, RT).
+    Explore(crate::explore::ExploreArgs),
 }
 
 /// Options of a controlled run shared by `run` and `replay`.

@@ -25,6 +25,7 @@ mod cli;
 mod cmd;
 mod compare;
 mod elf;
+mod explore;
 mod harness;
 mod libpos;
 mod manifest;
@@ -68,6 +69,7 @@ fn main() -> ExitCode {
         cli::Command::Cxx(a) => libpos_dir().and_then(|d| cc::compile(cc::Lang::Cxx, &a.args, &d)),
         cli::Command::Races(a) => races::run(a),
         cli::Command::Merge(a) => merge::cmd(a),
+        cli::Command::Explore(a) => explore::run(a),
     };
     match r {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),

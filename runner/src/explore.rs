@@ -1,0 +1,415 @@
+//! `poscheck explore`: systematic exploration (stateless model checking) of a real binary.
+//!
+//! The algorithms live in [`pos_sched::explore`] (DFS, Source-DPOR, Optimal-DPOR, preemption
+//! and delay bounding, reachability testing); they only need an [`Executor`]. This module
+//! provides one over [`session::run_once`]: every execution is a fresh process run under the
+//! algorithm's guide strategy, which makes every scheduling decision, so the seed is fixed and
+//! unused. Thread ids are dense in creation order and each thread's events come in program
+//! order, so an event's identity (thread, index in thread) is the same in every execution
+//! that follows the same prefix; when the program does not follow a forced prefix (it is not
+//! deterministic under the schedule: time, randomness, uncontrolled input), the guide reports
+//! a divergence and the exploration stops there instead of exploring the wrong program.
+//!
+//! Each bug found is saved as a [`SavedSchedule`] under `--out-dir`, the format
+//! `poscheck replay` reads.
+
+use crate::cli::ControlArgs;
+use crate::outcome::Outcome;
+use crate::report::SavedSchedule;
+use crate::session::{self, RunConfig};
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use pos_sched::explore::{self, Algo, Execution, Executor, Limits, Report};
+use pos_sched::schedule::Schedule;
+use pos_sched::strategy::Divergence;
+use pos_sched::Strategy;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The seed handed to every run (the guide ignores it) and recorded in saved schedules; also
+/// the base seed of the `--points races` profiling runs.
+pub const SEED: u64 = 0;
+
+#[derive(Args, Debug)]
+pub struct ExploreArgs {
+    /// Exploration algorithm: dfs, dpor (Source-DPOR), odpor (Optimal-DPOR), ipb (iterative
+    /// preemption bounding), idb (iterative delay bounding), rt (reachability testing).
+    #[arg(long, default_value = "odpor")]
+    pub algo: String,
+    /// Largest preemption (ipb) or delay (idb) bound explored (default 3).
+    #[arg(long, value_name = "K")]
+    pub bound: Option<u32>,
+    /// Scheduling points: sync, mem or races (the last two need `poscheck cc` builds).
+    /// Default: races for instrumented programs, sync otherwise.
+    #[arg(long, value_name = "MODE")]
+    pub points: Option<String>,
+    /// Stop after this many executions (complete plus sleep-set blocked).
+    #[arg(long, value_name = "N")]
+    pub max_executions: Option<u64>,
+    /// Stop after this long: seconds, or a number with s, m or h.
+    #[arg(long, value_name = "T")]
+    pub time_limit: Option<String>,
+    /// Write the results as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Where the schedules of the bugs found are saved.
+    #[arg(long, default_value = "poscheck-out", value_name = "DIR")]
+    pub out_dir: PathBuf,
+    #[command(flatten)]
+    pub control: ControlArgs,
+    /// The program (for `mem`/`races` points, built with `poscheck cc`).
+    #[arg(value_name = "PROG")]
+    pub program: PathBuf,
+    /// Arguments for the program (after `--`).
+    #[arg(last = true, value_name = "ARGS")]
+    pub args: Vec<String>,
+}
+
+/// Parse `--time-limit`: `90`, `90s`, `1.5m`, `2h`.
+pub fn parse_duration(s: &str) -> Result<Duration> {
+    let t = s.trim();
+    let (num, unit) = match t.char_indices().last() {
+        Some((i, c @ ('s' | 'm' | 'h'))) => (&t[..i], c),
+        _ => (t, 's'),
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .with_context(|| format!("--time-limit {s:?}: expected seconds, or a number with s/m/h"))?;
+    let secs = v * match unit {
+        'm' => 60.0,
+        'h' => 3600.0,
+        _ => 1.0,
+    };
+    if !(secs.is_finite() && secs > 0.0) {
+        bail!("--time-limit {s:?}: must be a positive duration");
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Runs the real program once per execution (see the module doc).
+pub struct RealExecutor<'c> {
+    cfg: &'c RunConfig,
+    /// Processes started.
+    pub runs: u64,
+    /// The outcomes of the buggy runs, in order (the report keeps the first
+    /// [`explore::MAX_KEPT_BUGS`] of them, in the same order).
+    pub bug_outcomes: Vec<Outcome>,
+    /// A setup failure or run error: the exploration is stopped and the command fails.
+    pub error: Option<String>,
+}
+
+impl<'c> RealExecutor<'c> {
+    pub fn new(cfg: &'c RunConfig) -> Self {
+        RealExecutor {
+            cfg,
+            runs: 0,
+            bug_outcomes: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// An execution that stops the exploration (the algorithms stop on any divergence).
+    fn stop(&mut self, step: u64, reason: String) -> Execution {
+        self.error.get_or_insert_with(|| reason.clone());
+        Execution {
+            diverged: Some(Divergence { step, reason }),
+            ..Default::default()
+        }
+    }
+}
+
+impl Executor for RealExecutor<'_> {
+    fn execute(&mut self, strategy: &mut dyn Strategy) -> Execution {
+        if let Some(e) = self.error.clone() {
+            return self.stop(0, e);
+        }
+        self.runs += 1;
+        let r = match session::run_once(self.cfg, strategy, SEED) {
+            Ok(r) => r,
+            Err(e) => return self.stop(0, format!("cannot run the program: {e:#}")),
+        };
+        let trace = r.trace.iter().map(|(ev, _)| *ev).collect();
+        let mut ex = Execution {
+            trace,
+            ..Default::default()
+        };
+        match r.outcome {
+            Outcome::Diverged { step, reason } => ex.diverged = Some(Divergence { step, reason }),
+            Outcome::Error { reason } => {
+                let stopped = self.stop(r.steps, format!("run {}: {reason}", self.runs));
+                return Execution {
+                    trace: ex.trace,
+                    ..stopped
+                };
+            }
+            o if o.is_bug() => {
+                ex.bug = Some(o.to_string());
+                if self.bug_outcomes.len() < explore::MAX_KEPT_BUGS {
+                    self.bug_outcomes.push(o);
+                }
+            }
+            _ => {}
+        }
+        ex
+    }
+}
+
+/// One bug in the JSON report.
+#[derive(Clone, Debug, Serialize)]
+pub struct BugReport {
+    pub kind: String,
+    pub description: String,
+    /// ipb/idb: the bound the run was explored at.
+    pub bound: Option<u32>,
+    pub steps: usize,
+    /// The saved schedule (replay it with `poscheck replay FILE`).
+    pub schedule: Option<String>,
+}
+
+/// The `--json` document.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExploreReport {
+    pub program: String,
+    pub args: Vec<String>,
+    pub algo: String,
+    pub bound: Option<u32>,
+    pub points: String,
+    pub executions: u64,
+    pub blocked: u64,
+    pub buggy: u64,
+    pub complete: bool,
+    /// Why the exploration was cut short, when it was (a limit, a divergence, an error).
+    pub stopped: Option<String>,
+    pub diverged: Option<String>,
+    pub first_bug_bound: Option<u32>,
+    pub bound_completed: Option<u32>,
+    pub executions_per_bound: Vec<u64>,
+    pub rt_peak_pending: Option<u64>,
+    pub elapsed_s: f64,
+    pub executions_per_s: f64,
+    pub bugs: Vec<BugReport>,
+}
+
+/// The bound of an algorithm, if it has one.
+fn bound_of(algo: Algo) -> Option<u32> {
+    match algo {
+        Algo::Ipb { max } | Algo::Idb { max } => Some(max),
+        _ => None,
+    }
+}
+
+/// File name of bug `i` of an exploration: `DIR/<program>.explore-<algo>.bug<i>.json`.
+fn bug_path(dir: &Path, program: &Path, algo: &str, i: usize) -> PathBuf {
+    let name: String = crate::program_name(program)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    dir.join(format!("{name}.explore-{algo}.bug{i}.json"))
+}
+
+/// `poscheck explore`. Exit code 1 when a bug was found, 0 otherwise; setup errors and
+/// divergences (the program does not follow a forced prefix) are errors (2).
+pub fn run(a: &ExploreArgs) -> Result<i32> {
+    let algo = Algo::parse(&a.algo, a.bound).map_err(anyhow::Error::msg)?;
+    if a.bound.is_some() && bound_of(algo).is_none() {
+        bail!("--bound applies to ipb and idb only");
+    }
+    let limits = Limits {
+        max_executions: a.max_executions,
+        time_limit: a.time_limit.as_deref().map(parse_duration).transpose()?,
+    };
+    crate::elf::check(&a.program)?;
+    let mut cfg = RunConfig::new(a.program.clone(), a.args.clone(), crate::libpos::find()?);
+    crate::apply_control(&mut cfg, &a.control)?;
+    cfg.points = a.points.clone();
+    cfg.record_trace = true;
+    let prepared = crate::points::prepare(&cfg, SEED, None)?;
+    sayln!(
+        "poscheck explore: algo={}{} points={} program={}",
+        algo.name(),
+        bound_of(algo).map_or(String::new(), |b| format!(" bound={b}")),
+        prepared.mode,
+        a.program.display()
+    );
+    let mut exec = RealExecutor::new(&prepared.cfg);
+    let report = explore::explore(algo, &mut exec, limits);
+    let doc = summarise(a, algo, &prepared.recorded(), &report, &exec)?;
+    print_summary(&doc, &report);
+    if let Some(path) = &a.json {
+        let json = serde_json::to_string_pretty(&doc).context("cannot encode the report")?;
+        std::fs::write(path, json + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if report.buggy > 0 {
+        return Ok(1);
+    }
+    if let Some(e) = &exec.error {
+        bail!("exploration stopped: {e}");
+    }
+    if let Some(d) = &report.diverged {
+        bail!(
+            "the program did not follow a forced schedule prefix ({d}): it is not deterministic \
+             under the schedule, so the exploration stopped"
+        );
+    }
+    Ok(0)
+}
+
+/// Save the bugs' schedules and build the report document.
+fn summarise(
+    a: &ExploreArgs,
+    algo: Algo,
+    points: &str,
+    r: &Report,
+    exec: &RealExecutor<'_>,
+) -> Result<ExploreReport> {
+    let mut bugs = Vec::new();
+    for (i, b) in r.bugs.iter().enumerate() {
+        let kind = exec
+            .bug_outcomes
+            .get(i)
+            .map_or("bug", Outcome::kind)
+            .to_string();
+        let path = bug_path(&a.out_dir, &a.program, algo.name(), i);
+        let saved = SavedSchedule {
+            schedule: Schedule {
+                program: a.program.display().to_string(),
+                args: a.args.clone(),
+                algo: format!("explore-{}", algo.name()),
+                seed: SEED,
+                try_index: i as u64,
+                points: points.to_string(),
+                outcome: kind.clone(),
+                steps: b.schedule.clone(),
+            },
+            pct_k: None,
+            detail: Some(b.description.clone()),
+        };
+        saved.save(&path)?;
+        bugs.push(BugReport {
+            kind,
+            description: b.description.clone(),
+            bound: b.bound,
+            steps: b.schedule.len(),
+            schedule: Some(path.display().to_string()),
+        });
+    }
+    let elapsed = r.elapsed.as_secs_f64();
+    let runs = r.executions + r.blocked;
+    let stopped = if r.complete {
+        None
+    } else if let Some(e) = &exec.error {
+        Some(format!("error: {e}"))
+    } else if let Some(d) = &r.diverged {
+        Some(format!("divergence: {d}"))
+    } else if bound_of(algo).is_some() && r.bound_completed.is_some() {
+        Some(format!(
+            "bound: executions beyond bound {} were not explored",
+            bound_of(algo).unwrap_or_default()
+        ))
+    } else {
+        Some("limit: --max-executions or --time-limit reached".into())
+    };
+    Ok(ExploreReport {
+        program: a.program.display().to_string(),
+        args: a.args.clone(),
+        algo: algo.name().into(),
+        bound: bound_of(algo),
+        points: points.split(':').next().unwrap_or_default().to_string(),
+        executions: r.executions,
+        blocked: r.blocked,
+        buggy: r.buggy,
+        complete: r.complete,
+        stopped,
+        diverged: r.diverged.as_ref().map(ToString::to_string),
+        first_bug_bound: r.first_bug_bound,
+        bound_completed: r.bound_completed,
+        executions_per_bound: r.executions_per_bound.clone(),
+        rt_peak_pending: (algo == Algo::Rt).then_some(r.rt_peak_pending),
+        elapsed_s: elapsed,
+        executions_per_s: if elapsed > 0.0 {
+            runs as f64 / elapsed
+        } else {
+            0.0
+        },
+        bugs,
+    })
+}
+
+fn print_summary(d: &ExploreReport, r: &Report) {
+    sayln!("executions explored: {}", d.executions);
+    sayln!("executions blocked by sleep sets: {}", d.blocked);
+    sayln!("buggy executions: {}", d.buggy);
+    match &d.stopped {
+        None => sayln!("exploration: complete"),
+        Some(why) => sayln!("exploration: incomplete ({why})"),
+    }
+    if let Some(b) = d.bound {
+        sayln!(
+            "bound: {b}; fully explored up to {}; executions per bound {:?}",
+            d.bound_completed
+                .map_or("none".to_string(), |c| c.to_string()),
+            d.executions_per_bound
+        );
+        match d.first_bug_bound {
+            Some(f) => sayln!("first bug at bound {f}"),
+            None => sayln!("no bug up to the explored bound"),
+        }
+    }
+    if let Some(p) = d.rt_peak_pending {
+        sayln!("rt: at most {p} race variants pending at once (no history of explored runs)");
+    }
+    sayln!(
+        "time: {:.2} s ({:.1} executions/s)",
+        d.elapsed_s,
+        d.executions_per_s
+    );
+    for b in &d.bugs {
+        sayln!(
+            "bug: {}{}",
+            b.description,
+            b.bound.map_or(String::new(), |x| format!(" [bound {x}]"))
+        );
+        if let Some(s) = &b.schedule {
+            sayln!("  schedule: {s} (poscheck replay {s})");
+        }
+    }
+    if r.buggy > r.bugs.len() as u64 {
+        sayln!(
+            "({} more buggy executions not saved: the first {} are kept)",
+            r.buggy - r.bugs.len() as u64,
+            explore::MAX_KEPT_BUGS
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_limits_parse_with_units() {
+        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("1.5m").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
+        assert_eq!(parse_duration(" 3s").unwrap(), Duration::from_secs(3));
+        assert!(parse_duration("0").is_err());
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("abc").is_err());
+        assert!(parse_duration("").is_err());
+    }
+
+    #[test]
+    fn bug_files_are_named_after_the_program_algorithm_and_index() {
+        let p = bug_path(Path::new("out"), Path::new("/x/lastzero"), "odpor", 3);
+        assert_eq!(p, Path::new("out/lastzero.explore-odpor.bug3.json"));
+    }
+}
