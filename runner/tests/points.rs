@@ -121,7 +121,7 @@ fn cc_builds_link_libpos_not_libtsan_with_gcc_and_clang() {
         compilers.push("clang");
     }
     for cc in compilers {
-        let bin = build_with("tests/c/delay7_plain.c", cc, &format!("{cc}-check"));
+        let bin = build_with("benchmarks/src/delay_7.c", cc, &format!("{cc}-check"));
         let ldd = Command::new("ldd").arg(&bin).output().unwrap();
         let deps = String::from_utf8_lossy(&ldd.stdout);
         assert!(deps.contains("libpos.so"), "{cc}: {deps}");
@@ -172,8 +172,8 @@ fn memcpy_and_memset_are_scheduling_points() {
 #[test]
 fn points_default_and_refusals() {
     // An uninstrumented build refuses mem and races.
-    let src = root().join("tests/c/delay7_plain.c");
-    let plain = out_dir().join("delay7_plain-uninstrumented");
+    let src = root().join("benchmarks/src/delay_7.c");
+    let plain = out_dir().join("delay_7-uninstrumented");
     let st = Command::new("gcc")
         .args(["-O1", "-pthread", "-o"])
         .arg(&plain)
@@ -200,7 +200,7 @@ fn points_default_and_refusals() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     // An instrumented build defaults to races: its racing sites are reported, and the bug
     // (the read of x racing with the write) is still found.
-    let bin = build("tests/c/delay7_plain.c");
+    let bin = build("benchmarks/src/delay_7.c");
     let (o, v) = run_json(&bin, &["--tries", "300", "--seed", "5", "--algo", "pos"]);
     assert_eq!(v["programs"][0]["points"], "races", "{}", text(&o));
     assert_eq!(v["programs"][0]["racing_sites"], 2, "{}", text(&o));
@@ -210,7 +210,7 @@ fn points_default_and_refusals() {
         text(&o)
     );
     // A race-free instrumented program (atomics only) runs with sync points.
-    let bin = build("tests/c/race_twice_plain.c");
+    let bin = build("benchmarks/src/race_twice.c");
     let (o, v) = run_json(&bin, &["--tries", "5", "--seed", "5"]);
     assert_eq!(v["programs"][0]["racing_sites"], 0, "{}", text(&o));
     assert_eq!(v["programs"][0]["points"], "sync", "{}", text(&o));
@@ -218,7 +218,7 @@ fn points_default_and_refusals() {
 
 #[test]
 fn races_mode_schedules_replay_with_their_sites() {
-    let bin = build("tests/c/delay7_plain.c");
+    let bin = build("benchmarks/src/delay_7.c");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let o = poscheck(
@@ -341,11 +341,11 @@ fn hit_ratios_match_the_simulator() {
     const SIM_SAMPLES: u64 = 100_000;
     let cases = [
         (
-            "tests/c/delay7_plain.c",
+            "benchmarks/src/delay_7.c",
             "benchmarks/models/delay7-real.model",
         ),
         (
-            "tests/c/race_twice_plain.c",
+            "benchmarks/src/race_twice.c",
             "benchmarks/models/race-twice-real.model",
         ),
     ];
