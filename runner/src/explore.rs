@@ -164,7 +164,8 @@ pub struct BugReport {
     /// ipb/idb: the bound the run was explored at.
     pub bound: Option<u32>,
     pub steps: usize,
-    /// The saved schedule (replay it with `poscheck replay FILE`).
+    /// The saved schedule (replay it with `poscheck replay FILE`); only the first run of
+    /// each distinct bug (description) is saved.
     pub schedule: Option<String>,
 }
 
@@ -271,35 +272,42 @@ fn summarise(
     r: &Report,
     exec: &RealExecutor<'_>,
 ) -> Result<ExploreReport> {
-    let mut bugs = Vec::new();
+    let mut bugs: Vec<BugReport> = Vec::new();
     for (i, b) in r.bugs.iter().enumerate() {
         let kind = exec
             .bug_outcomes
             .get(i)
             .map_or("bug", Outcome::kind)
             .to_string();
-        let path = bug_path(&a.out_dir, &a.program, algo.name(), i);
-        let saved = SavedSchedule {
-            schedule: Schedule {
-                program: a.program.display().to_string(),
-                args: a.args.clone(),
-                algo: format!("explore-{}", algo.name()),
-                seed: SEED,
-                try_index: i as u64,
-                points: points.to_string(),
-                outcome: kind.clone(),
-                steps: b.schedule.clone(),
-            },
-            pct_k: None,
-            detail: Some(b.description.clone()),
+        // One schedule file per distinct bug (same description): the first run that hit it.
+        let repeat = bugs.iter().any(|o| o.description == b.description);
+        let schedule = if repeat {
+            None
+        } else {
+            let path = bug_path(&a.out_dir, &a.program, algo.name(), i);
+            let saved = SavedSchedule {
+                schedule: Schedule {
+                    program: a.program.display().to_string(),
+                    args: a.args.clone(),
+                    algo: format!("explore-{}", algo.name()),
+                    seed: SEED,
+                    try_index: i as u64,
+                    points: points.to_string(),
+                    outcome: kind.clone(),
+                    steps: b.schedule.clone(),
+                },
+                pct_k: None,
+                detail: Some(b.description.clone()),
+            };
+            saved.save(&path)?;
+            Some(path.display().to_string())
         };
-        saved.save(&path)?;
         bugs.push(BugReport {
             kind,
             description: b.description.clone(),
             bound: b.bound,
             steps: b.schedule.len(),
-            schedule: Some(path.display().to_string()),
+            schedule,
         });
     }
     let elapsed = r.elapsed.as_secs_f64();
@@ -372,11 +380,22 @@ fn print_summary(d: &ExploreReport, r: &Report) {
         d.elapsed_s,
         d.executions_per_s
     );
-    for b in &d.bugs {
+    for b in d.bugs.iter().filter(|b| b.schedule.is_some()) {
+        let runs = d
+            .bugs
+            .iter()
+            .filter(|o| o.description == b.description)
+            .count();
         sayln!(
-            "bug: {}{}",
+            "bug: {}{}{}",
             b.description,
-            b.bound.map_or(String::new(), |x| format!(" [bound {x}]"))
+            b.bound
+                .map_or(String::new(), |x| format!(" [first at bound {x}]")),
+            if runs > 1 {
+                format!(" ({runs} runs)")
+            } else {
+                String::new()
+            }
         );
         if let Some(s) = &b.schedule {
             sayln!("  schedule: {s} (poscheck replay {s})");
