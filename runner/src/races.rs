@@ -50,11 +50,31 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
         a.seed
     );
     for (k, r) in prof.races.iter().enumerate() {
-        sayln!("race {}: on {:#x}", k + 1, r.addr);
+        let var = data_symbol(r.addr, &prof.maps).map_or(String::new(), |v| format!(" ({v})"));
+        sayln!("race {}: on {:#x}{var}", k + 1, r.addr);
         sayln!("  {}", place(&r.a));
         sayln!("  {}", place(&r.b));
     }
     Ok(i32::from(!prof.races.is_empty()))
+}
+
+/// `name+0xoff` of the data object (global or static variable) holding `addr`, from the
+/// ELF symbols of the file mapped there; `None` for heap or stack memory.
+fn data_symbol(addr: u64, maps: &[Mapping]) -> Option<String> {
+    let (file, vaddr) = elf::locate(addr, maps)?;
+    let bytes = std::fs::read(&file).ok()?;
+    let e = goblin::elf::Elf::parse(&bytes).ok()?;
+    e.syms
+        .iter()
+        .filter(|s| s.st_type() == goblin::elf::sym::STT_OBJECT)
+        .find(|s| s.st_value <= vaddr && vaddr < s.st_value + s.st_size.max(1))
+        .and_then(|s| {
+            let name = e.strtab.get_at(s.st_name)?;
+            Some(match vaddr - s.st_value {
+                0 => name.to_string(),
+                off => format!("{name}+{off:#x}"),
+            })
+        })
 }
 
 /// `file:line` of each pc via `addr2line`, batched per mapped file. A pc is a return

@@ -167,6 +167,7 @@ fn memcpy_and_memset_are_scheduling_points() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("memcpy_race.c:"), "{out}");
     assert!(out.contains("writer+") && out.contains("reader+"), "{out}");
+    assert!(out.contains("(buf"), "the racing variable is named: {out}");
 }
 
 #[test]
