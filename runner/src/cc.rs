@@ -134,6 +134,12 @@ fn is_link_flag(f: &str) -> bool {
         || f == "-rdynamic"
 }
 
+/// A user's own `-fsanitize=thread` on a link line would pull in libtsan, whose runtime
+/// would take the `__tsan_*` calls from libpos: link steps drop it (compile steps add it).
+fn is_sanitizer_flag(f: &str) -> bool {
+    f == "-fsanitize=thread"
+}
+
 /// Arguments that make a link against libpos (never the sanitizer runtime), with an rpath.
 /// The program's own `memcpy`/`memmove`/`memset` calls are redirected (`--wrap`) to libpos's
 /// `__wrap_*` functions, which make them scheduling points (libtsan intercepts them for the
@@ -172,7 +178,8 @@ pub fn compile(lang: Lang, args: &[String], libpos_dir: &Path) -> Result<i32> {
     if p.sources.is_empty() {
         // Link only: objects were compiled with poscheck cc already.
         let mut cmd = Command::new(&cc);
-        cmd.args(args).args(link_flags(libpos_dir));
+        cmd.args(args.iter().filter(|f| !is_sanitizer_flag(f)))
+            .args(link_flags(libpos_dir));
         return run(&mut cmd);
     }
     // Compile each source to a temporary object, then link without the sanitizer.
@@ -202,7 +209,8 @@ pub fn compile(lang: Lang, args: &[String], libpos_dir: &Path) -> Result<i32> {
         objects.push(obj);
     }
     let mut cmd = Command::new(&cc);
-    cmd.args(&objects).args(&p.flags);
+    cmd.args(&objects)
+        .args(p.flags.iter().filter(|f| !is_sanitizer_flag(f)));
     if let Some(o) = &p.output {
         cmd.arg("-o").arg(o);
     }
@@ -243,5 +251,7 @@ mod tests {
         assert!(f.contains(&"-lpos".to_string()));
         assert!(f.iter().any(|x| x == "-Wl,-rpath,/opt/pos"));
         assert!(f.iter().any(|x| x.contains("--wrap=memcpy")));
+        assert!(is_sanitizer_flag("-fsanitize=thread"));
+        assert!(!is_sanitizer_flag("-fsanitize=undefined"));
     }
 }
