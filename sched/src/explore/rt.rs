@@ -4,10 +4,22 @@
 //!
 //! A run is seen as a SYN-sequence: synchronisation events paired as send → receive.
 //! Channels and pairs: a mutex (unlock or the releasing half of a condition wait → the next
-//! lock or re-acquisition; the mutex starts with one *initial* send), a semaphore (post → wait,
-//! FIFO over the tokens; the initial value gives initial sends), a condition variable (signal
-//! or broadcast → the wake it enabled). A `CondWake` receives twice (the signal and the mutex),
+//! lock or re-acquisition; the mutex starts with one *initial* send), a semaphore (every
+//! `sem_post`/`sem_wait` receives the semaphore's previous operation and sends to its next
+//! one; the first receives the semaphore's initial send), a condition variable (signal or
+//! broadcast → the wake it enabled). A `CondWake` receives twice (the signal and the mutex),
 //! so receives are *slots* `(event, channel)`.
+//!
+//! Semaphores follow the paper's object-based view (§2: P and V are calls the semaphore
+//! accepts one at a time; its SYN-sequence is the order of completed operations), not a
+//! post → wait token pairing. A FIFO token pairing makes the pairing depend on the order of
+//! two posts, which no race variant can change (posts are sends, not receives): a wait could
+//! never be given the second of two earlier posts, and on the bounded buffer 2 of its 24
+//! pairings were unreachable. Ordering every operation matches the dependency of
+//! [`crate::event::Event::dependent`] (two operations on one semaphore are dependent), so the
+//! SYN-sequences are exactly Optimal-DPOR's Mazurkiewicz traces on sync-only programs. The
+//! initial value is not needed for the pairing; [`replays`] uses the largest value the runs
+//! so far needed (inferred: `sem_init` is a notification, not an event).
 //!
 //! For each run `Q` ([`Syn`]):
 //! 1. the race set of every receive slot `r`: the sends `s` on its channel, other than its
@@ -36,9 +48,11 @@
 //!
 //! The constraints above are this implementation's reconstruction of the paper's; they are
 //! checked against Optimal-DPOR (tests): the same runs, none twice, on dining philosophers
-//! (3-6), mutex rounds and readers-writers with condition variables; on a semaphore bounded
-//! buffer `rt` runs 22 of its 28 SYN-sequences (a known gap). Timed waits are not modelled
-//! as receives.
+//! (3-6), mutex rounds, a semaphore bounded buffer (2 producers, 2 consumers, 2 slots: 148)
+//! and readers-writers with condition variables (2 readers/1 writer: 62; 3r/1w: 2364). Known
+//! gap: readers-writers 2r/2w, rt 2372 of ODPOR's 2556 (signal → wake pairings that depend
+//! on the order of a signal and a `CondWait`, which is not a receive). Timed and try
+//! operations are not modelled as receives.
 
 use super::guide::Rule;
 use super::trace::{infer_sem_init, TEv};
@@ -71,7 +85,7 @@ pub struct Slot {
 }
 
 /// The pairing of a trace: receive slots with their partners, and every send per channel.
-pub fn pair(trace: &[TEv], sem_init: &HashMap<u64, u32>) -> (Vec<Slot>, HashMap<Chan, Vec<Send>>) {
+pub fn pair(trace: &[TEv]) -> (Vec<Slot>, HashMap<Chan, Vec<Send>>) {
     #[derive(Default)]
     struct CondSt {
         next_seq: u64,
@@ -83,7 +97,7 @@ pub fn pair(trace: &[TEv], sem_init: &HashMap<u64, u32>) -> (Vec<Slot>, HashMap<
     let mut slots = Vec::new();
     let mut sends: HashMap<Chan, Vec<Send>> = HashMap::new();
     let mut last_release: HashMap<u64, Send> = HashMap::new();
-    let mut queues: HashMap<u64, std::collections::VecDeque<Send>> = HashMap::new();
+    let mut last_sem_op: HashMap<u64, Send> = HashMap::new();
     let mut conds: HashMap<u64, CondSt> = HashMap::new();
     let mut releases: Vec<(u64, usize)> = Vec::new();
     for (j, t) in trace.iter().enumerate() {
@@ -137,19 +151,16 @@ pub fn pair(trace: &[TEv], sem_init: &HashMap<u64, u32>) -> (Vec<Slot>, HashMap<
                 }
                 cv.tokens.clear();
             }
-            Op::SemPost { s } => {
+            Op::SemPost { s } | Op::SemWait { s } => {
                 let ch = Chan::Sem(s);
-                let q = sem_queue(&mut queues, &mut sends, sem_init, s);
-                q.push_back(Send::At(j));
-                sends.entry(ch).or_default().push(Send::At(j));
-            }
-            Op::SemWait { s } => {
-                let q = sem_queue(&mut queues, &mut sends, sem_init, s);
-                let partner = q.pop_front();
+                let init = Send::Init(ch, 0);
+                let all = sends.entry(ch).or_insert_with(|| vec![init]);
+                all.push(Send::At(j));
+                let p = last_sem_op.insert(s, Send::At(j)).unwrap_or(init);
                 slots.push(Slot {
                     ev: j,
-                    chan: Chan::Sem(s),
-                    partner,
+                    chan: ch,
+                    partner: Some(p),
                 });
             }
             _ => {}
@@ -183,21 +194,6 @@ fn mutex_recv(
         chan: ch,
         partner: Some(p),
     });
-}
-
-fn sem_queue<'q>(
-    queues: &'q mut HashMap<u64, std::collections::VecDeque<Send>>,
-    sends: &mut HashMap<Chan, Vec<Send>>,
-    sem_init: &HashMap<u64, u32>,
-    s: u64,
-) -> &'q mut std::collections::VecDeque<Send> {
-    queues.entry(s).or_insert_with(|| {
-        let ch = Chan::Sem(s);
-        let v = sem_init.get(&s).copied().unwrap_or(0);
-        let inits: Vec<Send> = (0..v).map(|k| Send::Init(ch, k)).collect();
-        sends.entry(ch).or_default().extend(inits.iter().copied());
-        inits.into_iter().collect()
-    })
 }
 
 /// The SYN-sequence of a run with its causality (program order, create → child,
@@ -243,15 +239,10 @@ pub struct Variant {
 
 impl Syn {
     /// `trace[executed..]` are the blocked receives of a deadlocked run (not executed).
-    pub fn new(
-        trace: Vec<TEv>,
-        sem_init: &HashMap<u64, u32>,
-        variant: Variant,
-        executed: usize,
-    ) -> Self {
+    pub fn new(trace: Vec<TEv>, variant: Variant, executed: usize) -> Self {
         let prefix = variant.pinned.len();
         let (pinned, excluded) = (variant.pinned, variant.excluded);
-        let (mut slots, sends) = pair(&trace, sem_init);
+        let (mut slots, sends) = pair(&trace);
         for s in &mut slots {
             if s.ev >= executed {
                 s.partner = None;
@@ -518,7 +509,7 @@ impl Syn {
             return None;
         }
         // Every kept receive keeps its partner; every changed one gets the chosen send.
-        let (vslots, _) = pair(&seq, sem_init);
+        let (vslots, _) = pair(&seq);
         let to_q = |s: Send| match s {
             Send::At(p) => Send::At(order[p]),
             i => i,
@@ -571,15 +562,11 @@ impl Syn {
 
 /// The path constraint of a variant: a receive may not take a send that a sibling variant
 /// gave it (those runs are explored from the sibling).
-fn constraint(
-    excluded: &[((EvId, Chan), SendId)],
-    sem_init: &HashMap<u64, u32>,
-) -> Option<super::guide::Allow> {
+fn constraint(excluded: &[((EvId, Chan), SendId)]) -> Option<super::guide::Allow> {
     if excluded.is_empty() {
         return None;
     }
     let excluded = excluded.to_vec();
-    let sem_init = sem_init.clone();
     Some(Box::new(move |steps, ev| {
         let mut trace: Vec<TEv> = steps.iter().map(|r| r.ev).collect();
         trace.push(TEv::new(*ev));
@@ -594,7 +581,7 @@ fn constraint(
         if !excluded.iter().any(|((r, _), _)| *r == me) {
             return true;
         }
-        let (slots, _) = pair(&trace, &sem_init);
+        let (slots, _) = pair(&trace);
         slots.iter().filter(|s| s.ev == j).all(|s| {
             let Some(p) = s.partner else { return true };
             let sid = match p {
@@ -639,7 +626,7 @@ pub(crate) fn run(ctx: &mut Ctx) {
         if ctx.out_of_budget() {
             return;
         }
-        guide.allow = constraint(&v.excluded, &sem_init);
+        guide.allow = constraint(&v.excluded);
         guide.plan(std::mem::take(&mut v.events), 0, Vec::new());
         if let Outcome::Stop = ctx.run(&mut guide, None) {
             return;
@@ -665,7 +652,7 @@ pub(crate) fn run(ctx: &mut Ctx) {
             let e = sem_init.entry(sem).or_insert(0);
             *e = (*e).max(v);
         }
-        let syn = Syn::new(trace, &sem_init, v, executed);
+        let syn = Syn::new(trace, v, executed);
         let vs = syn.variants(ctx.initial, &sem_init);
         pending.extend(vs.into_iter().rev());
         ctx.report.rt_peak_pending = ctx.report.rt_peak_pending.max(pending.len() as u64);
@@ -691,7 +678,7 @@ mod tests {
         assert!(out.bug.is_none() && out.diverged.is_none());
         let trace: Vec<TEv> = g.steps.iter().map(|r| r.ev).collect();
         let n = trace.len();
-        let syn = Syn::new(trace, &HashMap::new(), Variant::default(), n);
+        let syn = Syn::new(trace, Variant::default(), n);
         let races: Vec<(Tid, usize)> = syn
             .slots
             .iter()
