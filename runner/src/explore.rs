@@ -27,6 +27,13 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Step limit of one execution unless `--max-steps` says otherwise (the `run` default,
+/// [`pos_sched::coordinator::DEFAULT_MAX_STEPS`], is far too high here): the guide's
+/// deterministic rule is not fair, so a thread spinning on `sched_yield` while the thread it
+/// waits for sleeps would record a million-event trace for the algorithm to analyse. Such a
+/// run ends as a `step-limit` outcome (a livelock under that schedule).
+pub const EXPLORE_MAX_STEPS: u64 = 10_000;
+
 /// The seed handed to every run (the guide ignores it) and recorded in saved schedules; also
 /// the base seed of the `--points races` profiling runs.
 pub const SEED: u64 = 0;
@@ -230,6 +237,9 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
     crate::elf::check(&a.program)?;
     let mut cfg = RunConfig::new(a.program.clone(), a.args.clone(), crate::libpos::find()?);
     crate::apply_control(&mut cfg, &a.control)?;
+    if a.control.max_steps == pos_sched::coordinator::DEFAULT_MAX_STEPS {
+        cfg.max_steps = EXPLORE_MAX_STEPS;
+    }
     cfg.points = a.points.clone();
     cfg.record_trace = true;
     let prepared = crate::points::prepare(&cfg, SEED, None)?;

@@ -30,6 +30,19 @@ fn scratch() -> PathBuf {
 
 /// `tests/c/explore/NAME.c` built with `poscheck cc -O1`, once per test binary.
 fn program(name: &str) -> PathBuf {
+    build(&sources(), name)
+}
+
+/// `benchmarks/src/NAME.c` (the suite) built with `poscheck cc -O1`.
+fn suite_program(name: &str) -> PathBuf {
+    build(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../benchmarks/src"),
+        name,
+    )
+}
+
+/// `DIR/NAME.c` built with `poscheck cc -O1`, once per test binary.
+fn build(src_dir: &Path, name: &str) -> PathBuf {
     static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
     let built = BUILT.get_or_init(|| Mutex::new(HashMap::new()));
     let mut built = built.lock().unwrap_or_else(|e| e.into_inner());
@@ -41,7 +54,7 @@ fn program(name: &str) -> PathBuf {
     let dir = scratch().join("bin");
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join(name);
-    let src = sources().join(format!("{name}.c"));
+    let src = src_dir.join(format!("{name}.c"));
     let o = Command::new(POSCHECK)
         .args(["cc", "-O1", "-pthread", "-o"])
         .arg(&out)
@@ -86,7 +99,17 @@ impl Explored {
 
 /// `poscheck explore --algo ALGO --points POINTS [extra] PROG -- ARGS` with a JSON report.
 fn explore(name: &str, args: &[&str], algo: &str, points: &str, extra: &[&str]) -> Explored {
-    let prog = program(name);
+    explore_prog(&program(name), name, args, algo, points, extra)
+}
+
+fn explore_prog(
+    prog: &Path,
+    name: &str,
+    args: &[&str],
+    algo: &str,
+    points: &str,
+    extra: &[&str],
+) -> Explored {
     let dir = scratch().join("runs");
     std::fs::create_dir_all(&dir).unwrap();
     let tag = format!("{name}-{}-{algo}-{points}", args.join("_"));
@@ -97,7 +120,7 @@ fn explore(name: &str, args: &[&str], algo: &str, points: &str, extra: &[&str]) 
         .arg("--out-dir")
         .arg(dir.join(format!("{tag}-out")))
         .args(extra)
-        .arg(&prog)
+        .arg(prog)
         .arg("--")
         .args(args)
         .output()
@@ -353,4 +376,78 @@ fn a_program_that_leaves_the_forced_prefix_is_reported_as_diverged() {
     assert_eq!(o.status.code(), Some(2), "{t}");
     assert!(t.contains("did not follow a forced schedule prefix"), "{t}");
     assert!(t.contains("exploration: incomplete (divergence"), "{t}");
+}
+
+/// `poscheck replay --times 2 FILE` reproduces the recorded outcome `kind`.
+fn assert_replays(file: &str, kind: &str) {
+    let o = Command::new(POSCHECK)
+        .args(["replay", "--times", "2", file])
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains(&format!("recorded outcome {kind}: reproduced 2 of 2")),
+        "{t}"
+    );
+}
+
+/// Small buggy programs of the benchmark suite (benchmarks/manifest.toml, with their
+/// manifest's points mode): odpor finds each bug, of the manifest's kind, and the saved
+/// schedule replays it.
+#[test]
+fn odpor_finds_the_bugs_of_small_suite_programs_with_replayable_schedules() {
+    let progs = [
+        ("order_violation", "sync", "crash"),
+        ("account", "sync", "assert"),
+        ("twostage", "sync", "assert"),
+        ("deadlock_2", "sync", "deadlock"),
+        ("stack_bad", "sync", "assert"),
+        ("atomicity_violation", "races", "crash"),
+        ("account_rmw", "races", "assert"),
+    ];
+    for (name, points, kind) in progs {
+        let e = explore_prog(&suite_program(name), name, &[], "odpor", points, &[]);
+        assert_eq!(e.code(), Some(1), "{name}: {}", text(&e.out));
+        assert_eq!(e.json["complete"], true, "{name}");
+        let bug = e.json["bugs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["kind"] == kind)
+            .unwrap_or_else(|| panic!("{name}: no {kind} among {}", e.json["bugs"]));
+        assert_replays(bug["schedule"].as_str().unwrap(), kind);
+    }
+}
+
+/// ipb and idb report the bound at which a suite bug first appears, and the bug's schedule
+/// (explored at that bound) replays.
+#[test]
+fn bounded_search_reports_the_first_bug_bound_of_suite_programs() {
+    for (name, points) in [("account_rmw", "races"), ("deadlock_2", "sync")] {
+        for algo in ["ipb", "idb"] {
+            let e = explore_prog(
+                &suite_program(name),
+                name,
+                &[],
+                algo,
+                points,
+                &["--bound", "2"],
+            );
+            assert_eq!(e.code(), Some(1), "{name} {algo}: {}", text(&e.out));
+            let first = e.json["first_bug_bound"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{name} {algo}: {}", e.json));
+            assert!(first <= 2, "{name} {algo}: {first}");
+            let bug = &e.json["bugs"][0];
+            assert_eq!(bug["bound"].as_u64(), Some(first), "{name} {algo}: {bug}");
+            assert!(
+                text(&e.out).contains(&format!("first bug at bound {first}")),
+                "{}",
+                text(&e.out)
+            );
+            let kind = bug["kind"].as_str().unwrap().to_string();
+            assert_replays(bug["schedule"].as_str().unwrap(), &kind);
+        }
+    }
 }
