@@ -14,7 +14,7 @@ use pos_sched::strategy::{self, Options};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A session's parameters for one program.
 #[derive(Clone, Debug)]
@@ -68,8 +68,15 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
     make_strategy(plan, None)?;
     // `races` points: profile first (see `points`); the races file lives until the end.
     let prepared = crate::points::prepare(&plan.cfg, plan.seed, None)?;
+    let mut cfg = prepared.cfg.clone();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if plan.jobs >= cores {
+        // Every core already runs a try: a spinning decision loop would only take CPU
+        // from the programs.
+        cfg.spin = Duration::ZERO;
+    }
     let plan = &Plan {
-        cfg: prepared.cfg.clone(),
+        cfg,
         ..plan.clone()
     };
     let pct_k = if needs_k(&plan.algo) {

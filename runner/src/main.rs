@@ -33,6 +33,7 @@ mod merge;
 mod outcome;
 mod points;
 mod process;
+mod pump;
 mod races;
 mod replay;
 mod report;

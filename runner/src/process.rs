@@ -1,21 +1,17 @@
-//! Starting and ending the program of one run: its own process group, ASLR off, captured
-//! output, a waiter thread reporting its exit, and a group kill at the end — always.
+//! Starting and ending the program of one run: its own process group, ASLR off, its output
+//! pipes (read by the run's I/O thread), an exit waiter thread when the kernel has no pidfd,
+//! and a group kill at the end — always.
 
 use anyhow::{Context, Result};
-use crossbeam_channel::{bounded, Receiver, Sender};
+use crossbeam_channel::Sender;
 use nix::sys::personality::{self, Persona};
 use nix::sys::signal::{killpg, Signal};
 use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 use std::ffi::OsString;
-use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::Duration;
-
-/// How much of each output stream is kept (the tail).
-pub const CAPTURE_BYTES: usize = 64 * 1024;
+use std::process::{ChildStderr, ChildStdout, Command, Stdio};
 
 /// How the program's main process ended (observed without reaping it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,8 +23,9 @@ pub enum Exit {
 /// A running program.
 pub struct Program {
     pid: Pid,
-    stdout: Receiver<Vec<u8>>,
-    stderr: Receiver<Vec<u8>>,
+    /// The output pipes, until the run's I/O thread takes them.
+    pub stdout: Option<ChildStdout>,
+    pub stderr: Option<ChildStderr>,
     reaped: bool,
 }
 
@@ -42,7 +39,7 @@ pub fn disable_aslr() -> Result<()> {
 
 /// Spawn `program args` with `env` added, in a new process group (pgid = pid) with address
 /// space randomisation disabled (so crash addresses and pointer-valued object ids are
-/// the same in every run). stdin is /dev/null; stdout/stderr go to bounded tail buffers.
+/// the same in every run). stdin is /dev/null; stdout/stderr are pipes.
 pub fn spawn(program: &Path, args: &[String], env: &[(OsString, OsString)]) -> Result<Program> {
     let mut cmd = Command::new(program);
     cmd.args(args)
@@ -56,41 +53,12 @@ pub fn spawn(program: &Path, args: &[String], env: &[(OsString, OsString)]) -> R
     let mut child = cmd
         .spawn()
         .with_context(|| format!("cannot start {}", program.display()))?;
-    let stdout = capture(child.stdout.take());
-    let stderr = capture(child.stderr.take());
     Ok(Program {
         pid: Pid::from_raw(child.id() as i32),
-        stdout,
-        stderr,
+        stdout: child.stdout.take(),
+        stderr: child.stderr.take(),
         reaped: false,
     })
-}
-
-/// Read a stream to its end on a thread, keeping the last [`CAPTURE_BYTES`] bytes.
-fn capture<R: Read + Send + 'static>(stream: Option<R>) -> Receiver<Vec<u8>> {
-    let (tx, rx) = bounded(1);
-    if let Some(mut s) = stream {
-        std::thread::spawn(move || {
-            let mut tail = Vec::new();
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = s.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                tail.extend_from_slice(&buf[..n]);
-                if tail.len() > 2 * CAPTURE_BYTES {
-                    tail.drain(..tail.len() - CAPTURE_BYTES);
-                }
-            }
-            if tail.len() > CAPTURE_BYTES {
-                tail.drain(..tail.len() - CAPTURE_BYTES);
-            }
-            let _ = tx.send(tail);
-        });
-    } else {
-        let _ = tx.send(Vec::new());
-    }
-    rx
 }
 
 impl Program {
@@ -99,7 +67,8 @@ impl Program {
     }
 
     /// Report the main process's end on `tx` from a waiter thread, without reaping it (so
-    /// its pid, which is the group id, cannot be reused before [`Program::kill`]).
+    /// its pid, which is the group id, cannot be reused before [`Program::kill`]). Used when
+    /// the kernel gives no pidfd for the I/O thread to poll.
     pub fn watch<T: Send + 'static>(&self, tx: Sender<T>, wrap: fn(Exit) -> T) {
         let pid = self.pid;
         std::thread::spawn(move || loop {
@@ -123,17 +92,13 @@ impl Program {
         let _ = killpg(self.pid, Signal::SIGKILL);
     }
 
-    /// Kill the group, reap the main process, and collect the output tails (waiting at most
-    /// `grace` for the streams to close: a process that left the group may hold them).
-    pub fn finish(&mut self, grace: Duration) -> (Vec<u8>, Vec<u8>) {
+    /// Kill the group and reap the main process.
+    pub fn reap(&mut self) {
         self.kill();
         if !self.reaped {
             let _ = waitpid(self.pid, None);
             self.reaped = true;
         }
-        let out = self.stdout.recv_timeout(grace).unwrap_or_default();
-        let err = self.stderr.recv_timeout(grace).unwrap_or_default();
-        (out, err)
     }
 }
 

@@ -1,24 +1,26 @@
 //! One controlled run of a real program: a temp dir with a Unix socket, the program spawned
-//! with libpos.so preloaded, one connection per program thread, reader threads feeding one
-//! channel, and one decision loop over [`pos_sched::Coordinator`] that owns all the state and
-//! lets at most one program thread run at a time.
+//! with libpos.so preloaded, one connection per program thread, the run's I/O thread
+//! ([`crate::pump`]) feeding one channel, and one decision loop over
+//! [`pos_sched::Coordinator`] that owns all the state and lets at most one program thread
+//! run at a time.
 
 use crate::elf::{self, Mapping};
 use crate::outcome::Outcome;
 use crate::process::{self, Exit};
+use crate::pump::{self, Ev, Pump, Sources};
 use anyhow::{Context, Result};
-use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, TryRecvError};
 use pos_sched::coordinator::{Coordinator, Decision};
 use pos_sched::event::{Event, Op, Tid};
-use pos_sched::protocol::{frame_pc, Msg, Reply, ENV_SOCKET, MSG_LEN};
+use pos_sched::protocol::{Msg, Reply, ENV_SOCKET};
 use pos_sched::schedule::Step;
 use pos_sched::state::Status;
 use pos_sched::Strategy;
 use std::ffi::OsString;
-use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
+use std::io::Write;
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Default `--step-timeout`.
@@ -54,6 +56,14 @@ pub struct RunConfig {
     pub real_sleep: bool,
     /// Record per-step grant latencies (for `poscheck bench`).
     pub record_latency: bool,
+    /// The program's file mappings, read from `/proc` in the first run and shared by the
+    /// later ones (with ASLR off every run of the program maps its files at the same
+    /// addresses, and reading the maps each time cost a noticeable share of a short run).
+    pub maps: Arc<OnceLock<Vec<Mapping>>>,
+    /// How long the decision loop busy-waits for a granted thread's next post before
+    /// parking. Worth it only when a core is free for it: `run` sets zero when its jobs
+    /// already occupy every core.
+    pub spin: Duration,
 }
 
 impl RunConfig {
@@ -70,6 +80,8 @@ impl RunConfig {
             record_trace: false,
             real_sleep: false,
             record_latency: false,
+            maps: Arc::default(),
+            spin: SPIN,
         }
     }
 }
@@ -94,31 +106,16 @@ pub struct RunResult {
     pub maps: Vec<Mapping>,
 }
 
-/// What the reader, acceptor and waiter threads report to the decision loop.
-enum Ev {
-    /// A new connection (id) and its write half.
-    Conn(usize, UnixStream),
-    Msg(usize, Msg),
-    /// The pc carried by the next `Msg` of this connection (a memory access's post).
-    Pc(usize, u64),
-    Eof(usize),
-    Bad(usize, String),
-    Exited(Exit),
-}
-
 /// Run `cfg.program` once under `strategy` with `seed`. Setup failures (temp dir, socket,
 /// spawn) are `Err`; everything that happens once the program runs is an [`Outcome`].
 pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Result<RunResult> {
     let dir = tempfile::Builder::new()
         .prefix("poscheck-")
-        .tempdir()
+        .tempdir_in(run_dir_parent())
         .context("cannot create a temporary directory")?;
     let sock = dir.path().join("sock");
     let listener = UnixListener::bind(&sock)
         .with_context(|| format!("cannot listen on {}", sock.display()))?;
-    let (tx, rx) = unbounded();
-    spawn_acceptor(&listener, tx.clone(), cfg.record_trace)?;
-
     let mut env: Vec<(OsString, OsString)> = vec![
         (ENV_SOCKET.into(), sock.clone().into()),
         ("LD_PRELOAD".into(), preload_value(cfg)),
@@ -133,7 +130,23 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         env.push(("POS_REAL_SLEEP".into(), "1".into()));
     }
     let mut program = process::spawn(&cfg.program, &cfg.args, &env)?;
-    program.watch(tx.clone(), Ev::Exited);
+    let (tx, rx) = unbounded();
+    let pidfd = pump::pidfd_open(program.pid());
+    if pidfd.is_none() {
+        program.watch(tx.clone(), Ev::Exited);
+    }
+    let pump = Pump::start(
+        Sources {
+            listener,
+            stdout: program.stdout.take(),
+            stderr: program.stderr.take(),
+            pidfd,
+            want_pc: cfg.record_trace,
+        },
+        tx,
+        DRAIN_GRACE,
+    )
+    .context("cannot start the run's I/O thread")?;
 
     let mut coord = Coordinator::new(strategy, seed, cfg.max_steps);
     let mut lp = Loop::new(cfg, program.pid());
@@ -142,16 +155,9 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     lp.drain(&rx, outcome.is_none());
     let outcome = outcome.unwrap_or_else(|| lp.classify_exit(&coord));
 
-    // Wake the acceptor and any reader still blocked (a process that escaped the group).
-    // SAFETY: shutdown on fds we own; no memory is involved.
-    unsafe {
-        libc::shutdown(listener.as_raw_fd(), libc::SHUT_RDWR);
-    }
-    for s in lp.conns.iter().flatten() {
-        let _ = s.shutdown(std::net::Shutdown::Both);
-    }
-    let (stdout, stderr) = program.finish(DRAIN_GRACE);
-    drop(tx);
+    program.reap();
+    let (stdout, stderr) = pump.finish();
+    drop(lp.conns);
     let steps = coord.steps();
     let schedule = coord.finish();
     drop(dir);
@@ -167,6 +173,31 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     })
 }
 
+/// Where each run's temp dir goes: `$TMPDIR` when the user set it, else `/dev/shm` (a
+/// tmpfs: creating and removing a directory and a socket there costs a fraction of what it
+/// costs on a disk file system, and a run does it every time), else the system temp dir.
+fn run_dir_parent() -> PathBuf {
+    static PARENT: OnceLock<PathBuf> = OnceLock::new();
+    PARENT
+        .get_or_init(|| {
+            if std::env::var_os("TMPDIR").is_some() {
+                return std::env::temp_dir();
+            }
+            let shm = Path::new("/dev/shm");
+            let writable = shm.is_dir()
+                && tempfile::Builder::new()
+                    .prefix("poscheck-probe-")
+                    .tempdir_in(shm)
+                    .is_ok();
+            if writable {
+                shm.to_path_buf()
+            } else {
+                std::env::temp_dir()
+            }
+        })
+        .clone()
+}
+
 fn preload_value(cfg: &RunConfig) -> OsString {
     let mut v: OsString = cfg.libpos.clone().into();
     if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|o| !o.is_empty()) {
@@ -176,72 +207,18 @@ fn preload_value(cfg: &RunConfig) -> OsString {
     v
 }
 
-/// Accept connections until the listener is shut down; one reader thread per connection
-/// (which also reports the pcs of memory posts when `want_pc`).
-fn spawn_acceptor(listener: &UnixListener, tx: Sender<Ev>, want_pc: bool) -> Result<()> {
-    let listener = listener
-        .try_clone()
-        .context("cannot duplicate the listener")?;
-    std::thread::spawn(move || {
-        let mut next = 0usize;
-        while let Ok((stream, _)) = listener.accept() {
-            let Ok(reader) = stream.try_clone() else {
-                continue;
-            };
-            let id = next;
-            next += 1;
-            if tx.send(Ev::Conn(id, stream)).is_err() {
-                return;
-            }
-            let tx = tx.clone();
-            std::thread::spawn(move || read_frames(id, reader, tx, want_pc));
-        }
-    });
-    Ok(())
-}
-
-/// Decode frames from one connection until EOF or garbage.
-fn read_frames(id: usize, mut s: UnixStream, tx: Sender<Ev>, want_pc: bool) {
-    let mut h = [0u8; MSG_LEN];
-    loop {
-        if s.read_exact(&mut h).is_err() {
-            let _ = tx.send(Ev::Eof(id));
-            return;
-        }
-        if let Some(pc) = frame_pc(&h).filter(|_| want_pc) {
-            if tx.send(Ev::Pc(id, pc)).is_err() {
-                return;
-            }
-        }
-        let msg = match Msg::decode(&h) {
-            Ok(Ok(m)) => m,
-            Ok(Err(len)) => {
-                let mut p = vec![0u8; len];
-                if s.read_exact(&mut p).is_err() {
-                    let _ = tx.send(Ev::Eof(id));
-                    return;
-                }
-                Msg::with_payload(&p)
-            }
-            Err(e) => {
-                let _ = tx.send(Ev::Bad(id, e.to_string()));
-                return;
-            }
-        };
-        if tx.send(Ev::Msg(id, msg)).is_err() {
-            return;
-        }
-    }
-}
-
-/// How long the decision loop busy-waits for the next event before parking.
-const SPIN: Duration = Duration::from_micros(50);
+/// Default [`RunConfig::spin`].
+pub const SPIN: Duration = Duration::from_micros(50);
 
 /// Receive the next event, busy-waiting briefly first. A granted thread usually posts again
 /// within microseconds; catching that post without parking saves the futex wake-up that
 /// otherwise makes a scheduling step cost three context switches instead of the two of a
 /// plain socket round trip.
-fn recv_spinning(rx: &Receiver<Ev>, timeout: Duration) -> Result<Ev, RecvTimeoutError> {
+fn recv_spinning(
+    rx: &Receiver<Ev>,
+    spin: Duration,
+    timeout: Duration,
+) -> Result<Ev, RecvTimeoutError> {
     let start = Instant::now();
     loop {
         match rx.try_recv() {
@@ -250,7 +227,7 @@ fn recv_spinning(rx: &Receiver<Ev>, timeout: Duration) -> Result<Ev, RecvTimeout
             Err(TryRecvError::Empty) => {}
         }
         let spent = start.elapsed();
-        if spent >= SPIN || spent >= timeout {
+        if spent >= spin || spent >= timeout {
             return rx.recv_timeout(timeout.saturating_sub(spent));
         }
         std::hint::spin_loop();
@@ -282,6 +259,8 @@ struct Loop<'c> {
     /// The pc of each thread's pending post.
     pending_pc: Vec<u64>,
     trace: Vec<(Event, u64)>,
+    /// The last event handled led to a grant (the decision loop may spin for the reply).
+    just_granted: bool,
 }
 
 impl<'c> Loop<'c> {
@@ -305,6 +284,7 @@ impl<'c> Loop<'c> {
             conn_pc: Vec::new(),
             pending_pc: Vec::new(),
             trace: Vec::new(),
+            just_granted: false,
         }
     }
 
@@ -315,7 +295,14 @@ impl<'c> Loop<'c> {
                 Some((_, at)) => VANISH_GRACE.saturating_sub(at.elapsed()),
                 None => self.cfg.step_timeout,
             };
-            let ev = match recv_spinning(rx, timeout) {
+            // Spin only right after a grant, when the granted thread's next post is
+            // usually microseconds away; while the program starts up or exits, park.
+            let next = if std::mem::take(&mut self.just_granted) {
+                recv_spinning(rx, self.cfg.spin, timeout)
+            } else {
+                rx.recv_timeout(timeout)
+            };
+            let ev = match next {
                 Ok(ev) => ev,
                 Err(RecvTimeoutError::Timeout) if !self.vanished.is_empty() => {
                     for (t, _) in std::mem::take(&mut self.vanished) {
@@ -400,9 +387,19 @@ impl<'c> Loop<'c> {
                 if t == 0 && self.maps.is_empty() {
                     // Mappings for crash symbolisation (deterministic: ASLR is off).
                     let p = if pid == self.pid { pid } else { self.pid };
-                    if let Ok(text) = std::fs::read_to_string(format!("/proc/{p}/maps")) {
-                        self.maps = elf::parse_maps(&text);
-                    }
+                    let read = || {
+                        std::fs::read_to_string(format!("/proc/{p}/maps"))
+                            .map(|text| elf::parse_maps(&text))
+                            .unwrap_or_default()
+                    };
+                    self.maps = match self.cfg.maps.get() {
+                        Some(m) if !m.is_empty() => m.clone(),
+                        _ => {
+                            let m = read();
+                            let _ = self.cfg.maps.set(m.clone());
+                            m
+                        }
+                    };
                 }
             }
             Msg::Post(op) => {
@@ -444,6 +441,7 @@ impl<'c> Loop<'c> {
                         self.exiting = true;
                     }
                     self.last_granted = Some(tid);
+                    self.just_granted = true;
                     if self.cfg.record_trace {
                         let pc = self.pending_pc.get(tid as usize).copied().unwrap_or(0);
                         self.trace.push((Event::new(tid, op), pc));
@@ -602,7 +600,9 @@ mod tests {
     //! The decision loop fed with synthetic events (no process): protocol errors, grants,
     //! hangs, vanished threads and exit classification.
     use super::*;
+    use crossbeam_channel::Sender;
     use pos_sched::strategy::rw::RandomWalk;
+    use std::io::Read;
 
     fn cfg() -> RunConfig {
         let mut c = RunConfig::new(PathBuf::from("/bin/true"), Vec::new(), PathBuf::new());
