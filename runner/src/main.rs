@@ -21,6 +21,7 @@ macro_rules! sayln {
 mod bench;
 mod build;
 mod cc;
+mod cleanup;
 mod cli;
 mod cmd;
 mod compare;
@@ -47,6 +48,10 @@ use std::time::Duration;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
+    if let Err(e) = cleanup::install() {
+        eprintln!("poscheck: error: cannot set up signal handling: {e}");
+        return ExitCode::from(2);
+    }
     if let Err(e) = process::disable_aslr() {
         eprintln!("poscheck: error: {e:#}");
         return ExitCode::from(2);

@@ -164,7 +164,7 @@ pub struct Prepared {
     pub racing_sites: Option<usize>,
     pub pcs: BTreeSet<u64>,
     /// Holds the races file while the tries run.
-    _dir: Option<tempfile::TempDir>,
+    _dir: Option<(tempfile::TempDir, crate::cleanup::Guard)>,
 }
 
 impl Prepared {
@@ -213,12 +213,13 @@ pub fn prepare(cfg: &RunConfig, seed: u64, known: Option<BTreeSet<u64>>) -> Resu
     std::fs::write(&file, races_file_text(&pcs))
         .with_context(|| format!("cannot write {}", file.display()))?;
     cfg.races_file = Some(file);
+    let guard = crate::cleanup::Guard::dir(dir.path());
     Ok(Prepared {
         cfg,
         mode: RACES.into(),
         racing_sites: Some(pcs.len()),
         pcs,
-        _dir: Some(dir),
+        _dir: Some((dir, guard)),
     })
 }
 

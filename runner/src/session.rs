@@ -4,6 +4,7 @@
 //! [`pos_sched::Coordinator`] that owns all the state and lets at most one program thread
 //! run at a time.
 
+use crate::cleanup;
 use crate::elf::{self, Mapping};
 use crate::outcome::Outcome;
 use crate::process::{self, Exit};
@@ -113,6 +114,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         .prefix("poscheck-")
         .tempdir_in(run_dir_parent())
         .context("cannot create a temporary directory")?;
+    let _dir_guard = cleanup::Guard::dir(dir.path());
     let sock = dir.path().join("sock");
     let listener = UnixListener::bind(&sock)
         .with_context(|| format!("cannot listen on {}", sock.display()))?;
@@ -130,6 +132,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         env.push(("POS_REAL_SLEEP".into(), "1".into()));
     }
     let mut program = process::spawn(&cfg.program, &cfg.args, &env)?;
+    let _group_guard = cleanup::Guard::group(program.pid());
     let (tx, rx) = unbounded();
     let pidfd = pump::pidfd_open(program.pid());
     if pidfd.is_none() {

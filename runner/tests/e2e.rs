@@ -318,6 +318,58 @@ fn abnormal_programs_are_classified_and_leave_nothing_behind() {
     }
 }
 
+/// Ctrl-C or `kill` while runs are in flight (two programs blocked in `read`): poscheck exits
+/// with 128 + the signal, and no program process and no temp dir is left.
+#[test]
+fn an_interrupted_session_leaves_no_process_and_no_temp_dir() {
+    for (sig, code) in [(libc_sig::SIGINT, 130), (libc_sig::SIGTERM, 143)] {
+        let s = Scratch::new();
+        let pidfile = s.path().join("pids");
+        let mut child = Command::new(POSCHECK)
+            .args(["run", "--algo", "pos", "--tries", "1000", "--jobs", "2"])
+            .args(["--step-timeout", "60", "--seed", "1"])
+            .arg(bin("pipe_read"))
+            .current_dir(s.path())
+            .env("TMPDIR", s.tmp())
+            .env("E2E_PIDFILE", &pidfile)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait until both jobs have a program blocked in read().
+        let start = std::time::Instant::now();
+        while recorded_pids(&pidfile).len() < 2 {
+            assert!(start.elapsed().as_secs() < 30, "the programs never started");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let st = Command::new("kill")
+            .args([&format!("-{sig}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "signal {sig}");
+        let pids = recorded_pids(&pidfile);
+        assert_eq!(pids.len(), 2, "{pids:?}");
+        for pid in pids {
+            // A SIGKILLed group is gone at once; allow the kernel a moment to reap.
+            let t = std::time::Instant::now();
+            while alive(pid) && t.elapsed().as_secs() < 5 {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            assert!(!alive(pid), "signal {sig}: process {pid} survived");
+        }
+        assert!(s.tmp_is_empty(), "signal {sig}: a temp dir was left");
+    }
+}
+
+/// Signal numbers for `kill -N` (Linux).
+mod libc_sig {
+    pub const SIGINT: i32 = 2;
+    pub const SIGTERM: i32 = 15;
+}
+
 #[test]
 fn same_seed_same_schedule_for_every_strategy() {
     let prog = bin("counter_racy");

@@ -1,0 +1,97 @@
+//! Ctrl-C, `kill` and a closed terminal: poscheck leaves nothing behind. SIGINT, SIGTERM and
+//! SIGHUP are blocked in every poscheck thread and taken by one signal thread, which kills
+//! the process group of every program still running, removes every registered temp dir,
+//! and exits with 128 + the signal number.
+//!
+//! Runs and temp dirs register themselves with a [`Guard`] for as long as they exist.
+
+use nix::sys::signal::{killpg, SigSet, Signal};
+use nix::unistd::Pid;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// What to undo for one registered item.
+enum Item {
+    /// A program's process group (its leader's pid).
+    Group(i32),
+    /// A temp dir to remove.
+    Dir(PathBuf),
+}
+
+static ITEMS: Mutex<Vec<(u64, Item)>> = Mutex::new(Vec::new());
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+const SIGNALS: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP];
+
+/// Block the signals in the calling thread (and so in every thread it creates later) and
+/// start the signal thread. Call first thing in `main`, before any other thread exists.
+/// Programs under test get an empty signal mask (`std::process::Command` resets it).
+pub fn install() -> std::io::Result<()> {
+    let mut set = SigSet::empty();
+    for s in SIGNALS {
+        set.add(s);
+    }
+    set.thread_block().map_err(std::io::Error::from)?;
+    std::thread::Builder::new()
+        .name("poscheck-signals".into())
+        .spawn(move || {
+            if let Ok(sig) = set.wait() {
+                undo_all();
+                std::process::exit(128 + sig as i32);
+            }
+        })?;
+    Ok(())
+}
+
+/// Kill every registered group, then remove every registered dir.
+fn undo_all() {
+    let items = match ITEMS.lock() {
+        Ok(mut g) => std::mem::take(&mut *g),
+        Err(p) => std::mem::take(&mut *p.into_inner()),
+    };
+    for (_, it) in &items {
+        if let Item::Group(pid) = it {
+            let _ = killpg(Pid::from_raw(*pid), Signal::SIGKILL);
+        }
+    }
+    for (_, it) in &items {
+        if let Item::Dir(d) = it {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+/// Registration of one item; dropping it unregisters (the owner cleans up normally).
+pub struct Guard(u64);
+
+impl Guard {
+    /// Kill this process group if poscheck is interrupted.
+    pub fn group(pid: u32) -> Guard {
+        Guard::add(Item::Group(pid as i32))
+    }
+
+    /// Remove this directory if poscheck is interrupted.
+    pub fn dir(path: impl Into<PathBuf>) -> Guard {
+        Guard::add(Item::Dir(path.into()))
+    }
+
+    fn add(it: Item) -> Guard {
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        match ITEMS.lock() {
+            Ok(mut g) => g.push((id, it)),
+            Err(p) => p.into_inner().push((id, it)),
+        }
+        Guard(id)
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let mut g = match ITEMS.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        g.retain(|(id, _)| *id != self.0);
+    }
+}
