@@ -363,6 +363,17 @@ mod tests {
         rx.recv_timeout(Duration::from_secs(5)).expect("an event")
     }
 
+    /// Sources without output pipes.
+    fn sources(listener: UnixListener, pidfd: Option<OwnedFd>, want_pc: bool) -> Sources {
+        Sources {
+            listener,
+            stdout: None,
+            stderr: None,
+            pidfd,
+            want_pc,
+        }
+    }
+
     fn listener() -> (tempfile::TempDir, std::path::PathBuf, UnixListener) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sock");
@@ -374,13 +385,7 @@ mod tests {
     fn frames_split_across_writes_and_payloads_arrive_whole_and_in_order() {
         let (_dir, path, l) = listener();
         let (tx, rx) = unbounded();
-        let src = Sources {
-            listener: l,
-            stdout: None,
-            stderr: None,
-            pidfd: None,
-            want_pc: true,
-        };
+        let src = sources(l, None, true);
         let pump = Pump::start(src, tx, Duration::from_millis(10)).unwrap();
         let mut c = UnixStream::connect(&path).unwrap();
         assert!(matches!(next(&rx), Ev::Conn(0, _)));
@@ -427,13 +432,7 @@ mod tests {
     fn garbage_is_reported_and_ends_the_connection() {
         let (_dir, path, l) = listener();
         let (tx, rx) = unbounded();
-        let src = Sources {
-            listener: l,
-            stdout: None,
-            stderr: None,
-            pidfd: None,
-            want_pc: false,
-        };
+        let src = sources(l, None, false);
         let _pump = Pump::start(src, tx, Duration::from_millis(10)).unwrap();
         let mut c = UnixStream::connect(&path).unwrap();
         assert!(matches!(next(&rx), Ev::Conn(0, _)));
@@ -457,11 +456,9 @@ mod tests {
         };
         let (tx, rx) = unbounded();
         let src = Sources {
-            listener: l,
             stdout: child.stdout.take(),
             stderr: child.stderr.take(),
-            pidfd: Some(pidfd),
-            want_pc: false,
+            ..sources(l, Some(pidfd), false)
         };
         let pump = Pump::start(src, tx, Duration::from_secs(5)).unwrap();
         assert!(matches!(next(&rx), Ev::Exited(Exit::Code(3))));
@@ -482,13 +479,7 @@ mod tests {
             return;
         };
         let (tx, rx) = unbounded();
-        let src = Sources {
-            listener: l,
-            stdout: None,
-            stderr: None,
-            pidfd: Some(pidfd),
-            want_pc: false,
-        };
+        let src = sources(l, Some(pidfd), false);
         let _pump = Pump::start(src, tx, Duration::from_millis(10)).unwrap();
         child.kill().unwrap();
         assert!(matches!(next(&rx), Ev::Exited(Exit::Signal(9))));
