@@ -620,6 +620,18 @@ mod tests {
         theirs
     }
 
+    /// A connection (id) whose first message is the hello of thread `tid`.
+    fn hello(tx: &Sender<Ev>, id: usize, tid: Tid) -> UnixStream {
+        let s = conn(tx, id);
+        tx.send(Ev::Msg(id, Msg::Hello { tid, pid: 1 })).unwrap();
+        s
+    }
+
+    /// The config (50 ms step timeout), a random walk and a fresh event channel.
+    fn setup() -> (RunConfig, RandomWalk, (Sender<Ev>, Receiver<Ev>)) {
+        (cfg(), RandomWalk::new(), unbounded())
+    }
+
     fn reply(s: &mut UnixStream) -> Reply {
         let mut b = [0u8; pos_sched::protocol::REPLY_LEN];
         s.read_exact(&mut b).unwrap();
@@ -628,10 +640,8 @@ mod tests {
 
     #[test]
     fn a_post_before_hello_is_an_error() {
-        let c = cfg();
-        let mut rw = RandomWalk::new();
+        let (c, mut rw, (tx, rx)) = setup();
         let mut coord = Coordinator::new(&mut rw, 1, 100);
-        let (tx, rx) = unbounded();
         let _p = conn(&tx, 0);
         tx.send(Ev::Msg(0, Msg::Post(Op::Yield))).unwrap();
         let mut lp = Loop::new(&c, 1);
@@ -643,12 +653,9 @@ mod tests {
 
     #[test]
     fn hello_from_an_unknown_thread_is_an_error() {
-        let c = cfg();
-        let mut rw = RandomWalk::new();
+        let (c, mut rw, (tx, rx)) = setup();
         let mut coord = Coordinator::new(&mut rw, 1, 100);
-        let (tx, rx) = unbounded();
-        let _p = conn(&tx, 0);
-        tx.send(Ev::Msg(0, Msg::Hello { tid: 5, pid: 1 })).unwrap();
+        let _p = hello(&tx, 0, 5);
         let mut lp = Loop::new(&c, 1);
         match lp.drive(&mut coord, &rx) {
             Some(Outcome::Error { reason }) => assert!(reason.contains("unknown thread")),
@@ -658,12 +665,9 @@ mod tests {
 
     #[test]
     fn grants_reach_the_poster_and_a_silent_thread_is_a_hang() {
-        let c = cfg();
-        let mut rw = RandomWalk::new();
+        let (c, mut rw, (tx, rx)) = setup();
         let mut coord = Coordinator::new(&mut rw, 1, 100);
-        let (tx, rx) = unbounded();
-        let mut p = conn(&tx, 0);
-        tx.send(Ev::Msg(0, Msg::Hello { tid: 0, pid: 1 })).unwrap();
+        let mut p = hello(&tx, 0, 0);
         tx.send(Ev::Msg(0, Msg::Post(Op::Create))).unwrap();
         let mut lp = Loop::new(&c, 1);
         // Main is granted its create (child id 1), then nobody posts: the child never started.
@@ -683,15 +687,11 @@ mod tests {
 
     #[test]
     fn a_vanished_thread_is_finished_after_the_grace_and_the_run_goes_on() {
-        let c = cfg();
-        let mut rw = RandomWalk::new();
+        let (c, mut rw, (tx, rx)) = setup();
         let mut coord = Coordinator::new(&mut rw, 1, 100);
-        let (tx, rx) = unbounded();
-        let mut main = conn(&tx, 0);
-        tx.send(Ev::Msg(0, Msg::Hello { tid: 0, pid: 1 })).unwrap();
+        let mut main = hello(&tx, 0, 0);
         tx.send(Ev::Msg(0, Msg::Post(Op::Create))).unwrap();
-        let child = conn(&tx, 1);
-        tx.send(Ev::Msg(1, Msg::Hello { tid: 1, pid: 1 })).unwrap();
+        let child = hello(&tx, 1, 1);
         tx.send(Ev::Msg(0, Msg::Post(Op::Join { target: 1 })))
             .unwrap();
         tx.send(Ev::Eof(1)).unwrap();
@@ -709,12 +709,9 @@ mod tests {
 
     #[test]
     fn a_crash_report_arriving_after_the_exit_status_is_still_used() {
-        let c = cfg();
-        let mut rw = RandomWalk::new();
+        let (c, mut rw, (tx, rx)) = setup();
         let mut coord = Coordinator::new(&mut rw, 1, 100);
-        let (tx, rx) = unbounded();
-        let mut main = conn(&tx, 0);
-        tx.send(Ev::Msg(0, Msg::Hello { tid: 0, pid: 1 })).unwrap();
+        let mut main = hello(&tx, 0, 0);
         tx.send(Ev::Msg(0, Msg::Post(Op::Create))).unwrap();
         tx.send(Ev::Exited(Exit::Signal(11))).unwrap();
         let mut lp = Loop::new(&c, 1);
@@ -754,12 +751,9 @@ mod tests {
 
     #[test]
     fn an_assert_before_sigabrt_is_an_assert_and_exit_codes_follow_the_list() {
-        let c = cfg();
-        let mut rw = RandomWalk::new();
+        let (c, mut rw, (tx, rx)) = setup();
         let mut coord = Coordinator::new(&mut rw, 1, 100);
-        let (tx, rx) = unbounded();
-        let _p = conn(&tx, 0);
-        tx.send(Ev::Msg(0, Msg::Hello { tid: 0, pid: 1 })).unwrap();
+        let _p = hello(&tx, 0, 0);
         let text = "a.c:3: main: Assertion `x' failed.".to_string();
         tx.send(Ev::Msg(0, Msg::Assert { text: text.clone() }))
             .unwrap();
