@@ -68,33 +68,43 @@ pub struct RunArgs {
     /// Scheduling algorithm (rw, pct1..pct5, pos, pos*, basicpos, rapos, ...).
     #[arg(long, default_value = "pos")]
     pub algo: String,
-    /// Runs per program.
+    /// Stop a program's tries at its first bug.
+    #[arg(long)]
+    pub stop_on_first: bool,
+    #[command(flatten)]
+    pub tries: TriesArgs,
+}
+
+/// What `run` and `compare` share: the tries, their seeds and parallelism, where results
+/// go, which part of the programs, and the programs.
+#[derive(Args, Debug)]
+pub struct TriesArgs {
+    /// Runs per program (and per algorithm, for `compare`).
     #[arg(long, default_value_t = 1000)]
     pub tries: u64,
-    /// Base seed (default: fresh, printed); try i runs with try_seed(seed, i).
+    /// Base seed (default: fresh, printed); try i runs with try_seed(seed, i), whatever the
+    /// algorithm.
     #[arg(long)]
     pub seed: Option<u64>,
     /// Parallel runs (default: the number of cores).
     #[arg(long)]
     pub jobs: Option<usize>,
-    /// Write the results as JSON to this file.
+    /// Write the results (and, for `compare`, the table) as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Stop a program's tries at its first bug.
-    #[arg(long)]
-    pub stop_on_first: bool,
-    /// PCT depth for `--algo pct`.
+    /// PCT depth for `pct` without a digit.
     #[arg(long)]
     pub depth: Option<u32>,
     /// Scheduling points: sync, mem or races (the last two need `poscheck cc` builds).
-    /// Default: races for instrumented programs, sync otherwise.
+    /// Default: the manifest's for a suite, else races for instrumented programs and sync
+    /// otherwise.
     #[arg(long, value_name = "MODE")]
     pub points: Option<String>,
-    /// Where the first buggy schedule of each program is saved.
+    /// Where the first buggy schedule of each program (and algorithm) is saved.
     #[arg(long, default_value = "poscheck-out", value_name = "DIR")]
     pub out_dir: PathBuf,
     /// Run only part i of n of the programs: program k (0-based, manifest or command-line
-    /// order) belongs to part (k mod n) + 1.
+    /// order) belongs to part (k mod n) + 1; combine the parts with `poscheck merge`.
     #[arg(long, value_name = "i/n")]
     pub shard: Option<String>,
     #[command(flatten)]
@@ -104,7 +114,7 @@ pub struct RunArgs {
     /// executable file in it.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Arguments passed to every program (after `--`).
+    /// Arguments passed to programs given by path (after `--`).
     #[arg(last = true, value_name = "ARGS")]
     pub args: Vec<String>,
 }
@@ -156,38 +166,8 @@ pub struct CompareArgs {
     /// Algorithms, one column each (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "rw,pct3,pos,pos*")]
     pub algos: Vec<String>,
-    /// Runs per program and algorithm.
-    #[arg(long, default_value_t = 1000)]
-    pub tries: u64,
-    /// Base seed (default: fresh, printed); every algorithm uses the same.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Parallel runs (default: the number of cores).
-    #[arg(long)]
-    pub jobs: Option<usize>,
-    /// Write the runs and the table as JSON to this file.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// PCT depth for `pct` without a digit.
-    #[arg(long)]
-    pub depth: Option<u32>,
-    /// Scheduling points for every program, overriding the manifest's.
-    #[arg(long)]
-    pub points: Option<String>,
-    /// Where the first buggy schedule of each program and algorithm is saved.
-    #[arg(long, default_value = "poscheck-out", value_name = "DIR")]
-    pub out_dir: PathBuf,
-    /// Run only part i of n of the programs (see `run --shard`); merge with `poscheck merge`.
-    #[arg(long, value_name = "i/n")]
-    pub shard: Option<String>,
     #[command(flatten)]
-    pub control: ControlArgs,
-    /// A suite directory (with manifest.toml), programs, or directories of programs.
-    #[arg(required = true, value_name = "PATH")]
-    pub paths: Vec<PathBuf>,
-    /// Arguments passed to programs given by path (after `--`).
-    #[arg(last = true, value_name = "ARGS")]
-    pub args: Vec<String>,
+    pub tries: TriesArgs,
 }
 
 #[derive(Args, Debug)]

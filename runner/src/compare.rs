@@ -43,41 +43,58 @@ pub struct Session {
     pub points: Option<String>,
     /// Where the first buggy schedule of each program is saved.
     pub out_dir: PathBuf,
+    /// `--shard`: the part of the programs this session runs.
+    pub shard: Option<Shard>,
 }
 
 impl Session {
-    /// The plan shared by `run` and `compare` (algorithm set per run).
-    pub fn base_plan(
-        seed: u64,
-        tries: u64,
-        jobs: Option<usize>,
-        depth: Option<u32>,
-        control: &crate::cli::ControlArgs,
-    ) -> Result<Plan> {
-        let jobs =
-            jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    /// The session `run` and `compare` set up from their shared options: seed (fresh unless
+    /// given), shard, a plan checked against every algorithm of `algos` (named by the option
+    /// `flag` in errors), and the programs.
+    pub fn prepare(
+        a: &crate::cli::TriesArgs,
+        algos: &[String],
+        flag: &str,
+    ) -> Result<(Session, Vec<Job>)> {
+        let seed = a.seed.unwrap_or_else(crate::fresh_seed);
+        let shard = a.shard.as_deref().map(Shard::parse).transpose()?;
+        let jobs = a
+            .jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         if jobs == 0 {
             anyhow::bail!("--jobs must be at least 1");
         }
         let libpos = crate::libpos::find()?;
         let mut cfg = crate::session::RunConfig::new(PathBuf::new(), Vec::new(), libpos);
-        crate::apply_control(&mut cfg, control)?;
-        Ok(Plan {
+        crate::apply_control(&mut cfg, &a.control)?;
+        let mut plan = Plan {
             algo: String::new(),
-            depth,
+            depth: a.depth,
             seed,
-            tries,
+            tries: a.tries,
             jobs,
             stop_on_first: false,
             cfg,
-        })
+        };
+        for algo in algos {
+            plan.algo = algo.clone();
+            harness::make_strategy(&plan, None).with_context(|| format!("{flag} {algo}"))?;
+        }
+        let programs = jobs_of(&a.paths, &a.args, shard)?;
+        let s = Session {
+            plan,
+            points: a.points.clone(),
+            out_dir: a.out_dir.clone(),
+            shard,
+        };
+        Ok((s, programs))
     }
 }
 
 /// The programs named by PATHs, in order: a suite directory (with a manifest) contributes
 /// its entries' binaries in `DIR/bin` with their args, points and expectation; other paths
 /// are programs or directories of programs run with `args`. With a shard, only its part.
-pub fn jobs(paths: &[PathBuf], args: &[String], shard: Option<Shard>) -> Result<Vec<Job>> {
+pub fn jobs_of(paths: &[PathBuf], args: &[String], shard: Option<Shard>) -> Result<Vec<Job>> {
     let mut all = Vec::new();
     for p in paths {
         if Manifest::is_suite(p) {
@@ -511,39 +528,29 @@ impl Table {
 
 /// `poscheck compare`: every algorithm over the same programs with the same seed.
 /// Exit code 1 when some program had a bug (as `run`), 0 otherwise.
-pub fn cmd(a: &crate::cli::CompareArgs) -> Result<i32> {
-    let seed = a.seed.unwrap_or_else(crate::fresh_seed);
-    let shard = a.shard.as_deref().map(Shard::parse).transpose()?;
-    if a.algos.is_empty() {
+pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
+    if c.algos.is_empty() {
         anyhow::bail!("--algos: name at least one algorithm");
     }
-    for (k, x) in a.algos.iter().enumerate() {
-        if a.algos[..k].contains(x) {
+    for (k, x) in c.algos.iter().enumerate() {
+        if c.algos[..k].contains(x) {
             anyhow::bail!("--algos: {x} is listed twice");
         }
     }
-    let mut plan = Session::base_plan(seed, a.tries, a.jobs, a.depth, &a.control)?;
-    for algo in &a.algos {
-        plan.algo = algo.clone();
-        harness::make_strategy(&plan, None).with_context(|| format!("--algos {algo}"))?;
-    }
-    let programs = jobs(&a.paths, &a.args, shard)?;
+    let a = &c.tries;
+    let (s, programs) = Session::prepare(a, &c.algos, "--algos")?;
+    let (seed, shard) = (s.plan.seed, s.shard);
     sayln!(
         "poscheck compare: algos={} seed={seed} tries={} jobs={} programs={}{}",
-        a.algos.join(","),
+        c.algos.join(","),
         a.tries,
-        plan.jobs,
+        s.plan.jobs,
         programs.len(),
         shard.map_or(String::new(), |s| format!(" shard={s}"))
     );
-    let s = Session {
-        plan,
-        points: a.points.clone(),
-        out_dir: a.out_dir.clone(),
-    };
     let mut runs = Vec::new();
     let mut bug = false;
-    for algo in &a.algos {
+    for algo in &c.algos {
         let results = run_algo(&s, algo, &programs)?;
         for r in &results {
             bug |= r.report.hits > 0;
@@ -565,7 +572,7 @@ pub fn cmd(a: &crate::cli::CompareArgs) -> Result<i32> {
             seed,
             tries: a.tries,
             shard: shard.map(|s| s.to_string()),
-            algos: a.algos.clone(),
+            algos: c.algos.clone(),
             runs,
             table: Some(table),
         };

@@ -159,27 +159,20 @@ fn program_name(p: &Path) -> String {
     )
 }
 
-fn run_cmd(a: &cli::RunArgs) -> Result<i32> {
-    let seed = a.seed.unwrap_or_else(fresh_seed);
-    let shard = a.shard.as_deref().map(manifest::Shard::parse).transpose()?;
-    let mut plan = compare::Session::base_plan(seed, a.tries, a.jobs, a.depth, &a.control)?;
-    plan.algo = a.algo.clone();
-    plan.stop_on_first = a.stop_on_first;
-    harness::make_strategy(&plan, None)?;
-    let programs = compare::jobs(&a.paths, &a.args, shard)?;
+fn run_cmd(r: &cli::RunArgs) -> Result<i32> {
+    let a = &r.tries;
+    let (mut s, programs) = compare::Session::prepare(a, std::slice::from_ref(&r.algo), "--algo")?;
+    s.plan.algo = r.algo.clone();
+    s.plan.stop_on_first = r.stop_on_first;
+    let seed = s.plan.seed;
     sayln!(
         "poscheck: algo={} seed={seed} tries={} jobs={}{}",
-        a.algo,
+        r.algo,
         a.tries,
-        plan.jobs,
-        shard.map_or(String::new(), |s| format!(" shard={s}"))
+        s.plan.jobs,
+        s.shard.map_or(String::new(), |s| format!(" shard={s}"))
     );
-    let s = compare::Session {
-        plan,
-        points: a.points.clone(),
-        out_dir: a.out_dir.clone(),
-    };
-    let results = compare::run_algo(&s, &a.algo, &programs)?;
+    let results = compare::run_algo(&s, &r.algo, &programs)?;
     let all_errors = results
         .iter()
         .any(|r| r.tally.tries > 0 && r.tally.outcomes.get("error") == Some(&r.tally.tries));
@@ -217,7 +210,7 @@ fn run_cmd(a: &cli::RunArgs) -> Result<i32> {
     }
     if let Some(path) = &a.json {
         let doc = report::SessionReport {
-            algo: a.algo.clone(),
+            algo: r.algo.clone(),
             seed,
             tries: a.tries,
             programs: table,
