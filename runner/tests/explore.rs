@@ -451,3 +451,44 @@ fn bounded_search_reports_the_first_bug_bound_of_suite_programs() {
         }
     }
 }
+
+/// The suite bugs odpor used to miss: a semaphore used as a mutex but initialised to 2 (the
+/// feasibility replays need the real `sem_init` value, not one inferred from a run), a
+/// read-then-write rwlock "upgrade" (read sections commute; a blocked rwlock acquisition
+/// races with the holder's acquisition), and two spin loops on `sched_yield` (the default
+/// continuation must be fair, or the first run is a step-limited livelock). Each is found,
+/// with no divergence, and its schedule replays; the spin-loop programs have unboundedly
+/// many traces (one per number of spins), so they run under a small --max-executions.
+#[test]
+fn odpor_finds_the_semaphore_rwlock_and_spin_loop_bugs_of_the_suite() {
+    let progs: [(&str, &str, &[&str], bool); 4] = [
+        ("sem_wrong_init", "sync", &[], true),
+        ("rwlock_upgrade", "sync", &[], true),
+        ("queue_bad", "mem", &["--max-executions", "20"], false),
+        ("token_ring", "races", &["--max-executions", "5"], false),
+    ];
+    for (name, points, extra, complete) in progs {
+        let algos: &[&str] = if complete {
+            &["odpor", "dpor"]
+        } else {
+            &["odpor"]
+        };
+        for &algo in algos {
+            let e = explore_prog(&suite_program(name), name, &[], algo, points, extra);
+            let out = text(&e.out);
+            assert_eq!(e.code(), Some(1), "{name} {algo}: {out}");
+            assert_eq!(e.json["diverged"], Value::Null, "{name} {algo}: {out}");
+            assert_eq!(e.json["complete"], complete, "{name} {algo}: {out}");
+            let bug = &e.json["bugs"][0];
+            assert_eq!(bug["kind"], "assert", "{name} {algo}: {bug}");
+            assert!(
+                !bug["description"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("step limit"),
+                "{name} {algo}: {bug}"
+            );
+            assert_replays(bug["schedule"].as_str().unwrap(), "assert");
+        }
+    }
+}

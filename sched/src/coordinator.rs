@@ -85,6 +85,7 @@ impl<'s> Coordinator<'s> {
 
     /// Thread `tid` is about to perform `op` and waits for a grant.
     pub fn post(&mut self, tid: Tid, op: Op) -> Result<(), StateError> {
+        self.forward_inits();
         self.state.post(tid, op)?;
         self.strategy.pending(&Event::new(tid, op));
         Ok(())
@@ -92,6 +93,7 @@ impl<'s> Coordinator<'s> {
 
     /// Decide the next step, if every live thread has posted.
     pub fn decide(&mut self) -> Decision {
+        self.forward_inits();
         if self.state.is_over() {
             return Decision::Over;
         }
@@ -131,6 +133,14 @@ impl<'s> Coordinator<'s> {
             op: ev.op,
             result: done.result,
             child: done.child,
+        }
+    }
+
+    /// Tell the strategy about the initialisations made through [`Coordinator::state_mut`]
+    /// since the last post or decision (before the next event, so in program order).
+    fn forward_inits(&mut self) {
+        for (obj, value) in self.state.take_inits() {
+            self.strategy.initialised(obj, value);
         }
     }
 

@@ -1,9 +1,19 @@
 //! The strategy every exploration algorithm runs the program with: follow a forced prefix of
 //! choices, then continue by a fixed deterministic rule, maintaining the sleep set and
-//! recording, for every step, the enabled events and the sleep set of the state.
+//! recording, for every step, the enabled events and the sleep set of the state, plus the
+//! semaphore and barrier initialisations of the run.
+//!
+//! The rules are made fair for spin loops: a thread that yields (`sched_yield`, a sleep) is
+//! not chosen again while a thread that was enabled at its yield can run and has not run
+//! since — the fairness condition of CHESS (Musuvathi & Qadeer, "Fair stateless model
+//! checking", PLDI'08, §3: a yielding thread gets lower priority than the threads enabled at
+//! its yield until they are scheduled). Without it, the lowest-thread-first rule runs a
+//! thread that waits by yielding forever (the thread it waits for never runs), and every
+//! exploration of such a program is one step-limited livelock. Programs without yields are
+//! scheduled exactly as before.
 
-use super::trace::{dependent, TEv};
-use crate::event::{Event, Tid};
+use super::trace::{dependent, rw_unlock_reads, Init, TEv};
+use crate::event::{Event, Obj, Op, Tid};
 use crate::strategy::{Divergence, Strategy};
 
 /// How to choose once the forced prefix is used up.
@@ -27,7 +37,7 @@ pub struct Rec {
     /// Enabled events of the state before the step, in thread order.
     pub enabled: Vec<Event>,
     /// Sleep set of the state before the step.
-    pub sleep: Vec<Event>,
+    pub sleep: Vec<TEv>,
 }
 
 /// A constraint on free choices: whether `ev` may run after the recorded steps.
@@ -40,13 +50,18 @@ pub struct Guide {
     pub allow: Option<Allow>,
     prefix: Vec<Event>,
     sleep_at: usize,
-    sleep_init: Vec<Event>,
+    sleep_init: Vec<TEv>,
     use_sleep: bool,
     rule: Rule,
     initial_threads: Tid,
     /// What happened in the last run.
     pub steps: Vec<Rec>,
-    sleep: Vec<Event>,
+    /// Semaphore and barrier initialisations of the last run, with their place.
+    pub inits: Vec<Init>,
+    sleep: Vec<TEv>,
+    /// Per thread: the threads it yielded to, not yet run since (fairness, see the module
+    /// doc). Empty for a thread that did not yield.
+    behind: Vec<Vec<Tid>>,
     next_tid: Tid,
     /// The run stopped because every enabled event was in the sleep set.
     pub blocked: bool,
@@ -67,7 +82,9 @@ impl Guide {
             rule,
             initial_threads,
             steps: Vec::new(),
+            inits: Vec::new(),
             sleep: Vec::new(),
+            behind: Vec::new(),
             next_tid: initial_threads,
             blocked: false,
             waiting: Vec::new(),
@@ -76,19 +93,38 @@ impl Guide {
     }
 
     /// Plan the next run: forced `prefix`, sleep set `sleep` at state `sleep_at`.
-    pub fn plan(&mut self, prefix: Vec<Event>, sleep_at: usize, sleep: Vec<Event>) {
+    pub fn plan(&mut self, prefix: Vec<Event>, sleep_at: usize, sleep: Vec<TEv>) {
         self.prefix = prefix;
         self.sleep_at = sleep_at;
         self.sleep_init = sleep;
     }
 
     fn sleeping(&self, e: &Event) -> bool {
-        self.use_sleep && self.sleep.iter().any(|s| s.tid == e.tid)
+        self.use_sleep && self.sleep.iter().any(|s| s.tid() == e.tid)
+    }
+
+    /// Whether thread `t` yielded to a thread that is still among `free` (runnable now).
+    fn yielded_to_runnable(&self, t: Tid, enabled: &[Event], free: &[usize]) -> bool {
+        self.behind
+            .get(t as usize)
+            .is_some_and(|b| b.iter().any(|u| free.iter().any(|&i| enabled[i].tid == *u)))
     }
 
     fn by_rule(&self, enabled: &[Event]) -> Option<usize> {
         let allowed = |e: &Event| self.allow.as_ref().is_none_or(|a| a(&self.steps, e));
-        let awake = |i: &usize| !self.sleeping(&enabled[*i]) && allowed(&enabled[*i]);
+        let free: Vec<usize> = (0..enabled.len())
+            .filter(|&i| !self.sleeping(&enabled[i]) && allowed(&enabled[i]))
+            .collect();
+        // Fairness: a thread waits behind the runnable threads it yielded to. There is always
+        // a thread that yielded to no runnable one (the relation is acyclic: a thread leaves
+        // every `behind` list when it runs), the fallback only guards that invariant.
+        let fair: Vec<usize> = free
+            .iter()
+            .copied()
+            .filter(|&i| !self.yielded_to_runnable(enabled[i].tid, enabled, &free))
+            .collect();
+        let cand = if fair.is_empty() { free } else { fair };
+        let awake = |i: &usize| cand.contains(i);
         let last = self.steps.last().map(|r| r.ev.tid());
         let keep = last.and_then(|t| {
             (0..enabled.len())
@@ -117,7 +153,9 @@ impl Strategy for Guide {
 
     fn begin(&mut self, _seed: u64) {
         self.steps.clear();
+        self.inits.clear();
         self.sleep.clear();
+        self.behind.clear();
         self.next_tid = self.initial_threads;
         self.blocked = false;
         self.waiting.clear();
@@ -180,19 +218,48 @@ impl Strategy for Guide {
         if let Some(w) = self.waiting.get_mut(ev.tid as usize) {
             *w = None;
         }
-        let child = if matches!(ev.op, crate::event::Op::Create) {
+        let child = if matches!(ev.op, Op::Create) {
             let c = self.next_tid;
             self.next_tid += 1;
             Some(c)
         } else {
             None
         };
-        let Some(rec) = self.steps.last_mut() else {
+        let Some((rec, before)) = self.steps.split_last_mut() else {
             return;
         };
-        rec.ev = TEv { ev: *ev, child };
-        let done = rec.ev;
+        let mut done = TEv::new(*ev);
+        done.child = child;
+        if let Op::RwUnlock { l } = ev.op {
+            done.reader = rw_unlock_reads(before.iter().rev().map(|r| &r.ev), ev.tid, l);
+        }
+        rec.ev = done;
+        // Fairness bookkeeping: the thread ran; if it yielded, it now waits behind the
+        // others enabled at this step.
+        for b in &mut self.behind {
+            b.retain(|&u| u != ev.tid);
+        }
+        if ev.op.is_yield() {
+            let t = ev.tid as usize;
+            if self.behind.len() <= t {
+                self.behind.resize(t + 1, Vec::new());
+            }
+            self.behind[t] = rec
+                .enabled
+                .iter()
+                .map(|e| e.tid)
+                .filter(|&u| u != ev.tid)
+                .collect();
+        }
         self.sleep
-            .retain(|s| !dependent(&TEv::new(*s), &done) && s.tid != done.tid());
+            .retain(|s| !dependent(s, &done) && s.tid() != done.tid());
+    }
+
+    fn initialised(&mut self, obj: Obj, value: u32) {
+        self.inits.push(Init {
+            at: self.steps.len(),
+            obj,
+            value,
+        });
     }
 }

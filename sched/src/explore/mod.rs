@@ -10,7 +10,7 @@
 //! - [`Algo::Ipb`] / [`Algo::Idb`]: iterative preemption / delay bounding ([`bounded`]).
 //! - [`Algo::Rt`]: reachability testing ([`rt`]).
 
-use crate::event::{Event, Tid};
+use crate::event::{Event, ObjKind, Tid};
 use crate::schedule::Step;
 use crate::state::State;
 use crate::strategy::{Divergence, Strategy};
@@ -240,7 +240,7 @@ impl<'e> Ctx<'e> {
             if self.report.bugs.len() < MAX_KEPT_BUGS {
                 self.report.bugs.push(Bug {
                     description: desc,
-                    schedule: schedule(&guide.steps, self.initial),
+                    schedule: schedule(&guide.steps, &guide.inits, self.initial),
                     bound,
                 });
             }
@@ -249,11 +249,24 @@ impl<'e> Ctx<'e> {
     }
 }
 
-/// The replayable schedule (with stable thread names) of a recorded run.
-fn schedule(steps: &[Rec], initial: usize) -> Vec<Step> {
+/// The replayable schedule (with stable thread names) of a recorded run, replayed on the
+/// state machine with the run's semaphore and barrier initialisations (without them a
+/// `sem_wait` on a semaphore initialised to 2 is not enabled and the schedule would stop
+/// there).
+fn schedule(steps: &[Rec], inits: &[trace::Init], initial: usize) -> Vec<Step> {
     let mut s = State::with_initial_threads(initial);
+    let init_at = |s: &mut State, at: usize| {
+        for i in inits.iter().filter(|i| i.at == at) {
+            match i.obj.kind {
+                ObjKind::Sem => s.init_sem(i.obj.addr, i.value),
+                ObjKind::Barrier => s.init_barrier(i.obj.addr, i.value),
+                _ => {}
+            }
+        }
+    };
+    init_at(&mut s, 0);
     let mut out = Vec::with_capacity(steps.len());
-    for r in steps {
+    for (k, r) in steps.iter().enumerate() {
         let t = r.ev.tid();
         if (t as usize) < s.num_threads() {
             out.push(Step {
@@ -266,6 +279,7 @@ fn schedule(steps: &[Rec], initial: usize) -> Vec<Step> {
         if !ok {
             break;
         }
+        init_at(&mut s, k + 1);
     }
     out
 }

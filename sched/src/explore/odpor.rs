@@ -6,7 +6,7 @@
 //! follow the tree's leftmost branches, so no run is ever sleep-set blocked and every
 //! Mazurkiewicz trace is explored exactly once.
 
-use super::guide::{Rec, Rule};
+use super::guide::{Guide, Rec, Rule};
 use super::trace::{is_weak_initial, Hb, TEv};
 use super::wakeup::{insert, WNode};
 use super::{Ctx, Outcome};
@@ -16,7 +16,7 @@ use crate::event::Event;
 struct Node {
     /// The event executed from this state in the current run (leftmost branch of its tree).
     ev: TEv,
-    sleep: Vec<Event>,
+    sleep: Vec<TEv>,
     /// The other branches of the state's wakeup tree, still to explore.
     pending: Vec<WNode>,
 }
@@ -47,12 +47,12 @@ pub(crate) fn run(ctx: &mut Ctx) {
         }
         // A blocked run would be a bug of this implementation: it is counted, not hidden.
         integrate(&mut stack, branch, &guide.steps, std::mem::take(&mut path));
-        insert_races(&mut stack, branch, &guide.steps, ctx.initial);
+        insert_races(&mut stack, branch, &guide, ctx.initial);
         loop {
             let Some(node) = stack.last_mut() else {
                 return;
             };
-            node.sleep.push(node.ev.ev);
+            node.sleep.push(node.ev);
             if !node.pending.is_empty() {
                 let mut c = node.pending.remove(0);
                 node.ev = c.ev;
@@ -88,17 +88,16 @@ fn integrate(stack: &mut Vec<Node>, branch: usize, steps: &[Rec], path: Vec<(TEv
 }
 
 /// Algorithm 2, lines 3-6: insert the reversal of every race whose second event is new.
-fn insert_races(stack: &mut [Node], from: usize, steps: &[Rec], initial: usize) {
-    let hb = Hb::new(steps.iter().map(|r| r.ev).collect());
+fn insert_races(stack: &mut [Node], from: usize, guide: &Guide, initial: usize) {
+    let hb = Hb::with_inits(
+        guide.steps.iter().map(|r| r.ev).collect(),
+        guide.inits.clone(),
+    );
     for j in from..hb.len() {
         for e in hb.races_of(j, initial) {
             let v = hb.reversal(e, j, true);
             let node = &mut stack[e];
-            if node
-                .sleep
-                .iter()
-                .any(|q| is_weak_initial(&v, &TEv::new(*q)))
-            {
+            if node.sleep.iter().any(|q| is_weak_initial(&v, q)) {
                 continue;
             }
             insert(&mut node.pending, v);

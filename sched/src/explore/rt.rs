@@ -18,8 +18,9 @@
 //! pairings were unreachable. Ordering every operation matches the dependency of
 //! [`crate::event::Event::dependent`] (two operations on one semaphore are dependent), so the
 //! SYN-sequences are exactly Optimal-DPOR's Mazurkiewicz traces on sync-only programs. The
-//! initial value is not needed for the pairing; [`replays`] uses the largest value the runs
-//! so far needed (inferred: `sem_init` is a notification, not an event).
+//! initial value is not needed for the pairing; [`replays`] uses the recorded `sem_init`
+//! value (a notification, not an event, passed on by the coordinator), or for a semaphore
+//! whose initialisation was not recorded the largest value the runs so far needed.
 //!
 //! For each run `Q` ([`Syn`]):
 //! 1. the race set of every receive slot `r`: the sends `s` on its channel, other than its
@@ -60,7 +61,7 @@
 use super::guide::Rule;
 use super::trace::{infer_sem_init, TEv};
 use super::{Ctx, Outcome};
-use crate::event::{Event, Op, Tid};
+use crate::event::{Event, ObjKind, Op, Tid};
 use crate::state::State;
 use std::collections::HashMap;
 
@@ -613,6 +614,7 @@ pub(crate) fn run(ctx: &mut Ctx) {
     // Pending variants: forced prefix. The initial run has an empty one.
     let mut pending: Vec<Variant> = vec![Variant::default()];
     let mut sem_init: HashMap<u64, u32> = HashMap::new();
+    let mut real_sem: HashMap<u64, u32> = HashMap::new();
     while let Some(mut v) = pending.pop() {
         if ctx.out_of_budget() {
             return;
@@ -638,11 +640,18 @@ pub(crate) fn run(ctx: &mut Ctx) {
                 })
                 .map(|e| TEv::new(*e)),
         );
-        // Initial values are not events: the largest need seen so far.
+        // Initial values are not events: the recorded `sem_init` value (the first, replays
+        // start with it), else the largest need seen so far.
+        for i in guide.inits.iter().rev() {
+            if i.obj.kind == ObjKind::Sem {
+                real_sem.insert(i.obj.addr, i.value);
+            }
+        }
         for (sem, v) in infer_sem_init(&trace[..executed]) {
             let e = sem_init.entry(sem).or_insert(0);
             *e = (*e).max(v);
         }
+        sem_init.extend(real_sem.iter().map(|(&s, &v)| (s, v)));
         let syn = Syn::new(trace, v, executed);
         let vs = syn.variants(ctx.initial, &sem_init);
         pending.extend(vs.into_iter().rev());

@@ -6,7 +6,7 @@
 //! its backtrack set. A run reaching a state whose enabled events are all in the sleep set is
 //! abandoned and counted as *sleep-set blocked*.
 
-use super::guide::{Rec, Rule};
+use super::guide::{Guide, Rec, Rule};
 use super::trace::{initials, Hb, TEv};
 use super::{Ctx, Outcome};
 use crate::event::{Event, Tid};
@@ -16,7 +16,7 @@ struct Node {
     /// The event executed from this state in the current run.
     ev: TEv,
     enabled: Vec<Event>,
-    sleep: Vec<Event>,
+    sleep: Vec<TEv>,
     backtrack: Vec<Tid>,
     done: Vec<Tid>,
 }
@@ -41,7 +41,7 @@ pub(crate) fn run(ctx: &mut Ctx) {
             return;
         }
         integrate(&mut stack, branch, &guide.steps);
-        add_backtracks(&mut stack, branch, &guide.steps, ctx.initial);
+        add_backtracks(&mut stack, branch, &guide, ctx.initial);
         // Backtrack to the deepest state with a backtrack thread neither done nor asleep.
         loop {
             let Some(node) = stack.last_mut() else {
@@ -49,13 +49,13 @@ pub(crate) fn run(ctx: &mut Ctx) {
             };
             let cur = node.ev;
             node.done.push(cur.tid());
-            if !node.sleep.contains(&cur.ev) {
-                node.sleep.push(cur.ev);
+            if !node.sleep.contains(&cur) {
+                node.sleep.push(cur);
             }
             let next = node
                 .backtrack
                 .iter()
-                .filter(|t| !node.done.contains(t) && !node.sleep.iter().any(|s| s.tid == **t))
+                .filter(|t| !node.done.contains(t) && !node.sleep.iter().any(|s| s.tid() == **t))
                 .filter_map(|t| node.enabled.iter().find(|e| e.tid == *t))
                 .min_by_key(|e| e.tid)
                 .copied();
@@ -89,8 +89,11 @@ fn integrate(stack: &mut Vec<Node>, branch: usize, steps: &[Rec]) {
 
 /// Algorithm 1, lines 5-9: for each race whose second event is new in this run, make sure the
 /// state before the first event will explore an initial of the reversal.
-fn add_backtracks(stack: &mut [Node], from: usize, steps: &[Rec], initial: usize) {
-    let hb = Hb::new(steps.iter().map(|r| r.ev).collect());
+fn add_backtracks(stack: &mut [Node], from: usize, guide: &Guide, initial: usize) {
+    let hb = Hb::with_inits(
+        guide.steps.iter().map(|r| r.ev).collect(),
+        guide.inits.clone(),
+    );
     for j in from..hb.len() {
         for e in hb.races_of(j, initial) {
             let v = hb.reversal(e, j, false);
@@ -101,7 +104,7 @@ fn add_backtracks(stack: &mut [Node], from: usize, steps: &[Rec], initial: usize
             }
             let awake = init
                 .iter()
-                .find(|p| !node.sleep.iter().any(|s| s.tid == **p));
+                .find(|p| !node.sleep.iter().any(|s| s.tid() == **p));
             if let Some(&p) = awake.or(init.first()) {
                 node.backtrack.push(p);
             }

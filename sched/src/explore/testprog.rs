@@ -60,6 +60,11 @@ pub enum I {
     },
     Signal(E),
     Broadcast(E),
+    RdLock(E),
+    WrLock(E),
+    RwUnlock(E),
+    /// `sched_yield()`.
+    Yield,
     /// Create a thread running body `body` with `r[0] = arg`; its tid goes to `r[dst]`.
     Spawn {
         body: usize,
@@ -103,6 +108,7 @@ const MEM: u64 = 0x1000;
 const MUTEX: u64 = 0x10_0000;
 const COND: u64 = 0x20_0000;
 const SEM: u64 = 0x30_0000;
+const RWLOCK: u64 = 0x40_0000;
 
 fn mem_addr(i: i64) -> u64 {
     MEM + 8 * i as u64
@@ -234,6 +240,16 @@ impl Interp {
                 I::Broadcast(c) => Op::CondBroadcast {
                     c: COND + c(&r) as u64,
                 },
+                I::RdLock(l) => Op::RdLock {
+                    l: RWLOCK + l(&r) as u64,
+                },
+                I::WrLock(l) => Op::WrLock {
+                    l: RWLOCK + l(&r) as u64,
+                },
+                I::RwUnlock(l) => Op::RwUnlock {
+                    l: RWLOCK + l(&r) as u64,
+                },
+                I::Yield => Op::Yield,
                 I::Spawn { .. } => Op::Create,
                 I::Join(t) => Op::Join {
                     target: t(&r) as Tid,
@@ -771,4 +787,95 @@ pub fn mutex_rounds(threads: usize, rounds: usize) -> Prog {
         sync_only: true,
         ..with_main(vec![body], &ts)
     }
+}
+
+/// Main asserts `mem[0] == want` after the joins (the lost-update check of the suite
+/// programs).
+fn assert_total(mut p: Prog, want: i64, msg: &'static str) -> Prog {
+    let main = p.main;
+    p.bodies[main].push(I::Load { addr: k(0), dst: 1 });
+    p.bodies[main].push(I::Assert {
+        cond: f(move |r| i64::from(r[1] == want)),
+        msg,
+    });
+    p
+}
+
+/// The suite's `sem_wrong_init` (`--points sync`): three workers each `sem_wait(s); v = x;
+/// lock(stats); unlock(stats); x = v + 1; sem_post(s)`, the semaphore initialised to `init`;
+/// main asserts `x == 3`. With 2, two workers are inside at once (lost update).
+pub fn sem_as_mutex(init: u32) -> Prog {
+    let body = vec![
+        I::SemWait(k(0)),
+        I::Load { addr: k(0), dst: 1 },
+        I::Lock(k(0)),
+        I::Unlock(k(0)),
+        I::Store {
+            addr: k(0),
+            val: f(|r| r[1] + 1),
+        },
+        I::SemPost(k(0)),
+    ];
+    let p = Prog {
+        sync_only: true,
+        sems: vec![(0, init)],
+        ..with_main(vec![body], &[(0, 0), (0, 0), (0, 0)])
+    };
+    assert_total(p, 3, "x == 3")
+}
+
+/// The suite's `rwlock_upgrade` (`--points sync`): two threads each `rdlock; v = x; unlock;
+/// wrlock; x = v + 1; unlock`; main asserts `x == 2` (lost when both read before a write).
+pub fn rwlock_upgrade() -> Prog {
+    let body = vec![
+        I::RdLock(k(0)),
+        I::Load { addr: k(0), dst: 1 },
+        I::RwUnlock(k(0)),
+        I::WrLock(k(0)),
+        I::Store {
+            addr: k(0),
+            val: f(|r| r[1] + 1),
+        },
+        I::RwUnlock(k(0)),
+    ];
+    let p = Prog {
+        sync_only: true,
+        ..with_main(vec![body], &[(0, 0), (0, 0)])
+    };
+    assert_total(p, 2, "x == 2")
+}
+
+/// One writer (`wrlock; unlock`) and `readers` readers (`rdlock; unlock`) on one rwlock
+/// (`--points sync`). Read sections commute, so a trace is fixed by which readers come
+/// before the writer: 2^readers traces.
+pub fn rw_sections(readers: usize) -> Prog {
+    let writer = vec![I::WrLock(k(0)), I::RwUnlock(k(0))];
+    let reader = vec![I::RdLock(k(0)), I::RwUnlock(k(0))];
+    let mut threads = vec![(0, 0)];
+    threads.extend((0..readers).map(|_| (1, 0)));
+    Prog {
+        sync_only: true,
+        ..with_main(vec![writer, reader], &threads)
+    }
+}
+
+/// A spin wait (`--points mem`): thread 1 `while (!flag) sched_yield();`, thread 2 `flag =
+/// 1`. Under an unfair lowest-thread-first rule thread 1 spins forever once it runs first.
+pub fn spin_wait() -> Prog {
+    let waiter = vec![
+        // 0:
+        I::Load { addr: k(0), dst: 1 },
+        I::Jz {
+            cond: f(|r| i64::from(r[1] == 0)),
+            target: 4,
+        },
+        I::Yield,
+        I::Jmp(0),
+        // 4: done
+    ];
+    let setter = vec![I::Store {
+        addr: k(0),
+        val: k(1),
+    }];
+    with_main(vec![waiter, setter], &[(0, 0), (1, 0)])
 }

@@ -526,3 +526,77 @@ fn dpor_and_odpor_never_explore_a_trace_twice() {
         assert_eq!(all.seen, od.seen, "{algo:?} covers every trace DFS finds");
     }
 }
+
+/// `bug`'s schedule, replayed by thread choices on the interpreter, hits the same bug.
+fn assert_replays(prog: Prog, bug: &super::Bug) {
+    let mut exec = Interp::new(prog);
+    let mut replay = Replay {
+        tids: bug.schedule.iter().map(|s| s.tid).collect(),
+        at: 0,
+    };
+    let out = exec.execute(&mut replay);
+    assert_eq!(out.bug.as_deref(), Some(bug.description.as_str()));
+}
+
+/// The real initial value of a semaphore (passed on by the coordinator) decides which
+/// reversals are feasible: initialised to 2, two workers enter at once, which a value
+/// inferred from one run (1: every wait preceded by a post) never allows.
+#[test]
+fn recorded_semaphore_values_let_dpor_find_the_overfull_semaphore() {
+    for algo in [Algo::Odpor, Algo::Dpor] {
+        let r = run(algo, testprog::sem_as_mutex(2));
+        assert!(r.complete && r.diverged.is_none(), "{algo:?}: {r:?}");
+        assert!(r.buggy > 0, "{algo:?}: {} executions", r.executions);
+        assert_eq!(r.bugs[0].description, "assertion failed: x == 3");
+        assert_replays(testprog::sem_as_mutex(2), &r.bugs[0]);
+        // Used as a mutex (value 1), there is no bug to find.
+        counts(algo, testprog::sem_as_mutex(1));
+    }
+}
+
+/// Read sections of an rwlock commute: with one writer, a trace is fixed by which readers
+/// precede the writer (2^n); treating read locks as conflicting would also order the readers.
+#[test]
+fn rwlock_read_sections_commute() {
+    for n in 1..=3usize {
+        let want = 1u64 << n;
+        assert_eq!(
+            counts(Algo::Odpor, testprog::rw_sections(n)),
+            (want, 0),
+            "n = {n}"
+        );
+        assert_eq!(counts(Algo::Dpor, testprog::rw_sections(n)).0, want);
+        let mut d = Distinct::new(testprog::rw_sections(n));
+        explore(Algo::Odpor, &mut d, Limits::default());
+        assert_eq!(d.duplicates, 0);
+    }
+}
+
+#[test]
+fn odpor_and_dpor_find_the_rwlock_upgrade_lost_update() {
+    for algo in [Algo::Odpor, Algo::Dpor] {
+        let r = run(algo, testprog::rwlock_upgrade());
+        assert!(r.complete, "{algo:?}");
+        assert!(r.buggy > 0, "{algo:?}: {} executions", r.executions);
+        assert_eq!(r.bugs[0].description, "assertion failed: x == 2");
+        assert_replays(testprog::rwlock_upgrade(), &r.bugs[0]);
+    }
+}
+
+/// The default continuation is fair to spin loops: the thread that yields waits for the
+/// thread it yielded to, so no run is a step-limited livelock (lowest-thread-first would
+/// run the spinning thread 1 until the step limit in the very first run).
+#[test]
+fn a_spin_wait_is_scheduled_fairly() {
+    for algo in [Algo::Odpor, Algo::Dpor] {
+        let mut exec = Interp::new(testprog::spin_wait());
+        let limits = Limits {
+            max_executions: Some(20),
+            ..Default::default()
+        };
+        let r = explore(algo, &mut exec, limits);
+        assert!(r.diverged.is_none(), "{algo:?}: {r:?}");
+        assert_eq!(r.buggy, 0, "{algo:?}: {:?}", r.bugs.first());
+        assert!(r.executions > 1, "{algo:?}");
+    }
+}

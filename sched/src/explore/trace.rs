@@ -6,30 +6,61 @@
 //! with no event in between in happens-before, `notdep(e, E)` is the subsequence of events after
 //! `e` that do not happen after `e`, `I(w)` the initials and `WI(w)` the weak initials of `w`.
 
-use crate::event::{Event, Op, Tid};
+use crate::event::{Event, Obj, ObjKind, Op, Tid};
 use crate::state::State;
 use std::collections::HashMap;
 
-/// An executed event plus the one fact the analysis needs beyond `(tid, op)`: for a create,
-/// the child it created (a create happens before everything its child does).
+/// An executed event plus the facts the analysis needs beyond `(tid, op)`: for a create, the
+/// child it created (a create happens before everything its child does); for a read-write
+/// lock operation, whether it is in read mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TEv {
     pub ev: Event,
     pub child: Option<Tid>,
+    /// A read-mode rwlock operation: a read acquisition (known from the operation), or an
+    /// unlock releasing a read lock (known from the thread's previous acquisition of that
+    /// lock, see [`rw_unlock_reads`]). Two read-mode operations commute (see [`dependent`]).
+    pub reader: bool,
 }
 
 impl TEv {
+    /// `ev` with what its operation alone tells (an unlock's mode is unknown: write).
     pub fn new(ev: Event) -> Self {
-        TEv { ev, child: None }
+        let reader = matches!(
+            ev.op,
+            Op::RdLock { .. } | Op::TryRdLock { .. } | Op::TimedRdLock { .. }
+        );
+        TEv {
+            ev,
+            child: None,
+            reader,
+        }
     }
     pub fn tid(&self) -> Tid {
         self.ev.tid
     }
 }
 
+/// Whether an `RwUnlock` of `l` by `tid` after the events `before` (latest first) releases a
+/// read lock: the thread's last acquisition of `l` was a read one. Unknown (no acquisition
+/// seen) counts as a write unlock, the conservative answer (more dependencies).
+pub fn rw_unlock_reads<'a>(mut before: impl Iterator<Item = &'a TEv>, tid: Tid, l: u64) -> bool {
+    before
+        .find(|e| e.tid() == tid && acquires(&e.ev.op, Res::Rw(l)))
+        .is_some_and(|e| e.reader)
+}
+
 /// The dependency relation used by every algorithm: [`Event::dependent`] (same thread, or same
-/// object with a write), plus create → child, plus process exit, which ends every thread.
+/// object with a write), plus create → child, plus process exit, which ends every thread;
+/// minus pairs of read-mode rwlock operations of different threads (two read acquisitions,
+/// or a read acquisition and a read unlock): the state machine has no writer preference, so
+/// each leaves the other enabled and both orders reach the same state (the independence
+/// condition of Godefroid's partial-order reduction, POPL'14 §2), whereas every write-mode
+/// operation (write lock, write unlock) conflicts with every operation on the same rwlock.
 pub fn dependent(a: &TEv, b: &TEv) -> bool {
+    if a.reader && b.reader && a.tid() != b.tid() {
+        return false;
+    }
     a.ev.dependent(&b.ev)
         || matches!(a.ev.op, Op::ProcessExit { .. })
         || matches!(b.ev.op, Op::ProcessExit { .. })
@@ -37,35 +68,70 @@ pub fn dependent(a: &TEv, b: &TEv) -> bool {
         || b.child == Some(a.ev.tid)
 }
 
-/// A mutex acquisition that blocks while the mutex is held (lock, or the re-acquiring half of
-/// a condition wait), with its mutex.
-fn blocking_acquire(op: &Op) -> Option<u64> {
+/// A lock-like resource: a mutex or a read-write lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Res {
+    Mutex(u64),
+    Rw(u64),
+}
+
+/// An acquisition that blocks while the resource is held (lock, the re-acquiring half of a
+/// condition wait, a read or write lock), with its resource.
+fn blocking_acquire(op: &Op) -> Option<Res> {
     match *op {
-        Op::Lock { m, .. } | Op::CondWake { m, .. } => Some(m),
+        Op::Lock { m, .. } | Op::CondWake { m, .. } => Some(Res::Mutex(m)),
+        Op::RdLock { l } | Op::WrLock { l } => Some(Res::Rw(l)),
         _ => None,
     }
 }
 
-/// Any successful-or-not attempt to take mutex `m` that may own it afterwards.
-fn acquires(op: &Op, m: u64) -> bool {
-    match *op {
-        Op::Lock { m: x, .. }
-        | Op::TryLock { m: x, .. }
-        | Op::TimedLock { m: x, .. }
-        | Op::CondWake { m: x, .. } => x == m,
+/// Any successful-or-not attempt to take `r` that may hold it afterwards.
+fn acquires(op: &Op, r: Res) -> bool {
+    match (*op, r) {
+        (
+            Op::Lock { m: x, .. }
+            | Op::TryLock { m: x, .. }
+            | Op::TimedLock { m: x, .. }
+            | Op::CondWake { m: x, .. },
+            Res::Mutex(m),
+        ) => x == m,
+        (
+            Op::RdLock { l: x }
+            | Op::WrLock { l: x }
+            | Op::TryRdLock { l: x }
+            | Op::TryWrLock { l: x }
+            | Op::TimedRdLock { l: x }
+            | Op::TimedWrLock { l: x },
+            Res::Rw(l),
+        ) => x == l,
         _ => false,
     }
 }
 
-/// A release of mutex `m` (unlock, or the releasing half of a condition wait).
-fn releases(op: &Op, m: u64) -> bool {
-    match *op {
-        Op::Unlock { m: x, .. } | Op::CondWait { m: x, .. } => x == m,
+/// A release of `r` (unlock, the releasing half of a condition wait, an rwlock unlock).
+fn releases(op: &Op, r: Res) -> bool {
+    match (*op, r) {
+        (Op::Unlock { m: x, .. } | Op::CondWait { m: x, .. }, Res::Mutex(m)) => x == m,
+        (Op::RwUnlock { l: x }, Res::Rw(l)) => x == l,
         _ => false,
     }
 }
 
-/// Initial semaphore values a trace needs: the largest excess of waits over posts.
+/// A semaphore or barrier initialisation of a recorded run (`sem_init` and
+/// `pthread_barrier_init` are notifications, not events): `at` events had executed when it
+/// happened, so it follows event `at - 1` in program order (that event's thread, or the child
+/// that event created, made it: only they run between two scheduling points).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Init {
+    pub at: usize,
+    pub obj: Obj,
+    pub value: u32,
+}
+
+/// Initial semaphore values a trace needs: the largest excess of waits over posts. Only a
+/// fallback for semaphores whose real initialisation was not recorded ([`Init`]): the real
+/// value may be larger, and reversals that need more units than this run consumed would be
+/// wrongly judged infeasible (`sem_init(&s, 0, 2)` used as a mutex looks like a value of 1).
 pub fn infer_sem_init(trace: &[TEv]) -> HashMap<u64, u32> {
     let mut bal: HashMap<u64, i64> = HashMap::new();
     let mut need: HashMap<u64, u32> = HashMap::new();
@@ -114,15 +180,27 @@ pub struct Hb {
     vc: Vec<Vec<u32>>,
     /// Direct dependency predecessors of each event (earlier, dependent), latest first.
     preds: Vec<Vec<usize>>,
-    /// Initial semaphore values the trace implies (not events, see [`infer_sem_init`]).
-    sem_init: HashMap<u64, u32>,
-    /// Barrier counts the trace implies (see [`infer_barrier_counts`]).
-    barriers: HashMap<u64, u32>,
+    /// The recorded initialisations, by position.
+    inits: Vec<Init>,
+    /// Semaphores without a recorded initialisation: the values the trace implies (see
+    /// [`infer_sem_init`]).
+    sem_fallback: HashMap<u64, u32>,
+    /// Barriers without a recorded initialisation: the counts the trace implies (see
+    /// [`infer_barrier_counts`]).
+    barrier_fallback: HashMap<u64, u32>,
 }
 
 impl Hb {
-    /// Compute the happens-before relation of `trace` (quadratic; traces are short).
+    /// Compute the happens-before relation of `trace` (quadratic; traces are short), with
+    /// initial values inferred from the trace.
     pub fn new(trace: Vec<TEv>) -> Self {
+        Hb::with_inits(trace, Vec::new())
+    }
+
+    /// [`Hb::new`] for a run whose semaphore and barrier initialisations were recorded: the
+    /// feasibility replays use the real values.
+    pub fn with_inits(trace: Vec<TEv>, mut inits: Vec<Init>) -> Self {
+        inits.sort_by_key(|i| i.at);
         let nthreads = trace
             .iter()
             .flat_map(|t| [Some(t.ev.tid), t.child])
@@ -151,13 +229,20 @@ impl Hb {
             vc.push(clock);
             preds.push(p);
         }
+        let known =
+            |kind: ObjKind, a: u64| inits.iter().any(|i| i.obj.kind == kind && i.obj.addr == a);
+        let mut sem_fallback = infer_sem_init(&trace);
+        sem_fallback.retain(|&a, _| !known(ObjKind::Sem, a));
+        let mut barrier_fallback = infer_barrier_counts(&trace);
+        barrier_fallback.retain(|&a, _| !known(ObjKind::Barrier, a));
         Hb {
-            sem_init: infer_sem_init(&trace),
-            barriers: infer_barrier_counts(&trace),
             trace,
             idx,
             vc,
             preds,
+            inits,
+            sem_fallback,
+            barrier_fallback,
         }
     }
 
@@ -190,7 +275,11 @@ impl Hb {
     ///
     /// Blocking acquisitions get one refinement (as in Nidhugg): a lock that waited for an
     /// unlock is in race with the *lock* that unlock released, since the unlock itself can
-    /// never be reordered after the waiting lock. Likewise a condition wake races with the
+    /// never be reordered after the waiting lock. The same holds for read-write locks: a
+    /// read or write lock that waited for a write unlock races with that write lock, and a
+    /// write lock that waited for the readers races with each reader's read lock (without
+    /// this, the reader-then-writer "upgrade" of two threads, whose lost update needs both
+    /// reads before either write, was never explored). Likewise a condition wake races with the
     /// last wake of another waiter on the same condition since its own wait: both waited for
     /// the same signal, even when happens-before runs from the first wake to the second
     /// through a later broadcast (without this, readers-writers with 2 writers lost traces:
@@ -249,36 +338,58 @@ impl Hb {
     /// it, followed by `e'`. Source-DPOR (POPL'14 Alg. 1) takes the events before `e'` only;
     /// Optimal-DPOR (Alg. 2) the whole rest of the execution (`whole = true`).
     pub fn reversal(&self, e: usize, e2: usize, whole: bool) -> Vec<TEv> {
-        let end = if whole { self.len() } else { e2 };
-        let mut v: Vec<TEv> = (e + 1..end)
-            .filter(|&k| k != e2 && !self.hb(e, k))
+        self.reversal_indices(e, e2, whole)
+            .into_iter()
             .map(|k| self.trace[k])
+            .collect()
+    }
+
+    /// [`Hb::reversal`] as indices into the trace.
+    fn reversal_indices(&self, e: usize, e2: usize, whole: bool) -> Vec<usize> {
+        let end = if whole { self.len() } else { e2 };
+        let mut v: Vec<usize> = (e + 1..end)
+            .filter(|&k| k != e2 && !self.hb(e, k))
             .collect();
-        v.push(self.trace[e2]);
+        v.push(e2);
         v
     }
 
+    /// Apply the recorded initialisations made after `at` events (at the same place of the
+    /// replayed sequence: right after the event they follow in program order).
+    fn init_at(&self, s: &mut State, at: usize) {
+        let from = self.inits.partition_point(|i| i.at < at);
+        for i in self.inits[from..].iter().take_while(|i| i.at == at) {
+            match i.obj.kind {
+                ObjKind::Sem => s.init_sem(i.obj.addr, i.value),
+                ObjKind::Barrier => s.init_barrier(i.obj.addr, i.value),
+                _ => {}
+            }
+        }
+    }
+
     /// Whether `pre(E, e).notdep(e, E).e'` (Optimal-DPOR's reversal, which contains
-    /// Source-DPOR's) is an execution: every event enabled when its turn comes.
+    /// Source-DPOR's) is an execution: every event enabled when its turn comes, with the real
+    /// initial semaphore values and barrier counts (inferred ones for objects whose
+    /// initialisation was not recorded). An initialisation that follows an event left out of
+    /// the sequence is not applied: it happens after `e` in program order.
     fn feasible(&self, e: usize, e2: usize, initial: usize) -> bool {
         let mut s = State::with_initial_threads(initial.max(1));
-        for (&sem, &v) in &self.sem_init {
+        for (&sem, &v) in &self.sem_fallback {
             s.init_sem(sem, v);
         }
-        for (&b, &count) in &self.barriers {
+        for (&b, &count) in &self.barrier_fallback {
             s.init_barrier(b, count);
         }
-        let seq = self.trace[..e]
-            .iter()
-            .copied()
-            .chain(self.reversal(e, e2, true));
-        for t in seq {
+        self.init_at(&mut s, 0);
+        for k in (0..e).chain(self.reversal_indices(e, e2, true)) {
+            let t = self.trace[k];
             if s.pending(t.tid()).is_none() && s.post(t.tid(), t.ev.op).is_err() {
                 return false;
             }
             if !s.is_enabled(t.tid()) || s.execute(t.tid()).is_err() {
                 return false;
             }
+            self.init_at(&mut s, k + 1);
         }
         true
     }
@@ -437,6 +548,82 @@ mod tests {
         assert!(hb.hb(7, 10));
         assert!(hb.races_of(10, 4).contains(&7), "{:?}", hb.races_of(10, 4));
         assert_eq!(hb.reversal(7, 10, true), vec![wake(2)]);
+    }
+
+    fn rw(tid: Tid, op: fn(u64) -> Op) -> TEv {
+        ev(tid, op(5))
+    }
+    fn rd(l: u64) -> Op {
+        Op::RdLock { l }
+    }
+    fn wr(l: u64) -> Op {
+        Op::WrLock { l }
+    }
+    fn un(l: u64) -> Op {
+        Op::RwUnlock { l }
+    }
+
+    /// Marks the unlocks of `trace` the way the guide records them.
+    fn with_modes(mut trace: Vec<TEv>) -> Vec<TEv> {
+        for k in 0..trace.len() {
+            if let Op::RwUnlock { l } = trace[k].ev.op {
+                let t = trace[k].tid();
+                trace[k].reader = rw_unlock_reads(trace[..k].iter().rev(), t, l);
+            }
+        }
+        trace
+    }
+
+    #[test]
+    fn read_mode_rwlock_operations_commute() {
+        let t = with_modes(vec![rw(1, rd), rw(2, rd), rw(1, un), rw(3, wr), rw(3, un)]);
+        assert!(t[0].reader && t[2].reader, "a read lock and its unlock");
+        assert!(!t[3].reader && !t[4].reader, "a write lock and its unlock");
+        assert!(!dependent(&t[0], &t[1]), "two read locks");
+        assert!(!dependent(&t[2], &t[1]), "a read unlock and a read lock");
+        assert!(dependent(&t[0], &t[3]), "a read lock and a write lock");
+        assert!(dependent(&t[2], &t[3]), "a read unlock and a write lock");
+        assert!(dependent(&t[4], &t[1]), "a write unlock and a read lock");
+        assert!(dependent(&t[0], &t[2]), "same thread");
+        // An unlock whose mode is unknown is a write unlock.
+        assert!(!TEv::new(Event::new(1, un(5))).reader);
+        assert!(!rw_unlock_reads([].iter(), 1, 5));
+    }
+
+    #[test]
+    fn a_blocked_rwlock_acquisition_races_with_the_holders_acquisition() {
+        // t1: rdlock, unlock, wrlock, unlock; then t2's rdlock, which waited for t1's write
+        // unlock. That unlock cannot move after t2's rdlock; t1's wrlock can: both read
+        // before either writes (the lost update of the read-then-write "upgrade").
+        let trace = with_modes(vec![rw(1, rd), rw(1, un), rw(1, wr), rw(1, un), rw(2, rd)]);
+        let hb = Hb::new(trace);
+        assert_eq!(hb.races_of(4, 3), vec![2]);
+        assert_eq!(hb.reversal(2, 4, true), vec![rw(2, rd)]);
+        // A write lock waiting for two readers races with each reader's read lock.
+        let trace = with_modes(vec![rw(1, rd), rw(2, rd), rw(1, un), rw(2, un), rw(3, wr)]);
+        let hb = Hb::new(trace);
+        assert_eq!(hb.races_of(4, 4), vec![0, 1]);
+    }
+
+    #[test]
+    fn recorded_semaphore_values_decide_which_reversals_are_feasible() {
+        let (sw, sp) = (Op::SemWait { s: 7 }, Op::SemPost { s: 7 });
+        let trace = vec![ev(1, sw), ev(1, sp), ev(2, sw)];
+        // The trace alone implies a value of 1: t2 cannot wait before t1 posts.
+        assert_eq!(infer_sem_init(&trace).get(&7), Some(&1));
+        assert!(Hb::new(trace.clone()).races_of(2, 3).is_empty());
+        // Initialised to 2 (before any event), both waits pass first: a race.
+        let init = Init {
+            at: 0,
+            obj: Obj::sync(ObjKind::Sem, 7),
+            value: 2,
+        };
+        let hb = Hb::with_inits(trace.clone(), vec![init]);
+        assert_eq!(hb.races_of(2, 3), vec![1]);
+        assert_eq!(hb.reversal(1, 2, true), vec![ev(2, sw)]);
+        // Initialised to 1 it is a mutex: no race, whatever the trace implies.
+        let one = Init { value: 1, ..init };
+        assert!(Hb::with_inits(trace, vec![one]).races_of(2, 3).is_empty());
     }
 
     #[test]

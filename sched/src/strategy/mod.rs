@@ -50,6 +50,10 @@ pub trait Strategy: Send {
 
     /// The run is over after `steps` scheduling steps.
     fn end(&mut self, _steps: u64) {}
+
+    /// A semaphore (its value) or barrier (its count) was initialised, after the events
+    /// executed so far; not a scheduling point. Only systematic exploration needs it.
+    fn initialised(&mut self, _obj: crate::event::Obj, _value: u32) {}
 }
 
 /// Parameters shared by the strategy constructors.
