@@ -36,7 +36,6 @@ pub struct Coordinator<'s> {
     steps: u64,
     max_steps: u64,
     trace: Vec<Event>,
-    enabled: Vec<Event>,
 }
 
 impl<'s> Coordinator<'s> {
@@ -61,7 +60,6 @@ impl<'s> Coordinator<'s> {
             steps: 0,
             max_steps,
             trace: Vec::new(),
-            enabled: Vec::new(),
         }
     }
 
@@ -100,8 +98,8 @@ impl<'s> Coordinator<'s> {
         if !self.state.all_posted() {
             return Decision::Wait;
         }
-        self.state.enabled_into(&mut self.enabled);
-        if self.enabled.is_empty() {
+        let enabled = self.state.enabled_events();
+        if enabled.is_empty() {
             return match self.state.deadlock() {
                 Some(d) => Decision::Deadlock(d),
                 None => Decision::Over,
@@ -110,17 +108,16 @@ impl<'s> Coordinator<'s> {
         if self.steps >= self.max_steps {
             return Decision::StepLimit;
         }
-        let i = match self.strategy.choose(&self.enabled) {
-            Ok(i) if i < self.enabled.len() => i,
+        let ev = match self.strategy.choose(enabled) {
+            Ok(i) if i < enabled.len() => enabled[i],
             Ok(i) => {
                 return Decision::Diverged(Divergence {
                     step: self.steps,
-                    reason: format!("strategy chose {i} of {} events", self.enabled.len()),
+                    reason: format!("strategy chose {i} of {} events", enabled.len()),
                 })
             }
             Err(d) => return Decision::Diverged(d),
         };
-        let ev = self.enabled[i];
         let done = self
             .state
             .execute(ev.tid)

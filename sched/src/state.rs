@@ -10,6 +10,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::hash::BuildHasherDefault;
 
+mod enabled;
+use enabled::EnabledSet;
+
 /// Result codes handed back to the program (errno values, as pthread functions return them).
 pub mod code {
     pub const OK: i32 = 0;
@@ -204,6 +207,9 @@ pub struct State {
     /// [`State::set_status`] so the per-decision checks are O(1).
     running: usize,
     finished: usize,
+    /// The enabled events, kept up to date by [`State::set_status`] and by re-checking the
+    /// blockable threads after synchronisation operations (see [`enabled`]).
+    enabled: EnabledSet,
 }
 
 impl State {
@@ -221,21 +227,60 @@ impl State {
         }
     }
 
-    /// Change a thread's status, keeping the running/finished counts.
+    /// Change a thread's status, keeping the running/finished counts and the enabled set.
     #[inline]
     fn set_status(&mut self, t: Tid, status: Status) {
-        let th = &mut self.threads[t as usize];
-        match th.status {
+        match self.threads[t as usize].status {
             Status::Running => self.running -= 1,
             Status::Finished => self.finished -= 1,
-            Status::Pending(_) => {}
+            Status::Pending(op) => {
+                self.enabled.remove(t);
+                if may_block(&op) {
+                    self.enabled.set_blockable(t, false);
+                }
+            }
         }
+        self.threads[t as usize].status = status;
         match status {
             Status::Running => self.running += 1,
             Status::Finished => self.finished += 1,
-            Status::Pending(_) => {}
+            Status::Pending(op) => {
+                if !may_block(&op) {
+                    self.enabled.insert(Event::new(t, op));
+                } else {
+                    self.enabled.set_blockable(t, true);
+                    if self.why_blocked(t, &op).is_none() {
+                        self.enabled.insert(Event::new(t, op));
+                    }
+                }
+            }
         }
-        th.status = status;
+    }
+
+    /// Re-check every pending thread whose operation may block, after a change to the
+    /// synchronisation state (only those can change between enabled and blocked).
+    fn recheck_blockable(&mut self) {
+        if !self.enabled.any_blockable() {
+            return;
+        }
+        for w in 0..self.enabled.blockable_words() {
+            let mut bits = self.enabled.blockable_word(w);
+            while bits != 0 {
+                let t = (w * 64) as Tid + bits.trailing_zeros();
+                bits &= bits - 1;
+                let Status::Pending(op) = self.threads[t as usize].status else {
+                    continue;
+                };
+                let enabled = self.why_blocked(t, &op).is_none();
+                if enabled != self.enabled.contains(t) {
+                    if enabled {
+                        self.enabled.insert(Event::new(t, op));
+                    } else {
+                        self.enabled.remove(t);
+                    }
+                }
+            }
+        }
     }
 
     /// A new thread, running; returns its id.
@@ -344,6 +389,7 @@ impl State {
     pub fn mark_finished(&mut self, t: Tid) {
         if (t as usize) < self.threads.len() {
             self.set_status(t, Status::Finished);
+            self.recheck_blockable();
         }
     }
 
@@ -351,6 +397,7 @@ impl State {
     pub fn init_sem(&mut self, s: u64, value: u32) {
         self.sems.insert(s, value as i64);
         self.inits.push((Obj::sync(ObjKind::Sem, s), value));
+        self.recheck_blockable();
     }
 
     /// `pthread_barrier_init`: not a scheduling point.
@@ -363,6 +410,7 @@ impl State {
                 ..Default::default()
             },
         );
+        self.recheck_blockable();
     }
 
     /// The initialisations since the last call, in order (semaphore value or barrier count):
@@ -380,14 +428,28 @@ impl State {
         }
     }
 
-    /// Append the enabled events to `out` (in thread order).
-    ///
-    /// This runs once per scheduling decision over every pending thread, so it avoids the
-    /// general [`State::why_blocked`] where it can: most operations never block, and threads
-    /// blocked on a lock are usually blocked on one of a few mutexes, whose owners are looked
-    /// up once per call.
+    /// The enabled events, in thread order (maintained incrementally: no scan). `&mut` only
+    /// to tidy the maintained set; the state does not change.
+    #[inline]
+    pub fn enabled_events(&mut self) -> &[Event] {
+        #[cfg(debug_assertions)]
+        {
+            let scan = self.scan_enabled();
+            debug_assert_eq!(self.enabled.events(), scan.as_slice());
+        }
+        self.enabled.events()
+    }
+
+    /// Replace the contents of `out` by the enabled events (in thread order).
     pub fn enabled_into(&self, out: &mut Vec<Event>) {
-        out.clear();
+        self.enabled.copy_into(out);
+        debug_assert_eq!(*out, self.scan_enabled());
+    }
+
+    /// The enabled events by a scan of every thread: the definition the incremental set must
+    /// agree with (checked in debug builds and by the tests).
+    fn scan_enabled(&self) -> Vec<Event> {
+        let mut out = Vec::new();
         let mut owners = [(0u64, None::<Tid>); 4];
         let mut known = 0;
         for (i, th) in self.threads.iter().enumerate() {
@@ -418,6 +480,7 @@ impl State {
                 out.push(Event::new(t, op));
             }
         }
+        out
     }
 
     pub fn enabled(&self) -> Vec<Event> {
@@ -559,6 +622,9 @@ impl State {
         self.set_status(t, Status::Running);
         let mut child = None;
         let result = self.apply(t, op, &mut child);
+        if !is_local(&op) {
+            self.recheck_blockable();
+        }
         Ok(Executed { result, child })
     }
 
@@ -580,6 +646,7 @@ impl State {
                 }
                 self.running = 0;
                 self.finished = self.threads.len();
+                self.enabled.clear();
                 OK
             }
             Create => {
@@ -840,6 +907,26 @@ fn may_block(op: &Op) -> bool {
             | SemWait { .. }
             | BarrierLeave { .. }
             | OnceBegin { .. }
+    )
+}
+
+/// Whether executing `op` leaves every other thread's enabledness as it was: it touches no
+/// synchronisation state and creates or ends no thread (a create matters: a join on the new
+/// tid goes from "no such thread" to "wait for it").
+#[inline]
+fn is_local(op: &Op) -> bool {
+    use Op::*;
+    matches!(
+        op,
+        Start
+            | Yield
+            | Sleep
+            | Detach { .. }
+            | Read { .. }
+            | Write { .. }
+            | AtomicLoad { .. }
+            | AtomicStore { .. }
+            | AtomicRmw { .. }
     )
 }
 
@@ -1158,5 +1245,111 @@ mod tests {
         assert!(s.is_over());
         assert_eq!(s.exit_code(), Some(3));
         assert!(s.deadlock().is_none());
+    }
+
+    /// A random operation for the enabled-set test: a mix over two of each object.
+    fn random_op(rng: &mut crate::rng::Rng, threads: u32) -> Vec<Op> {
+        use Op::*;
+        let a = 0x100 + 0x40 * rng.below(2);
+        let kind = [Normal, Recursive, ErrorCheck][rng.index(3)];
+        match rng.below(16) {
+            0 => vec![Lock { m: a, kind }],
+            1 => vec![Unlock { m: a, kind }],
+            2 => {
+                vec![TryLock { m: a, kind }, TimedLock { m: a, kind }][rng.index(2)..][..1].to_vec()
+            }
+            3 => vec![
+                CondWait { c: a + 8, m: a },
+                CondWake {
+                    c: a + 8,
+                    m: a,
+                    timed: rng.chance(0.3),
+                },
+            ],
+            4 => vec![[CondSignal { c: a + 8 }, CondBroadcast { c: a + 8 }][rng.index(2)]],
+            5 => vec![
+                [
+                    RdLock { l: a + 16 },
+                    WrLock { l: a + 16 },
+                    TryWrLock { l: a + 16 },
+                ][rng.index(3)],
+            ],
+            6 => vec![RwUnlock { l: a + 16 }],
+            7 => vec![[SemWait { s: a + 24 }, SemTryWait { s: a + 24 }][rng.index(2)]],
+            8 => vec![SemPost { s: a + 24 }],
+            9 => vec![BarrierWait { b: a + 32 }, BarrierLeave { b: a + 32 }],
+            10 => vec![OnceBegin { o: a + 40 }, OnceEnd { o: a + 40 }],
+            11 => vec![Join {
+                target: rng.below(threads as u64 + 1) as Tid,
+            }],
+            12 => vec![Create],
+            _ => vec![[Write { addr: a, size: 4 }, Read { addr: a, size: 4 }, Yield][rng.index(3)]],
+        }
+    }
+
+    #[test]
+    fn incremental_enabled_set_agrees_with_a_full_scan() {
+        // Random programs over every kind of object, with deadlocks, self-joins, failing
+        // unlocks and initialisations in between: after every post, execution and
+        // notification the maintained set equals the scan of every thread.
+        let mut rng = crate::rng::Rng::new(99);
+        let (mut decisions, mut with_blocked) = (0, 0);
+        for _ in 0..800 {
+            let mut s = State::with_initial_threads(1 + rng.index(5));
+            s.init_barrier(0x100 + 32, 2);
+            let mut scripts: Vec<Vec<Op>> = Vec::new();
+            for t in 0..s.num_threads() as Tid {
+                scripts.push(Vec::new());
+                s.post(t, Op::Start).unwrap();
+            }
+            for _ in 0..200 {
+                let scan = s.scan_enabled();
+                assert_eq!(s.enabled(), scan);
+                assert_eq!(s.enabled_events(), scan.as_slice());
+                let enabled = s.enabled();
+                if enabled.is_empty() || s.is_over() {
+                    break;
+                }
+                if rng.chance(0.02) {
+                    s.init_sem(0x100 + 24, rng.below(2) as u32);
+                    continue;
+                }
+                if s.pending_events().count() > enabled.len() {
+                    with_blocked += 1;
+                }
+                let ev = enabled[rng.index(enabled.len())];
+                let done = s.execute(ev.tid).unwrap();
+                decisions += 1;
+                assert_eq!(s.enabled(), s.scan_enabled());
+                if let Some(c) = done.child {
+                    scripts.push(Vec::new());
+                    s.post(c, Op::Start).unwrap();
+                }
+                if ev.op == Op::Exit || s.is_over() {
+                    continue;
+                }
+                let n = s.num_threads() as u32;
+                let script = &mut scripts[ev.tid as usize];
+                if script.is_empty() {
+                    *script = random_op(&mut rng, n);
+                    script.reverse();
+                    if rng.chance(0.03) {
+                        *script = vec![[Op::Exit, Op::ProcessExit { code: 0 }][rng.index(2)]];
+                    }
+                }
+                let next = script.pop().unwrap_or(Op::Exit);
+                s.post(ev.tid, next).unwrap();
+                if rng.chance(0.01) {
+                    let victim = rng.below(n as u64) as Tid;
+                    if s.status(victim) != Status::Finished {
+                        s.mark_finished(victim);
+                    }
+                }
+            }
+        }
+        assert!(
+            decisions > 15_000 && with_blocked > 2_000,
+            "{decisions} decisions, {with_blocked} with a blocked thread"
+        );
     }
 }

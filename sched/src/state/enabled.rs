@@ -1,0 +1,228 @@
+//! The enabled set, maintained incrementally instead of rescanned at every decision.
+//!
+//! A scheduling step changes little: the executed thread leaves the set, posts its next event
+//! and (usually) comes back; other threads change only if the executed operation changed a
+//! synchronisation object, and then only threads whose pending operation can block at all
+//! ([`super::may_block`]: lock, join, condvar wake, ...). So [`super::State`] keeps
+//! - the enabled events in thread order (what strategies are given), and
+//! - the set of pending threads whose operation can block, re-checked after every operation
+//!   that touches synchronisation state.
+//!
+//! With 16 threads this replaces a scan of every thread per decision (the largest cost of
+//! the decision loop by callgrind) by a binary search. The executed thread's entry is not
+//! shifted out: it is left as a *hole* that the same thread's next post fills in place,
+//! which is what almost always happens next; anything else first closes the hole.
+
+use crate::event::{Event, Tid};
+
+/// Enabled events in thread order, and the pending threads whose operation may block.
+#[derive(Clone, Debug, Default)]
+pub(super) struct EnabledSet {
+    /// In thread order; `events[hole]` (if any) is not enabled.
+    events: Vec<Event>,
+    /// Index of an entry removed but not yet shifted out.
+    hole: Option<usize>,
+    /// Bitset over tids: pending at an operation that may block.
+    blockable: Vec<u64>,
+    /// Bitset over tids: has an entry in `events` (the hole's thread excluded).
+    present: Vec<u64>,
+}
+
+impl EnabledSet {
+    /// The enabled events, in thread order.
+    #[inline]
+    pub fn events(&mut self) -> &[Event] {
+        self.close_hole();
+        &self.events
+    }
+
+    /// Replace the contents of `out` by the enabled events, in thread order.
+    pub fn copy_into(&self, out: &mut Vec<Event>) {
+        out.clear();
+        match self.hole {
+            None => out.extend_from_slice(&self.events),
+            Some(i) => {
+                out.extend_from_slice(&self.events[..i]);
+                out.extend_from_slice(&self.events[i + 1..]);
+            }
+        }
+    }
+
+    /// Shift the removed entry out.
+    #[inline]
+    fn close_hole(&mut self) {
+        if let Some(i) = self.hole.take() {
+            self.events.remove(i);
+        }
+    }
+
+    /// Whether thread `t` has an enabled event.
+    #[inline]
+    pub fn contains(&self, t: Tid) -> bool {
+        bit(&self.present, t)
+    }
+
+    #[inline]
+    fn find(&self, t: Tid) -> Result<usize, usize> {
+        // The executed thread is often the last one: check the end first.
+        match self.events.last() {
+            None => Err(0),
+            Some(e) if e.tid < t => Err(self.events.len()),
+            _ => self.events.binary_search_by_key(&t, |e| e.tid),
+        }
+    }
+
+    /// `ev` is enabled (replacing any event of its thread).
+    #[inline]
+    pub fn insert(&mut self, ev: Event) {
+        set_bit(&mut self.present, ev.tid, true);
+        if let Some(i) = self.hole {
+            if self.events[i].tid == ev.tid {
+                self.events[i] = ev;
+                self.hole = None;
+                return;
+            }
+            self.close_hole();
+        }
+        match self.find(ev.tid) {
+            Ok(i) => self.events[i] = ev,
+            Err(i) => self.events.insert(i, ev),
+        }
+    }
+
+    /// Thread `t` has no enabled event.
+    #[inline]
+    pub fn remove(&mut self, t: Tid) {
+        if !self.contains(t) {
+            return;
+        }
+        set_bit(&mut self.present, t, false);
+        self.close_hole();
+        if let Ok(i) = self.find(t) {
+            self.hole = Some(i);
+        }
+    }
+
+    /// Record whether thread `t` is pending at an operation that may block.
+    #[inline]
+    pub fn set_blockable(&mut self, t: Tid, on: bool) {
+        set_bit(&mut self.blockable, t, on);
+    }
+
+    /// Whether any pending thread may be blocked.
+    #[inline]
+    pub fn any_blockable(&self) -> bool {
+        self.blockable.iter().any(|&w| w != 0)
+    }
+
+    /// Number of 64-thread words of the blockable bitset.
+    #[inline]
+    pub fn blockable_words(&self) -> usize {
+        self.blockable.len()
+    }
+
+    /// Word `w` of the blockable bitset: bit `b` is thread `64 * w + b`.
+    #[inline]
+    pub fn blockable_word(&self, w: usize) -> u64 {
+        self.blockable[w]
+    }
+
+    /// No thread is pending any more (the process exited).
+    pub fn clear(&mut self) {
+        self.events.clear();
+        self.hole = None;
+        self.blockable.iter_mut().for_each(|w| *w = 0);
+        self.present.iter_mut().for_each(|w| *w = 0);
+    }
+}
+
+/// Bit `t` of a bitset over tids.
+#[inline]
+fn bit(words: &[u64], t: Tid) -> bool {
+    words
+        .get(t as usize / 64)
+        .is_some_and(|w| w >> (t % 64) & 1 == 1)
+}
+
+/// Set or clear bit `t`, growing the bitset as needed.
+#[inline]
+fn set_bit(words: &mut Vec<u64>, t: Tid, on: bool) {
+    let w = t as usize / 64;
+    if w >= words.len() {
+        if !on {
+            return;
+        }
+        words.resize(w + 1, 0);
+    }
+    if on {
+        words[w] |= 1 << (t % 64);
+    } else {
+        words[w] &= !(1 << (t % 64));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Op;
+
+    #[test]
+    fn events_stay_in_thread_order() {
+        let mut s = EnabledSet::default();
+        for t in [3, 0, 7, 1] {
+            s.insert(Event::new(t, Op::Yield));
+        }
+        s.insert(Event::new(7, Op::Sleep));
+        s.remove(1);
+        s.remove(5);
+        let got = |s: &mut EnabledSet| -> Vec<(Tid, Op)> {
+            let mut copy = Vec::new();
+            s.copy_into(&mut copy);
+            let v: Vec<(Tid, Op)> = s.events().iter().map(|e| (e.tid, e.op)).collect();
+            assert_eq!(copy, s.events());
+            v
+        };
+        assert_eq!(
+            got(&mut s),
+            vec![(0, Op::Yield), (3, Op::Yield), (7, Op::Sleep)]
+        );
+        // A hole is filled in place by its thread, and skipped by copies meanwhile.
+        s.remove(3);
+        let mut copy = Vec::new();
+        s.copy_into(&mut copy);
+        assert_eq!(copy.len(), 2);
+        s.insert(Event::new(3, Op::Sleep));
+        assert_eq!(s.hole, None);
+        assert_eq!(
+            got(&mut s),
+            vec![(0, Op::Yield), (3, Op::Sleep), (7, Op::Sleep)]
+        );
+        // ... and closed by anything else.
+        s.remove(0);
+        s.insert(Event::new(9, Op::Yield));
+        assert_eq!(
+            got(&mut s),
+            vec![(3, Op::Sleep), (7, Op::Sleep), (9, Op::Yield)]
+        );
+        s.remove(9);
+        s.remove(3);
+        assert_eq!(got(&mut s), vec![(7, Op::Sleep)]);
+    }
+
+    #[test]
+    fn blockable_bits_cover_many_threads() {
+        let mut s = EnabledSet::default();
+        assert!(!s.any_blockable());
+        for t in [130, 2, 64, 63] {
+            s.set_blockable(t, true);
+        }
+        s.set_blockable(64, false);
+        s.set_blockable(500, false);
+        assert!(s.any_blockable());
+        assert_eq!(s.blockable_words(), 3);
+        let words: Vec<u64> = (0..3).map(|w| s.blockable_word(w)).collect();
+        assert_eq!(words, vec![1 << 2 | 1 << 63, 0, 1 << 2]);
+        s.clear();
+        assert!(!s.any_blockable());
+    }
+}
