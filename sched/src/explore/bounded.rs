@@ -10,6 +10,13 @@
 //!
 //! Each bound re-runs the schedules of the lower bounds (as SCTBench counts them); a bug is
 //! reported with the bound at which it first appeared.
+//!
+//! Yields (`sched_yield`, sleeps) follow CHESS (Musuvathi & Qadeer, PLDI'07 and "Fair
+//! stateless model checking", PLDI'08): switching away from a thread that just yielded is
+//! free (for delay bounding, the round-robin scheduler moves on to the next thread), and a
+//! thread the fairness rule holds back ([`super::guide::Rec::deferred`]: it yielded to a
+//! thread that is still waiting to run) is not branched to, so a spin loop cannot make the
+//! search infinite.
 
 use super::guide::{Rec, Rule};
 use super::{Ctx, Outcome};
@@ -27,20 +34,25 @@ struct Node {
     enabled: Vec<Event>,
     /// Thread of the previous step.
     last: Option<Tid>,
+    /// The previous step was a yield of `last`.
+    yielded: bool,
+    /// Threads the fairness rule holds back here.
+    deferred: Vec<Tid>,
     /// Cost of the choices made before this state.
     cost_before: u32,
     done: Vec<Tid>,
 }
 
-/// The cost of choosing `choice` at a state with `enabled` events after `last` ran.
-pub fn cost(kind: Kind, enabled: &[Event], last: Option<Tid>, choice: Tid) -> u32 {
+/// The cost of choosing `choice` at a state with `enabled` events after `last` ran;
+/// `yielded`: `last`'s step was a yield, after which a switch is free.
+pub fn cost(kind: Kind, enabled: &[Event], last: Option<Tid>, yielded: bool, choice: Tid) -> u32 {
     let Some(last) = last else {
         return match kind {
             Kind::Preemption => 0,
             Kind::Delay => enabled.iter().position(|e| e.tid == choice).unwrap_or(0) as u32,
         };
     };
-    let last_enabled = enabled.iter().any(|e| e.tid == last);
+    let last_enabled = !yielded && enabled.iter().any(|e| e.tid == last);
     match kind {
         Kind::Preemption => u32::from(last_enabled && choice != last),
         Kind::Delay => {
@@ -110,10 +122,11 @@ fn explore_bound(ctx: &mut Ctx, kind: Kind, bound: u32) -> Option<bool> {
             node.done.push(node.ev.tid);
             let mut next = None;
             for e in &node.enabled {
-                if node.done.contains(&e.tid) {
+                if node.done.contains(&e.tid) || node.deferred.contains(&e.tid) {
                     continue;
                 }
-                if node.cost_before + cost(kind, &node.enabled, node.last, e.tid) <= bound {
+                let c = cost(kind, &node.enabled, node.last, node.yielded, e.tid);
+                if node.cost_before + c <= bound {
                     next = Some(*e);
                     break;
                 }
@@ -131,17 +144,20 @@ fn explore_bound(ctx: &mut Ctx, kind: Kind, bound: u32) -> Option<bool> {
 /// Add the states the last run created beyond the current stack.
 fn extend(stack: &mut Vec<Node>, steps: &[Rec], kind: Kind) {
     for step in steps.iter().skip(stack.len()) {
-        let (last, cost_before) = match stack.last() {
+        let (last, yielded, cost_before) = match stack.last() {
             Some(p) => (
                 Some(p.ev.tid),
-                p.cost_before + cost(kind, &p.enabled, p.last, p.ev.tid),
+                p.ev.op.is_yield(),
+                p.cost_before + cost(kind, &p.enabled, p.last, p.yielded, p.ev.tid),
             ),
-            None => (None, 0),
+            None => (None, false, 0),
         };
         stack.push(Node {
             ev: step.ev.ev,
             enabled: step.enabled.clone(),
             last,
+            yielded,
+            deferred: step.deferred.clone(),
             cost_before,
             done: Vec::new(),
         });
@@ -159,12 +175,24 @@ mod tests {
             .iter()
             .map(|&t| Event::new(t, Op::Yield))
             .collect();
-        assert_eq!(cost(Kind::Preemption, &en, Some(2), 2), 0);
-        assert_eq!(cost(Kind::Preemption, &en, Some(2), 3), 1);
-        assert_eq!(cost(Kind::Preemption, &en, Some(1), 3), 0, "t1 is blocked");
-        assert_eq!(cost(Kind::Delay, &en, Some(2), 3), 1);
-        assert_eq!(cost(Kind::Delay, &en, Some(2), 0), 2);
-        assert_eq!(cost(Kind::Delay, &en, Some(1), 2), 0, "next after t1 is t2");
-        assert_eq!(cost(Kind::Delay, &en, Some(1), 0), 2);
+        assert_eq!(cost(Kind::Preemption, &en, Some(2), false, 2), 0);
+        assert_eq!(cost(Kind::Preemption, &en, Some(2), false, 3), 1);
+        assert_eq!(
+            cost(Kind::Preemption, &en, Some(1), false, 3),
+            0,
+            "t1 is blocked"
+        );
+        assert_eq!(cost(Kind::Delay, &en, Some(2), false, 3), 1);
+        assert_eq!(cost(Kind::Delay, &en, Some(2), false, 0), 2);
+        assert_eq!(
+            cost(Kind::Delay, &en, Some(1), false, 2),
+            0,
+            "next after t1 is t2"
+        );
+        assert_eq!(cost(Kind::Delay, &en, Some(1), false, 0), 2);
+        // After t2's yield, switching is free; round robin moves on to t3.
+        assert_eq!(cost(Kind::Preemption, &en, Some(2), true, 3), 0);
+        assert_eq!(cost(Kind::Delay, &en, Some(2), true, 3), 0);
+        assert_eq!(cost(Kind::Delay, &en, Some(2), true, 0), 1);
     }
 }

@@ -1,11 +1,16 @@
 //! `dfs`: every interleaving of the scheduling points, no reduction (the baseline of stateless
-//! model checking, Godefroid, POPL'97 "VeriSoft", without partial-order reduction).
+//! model checking, Godefroid, POPL'97 "VeriSoft", without partial-order reduction). Every
+//! *fair* one, for programs that yield: a thread the fairness rule holds back
+//! ([`super::guide::Rec::deferred`]) is not branched to, or a spin loop would make the
+//! search infinite (CHESS's fair search, Musuvathi & Qadeer, PLDI'08). Programs without
+//! yields are unaffected.
 
 use super::guide::{Rec, Rule};
 use super::{Ctx, Outcome};
 use crate::event::{Event, Tid};
 
-/// One state of the current run: the enabled threads and those already explored.
+/// One state of the current run: the enabled threads and those already explored (the
+/// threads the fairness rule holds back count as explored).
 struct Node {
     ev: Event,
     enabled: Vec<Event>,
@@ -48,7 +53,7 @@ fn extend(stack: &mut Vec<Node>, recs: &[Rec]) {
         stack.push(Node {
             ev: r.ev.ev,
             enabled: r.enabled.clone(),
-            done: Vec::new(),
+            done: r.deferred.clone(),
         });
     }
 }

@@ -38,6 +38,10 @@ pub struct Rec {
     pub enabled: Vec<Event>,
     /// Sleep set of the state before the step.
     pub sleep: Vec<TEv>,
+    /// Enabled threads the fairness rule holds back in that state: each yielded to a thread
+    /// that is enabled there and has not run since (see the module doc). The bounded
+    /// searches and DFS do not branch to them.
+    pub deferred: Vec<Tid>,
 }
 
 /// A constraint on free choices: whether `ev` may run after the recorded steps.
@@ -206,10 +210,17 @@ impl Strategy for Guide {
                 }
             }
         };
+        let all: Vec<usize> = (0..enabled.len()).collect();
+        let deferred = enabled
+            .iter()
+            .filter(|e| self.yielded_to_runnable(e.tid, enabled, &all))
+            .map(|e| e.tid)
+            .collect();
         self.steps.push(Rec {
             ev: TEv::new(enabled[pick]),
             enabled: enabled.to_vec(),
             sleep: self.sleep.clone(),
+            deferred,
         });
         Ok(pick)
     }

@@ -599,4 +599,25 @@ fn a_spin_wait_is_scheduled_fairly() {
         assert_eq!(r.buggy, 0, "{algo:?}: {:?}", r.bugs.first());
         assert!(r.executions > 1, "{algo:?}");
     }
+    // DFS and the bounded searches do not branch to a thread held back by the fairness
+    // rule, so their search of the spin loop is finite; a switch after a yield is free.
+    for algo in [Algo::Dfs, Algo::Ipb { max: 1 }, Algo::Idb { max: 1 }] {
+        let mut exec = Interp::new(testprog::spin_wait());
+        let limits = Limits {
+            max_executions: Some(10_000),
+            ..Default::default()
+        };
+        let r = explore(algo, &mut exec, limits);
+        eprintln!(
+            "{algo:?}: {} executions {:?}",
+            r.executions, r.executions_per_bound
+        );
+        assert_eq!(r.buggy, 0, "{algo:?}: {:?}", r.bugs.first());
+        assert!(r.executions < 10_000, "{algo:?}: the search is finite");
+        if algo == Algo::Dfs {
+            assert!(r.complete);
+        } else {
+            assert_eq!(r.bound_completed, Some(1), "{algo:?}");
+        }
+    }
 }
