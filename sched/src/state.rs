@@ -236,7 +236,7 @@ impl State {
             Status::Pending(op) => {
                 self.enabled.remove(t);
                 if may_block(&op) {
-                    self.enabled.set_blockable(t, false);
+                    self.enabled.set_blockable(t, None);
                 }
             }
         }
@@ -248,7 +248,8 @@ impl State {
                 if !may_block(&op) {
                     self.enabled.insert(Event::new(t, op));
                 } else {
-                    self.enabled.set_blockable(t, true);
+                    let objects = Event::new(t, op).objects();
+                    self.enabled.set_blockable(t, Some(objects));
                     if self.why_blocked(t, &op).is_none() {
                         self.enabled.insert(Event::new(t, op));
                     }
@@ -260,6 +261,16 @@ impl State {
     /// Re-check every pending thread whose operation may block, after a change to the
     /// synchronisation state (only those can change between enabled and blocked).
     fn recheck_blockable(&mut self) {
+        self.recheck_blockable_on(None);
+    }
+
+    /// [`State::recheck_blockable`] limited, when `changed` is given, to the threads whose
+    /// pending operation touches one of those objects. Enough after an executed event: what
+    /// decides whether an operation is blocked is the state of its own objects (the mutex,
+    /// condvar, rwlock, semaphore, barrier, once control, or for a join the target thread,
+    /// which only its exit changes), and an event changes only its own objects ([`Op::Create`]
+    /// and notifications excepted: they re-check everything).
+    fn recheck_blockable_on(&mut self, changed: Option<[Option<Obj>; 2]>) {
         if !self.enabled.any_blockable() {
             return;
         }
@@ -268,6 +279,13 @@ impl State {
             while bits != 0 {
                 let t = (w * 64) as Tid + bits.trailing_zeros();
                 bits &= bits - 1;
+                if let Some(objs) = &changed {
+                    let mine = self.enabled.blockable_objects(t);
+                    let meets = |o: &Obj| objs.iter().flatten().any(|x| x.overlaps(o));
+                    if !mine.iter().flatten().any(meets) {
+                        continue;
+                    }
+                }
                 let Status::Pending(op) = self.threads[t as usize].status else {
                     continue;
                 };
@@ -622,8 +640,10 @@ impl State {
         self.set_status(t, Status::Running);
         let mut child = None;
         let result = self.apply(t, op, &mut child);
-        if !is_local(&op) {
+        if op == Op::Create {
             self.recheck_blockable();
+        } else if !is_local(&op) {
+            self.recheck_blockable_on(Some(Event::new(t, op).objects()));
         }
         Ok(Executed { result, child })
     }

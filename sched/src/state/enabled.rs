@@ -13,7 +13,7 @@
 //! shifted out: it is left as a *hole* that the same thread's next post fills in place,
 //! which is what almost always happens next; anything else first closes the hole.
 
-use crate::event::{Event, Tid};
+use crate::event::{Event, Obj, Tid};
 
 /// Enabled events in thread order, and the pending threads whose operation may block.
 #[derive(Clone, Debug, Default)]
@@ -26,6 +26,9 @@ pub(super) struct EnabledSet {
     blockable: Vec<u64>,
     /// Bitset over tids: has an entry in `events` (the hole's thread excluded).
     present: Vec<u64>,
+    /// By tid: the objects of a blockable thread's pending operation (so that a re-check
+    /// after an event skips the threads it cannot concern without decoding their operation).
+    objects: Vec<[Option<Obj>; 2]>,
 }
 
 impl EnabledSet {
@@ -103,10 +106,23 @@ impl EnabledSet {
         }
     }
 
-    /// Record whether thread `t` is pending at an operation that may block.
+    /// Record whether thread `t` is pending at an operation that may block, touching
+    /// `objects` (those of [`Event::objects`]).
     #[inline]
-    pub fn set_blockable(&mut self, t: Tid, on: bool) {
-        set_bit(&mut self.blockable, t, on);
+    pub fn set_blockable(&mut self, t: Tid, objects: Option<[Option<Obj>; 2]>) {
+        set_bit(&mut self.blockable, t, objects.is_some());
+        if let Some(o) = objects {
+            if t as usize >= self.objects.len() {
+                self.objects.resize(t as usize + 1, [None, None]);
+            }
+            self.objects[t as usize] = o;
+        }
+    }
+
+    /// The objects of blockable thread `t`'s pending operation.
+    #[inline]
+    pub fn blockable_objects(&self, t: Tid) -> &[Option<Obj>; 2] {
+        &self.objects[t as usize]
     }
 
     /// Whether any pending thread may be blocked.
@@ -214,10 +230,10 @@ mod tests {
         let mut s = EnabledSet::default();
         assert!(!s.any_blockable());
         for t in [130, 2, 64, 63] {
-            s.set_blockable(t, true);
+            s.set_blockable(t, Some([None, None]));
         }
-        s.set_blockable(64, false);
-        s.set_blockable(500, false);
+        s.set_blockable(64, None);
+        s.set_blockable(500, None);
         assert!(s.any_blockable());
         assert_eq!(s.blockable_words(), 3);
         let words: Vec<u64> = (0..3).map(|w| s.blockable_word(w)).collect();
