@@ -115,15 +115,20 @@ impl Footprint {
     }
 }
 
-/// The pending event of one thread and what the race scan needs of it.
+/// The pending event of one thread and its priority.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     ev: Option<Event>,
+    prio: u64,
+    /// The priority must be (re)drawn before the next decision.
+    stale: bool,
     fp: Footprint,
 }
 
 const EMPTY: Slot = Slot {
     ev: None,
+    prio: 0,
+    stale: false,
     fp: Footprint {
         objs: [None, None],
         reads: false,
@@ -131,49 +136,17 @@ const EMPTY: Slot = Slot {
     },
 };
 
-/// A set of thread ids (bit `t % 64` of word `t / 64`), iterated in thread order.
-#[derive(Clone, Debug, Default)]
-struct TidSet(Vec<u64>);
-
-impl TidSet {
-    #[inline]
-    fn contains(&self, t: usize) -> bool {
-        self.0.get(t / 64).is_some_and(|w| w >> (t % 64) & 1 == 1)
-    }
-    #[inline]
-    fn insert(&mut self, t: usize) {
-        if t / 64 >= self.0.len() {
-            self.0.resize(t / 64 + 1, 0);
-        }
-        self.0[t / 64] |= 1 << (t % 64);
-    }
-    #[inline]
-    fn remove(&mut self, t: usize) {
-        if let Some(w) = self.0.get_mut(t / 64) {
-            *w &= !(1 << (t % 64));
-        }
-    }
-    fn clear(&mut self) {
-        self.0.iter_mut().for_each(|w| *w = 0);
-    }
-}
-
 pub struct Pos {
     variant: Variant,
     rng: Rng,
     /// Indexed by thread id.
     slots: Vec<Slot>,
-    /// The priority of each thread's pending event, apart from the slots so that the scan of
-    /// every decision reads one word per enabled event (valid for pending, non-stale threads).
-    prios: Vec<u64>,
-    /// Threads with a pending event.
-    live: TidSet,
     /// `slots[t].fp.bloom` (0 for an empty slot), contiguous for the race scan after each step.
     blooms: Vec<u64>,
-    /// Threads whose priority must be (re)drawn before the next decision; a bitset gives the
-    /// thread order of the draws (see the module documentation) without sorting.
-    stale: TidSet,
-    any_stale: bool,
+    /// Threads whose slot is stale (unsorted).
+    stale: Vec<u32>,
+    /// Reused buffer of the race scan.
+    scratch: Vec<u32>,
     /// Yield/sleep events executed in this run.
     yields: u64,
 }
@@ -184,53 +157,52 @@ impl Pos {
             variant,
             rng: Rng::new(0),
             slots: Vec::new(),
-            prios: Vec::new(),
-            live: TidSet::default(),
             blooms: Vec::new(),
-            stale: TidSet::default(),
-            any_stale: false,
+            stale: Vec::new(),
+            scratch: Vec::new(),
             yields: 0,
         }
     }
 
-    /// Draw priorities for the stale threads, in thread order.
+    /// Draw priorities for the stale slots, in thread order.
     fn refresh(&mut self) {
-        for w in 0..self.stale.0.len() {
-            let mut bits = std::mem::take(&mut self.stale.0[w]);
-            while bits != 0 {
-                let t = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                self.prios[t] = self.rng.next_u64();
-            }
+        if self.stale.len() > 1 {
+            self.stale.sort_unstable();
         }
-        self.any_stale = false;
+        for &t in &self.stale {
+            let s = &mut self.slots[t as usize];
+            s.prio = self.rng.next_u64();
+            s.stale = false;
+        }
+        self.stale.clear();
     }
 
     /// The priority of thread `t`'s pending event must be drawn again.
-    #[inline]
     fn mark_stale(&mut self, t: usize) {
-        self.stale.insert(t);
-        self.any_stale = true;
+        let s = &mut self.slots[t];
+        if !s.stale {
+            s.stale = true;
+            self.stale.push(t as u32);
+        }
     }
 
     fn set_pending(&mut self, ev: &Event) {
         let t = ev.tid as usize;
         if t >= self.slots.len() {
             self.slots.resize(t + 1, EMPTY);
-            self.prios.resize(t + 1, 0);
             self.blooms.resize(t + 1, 0);
         }
         let fp = Footprint::of(ev);
-        self.slots[t] = Slot { ev: Some(*ev), fp };
+        self.slots[t].ev = Some(*ev);
+        self.slots[t].fp = fp;
         self.blooms[t] = fp.bloom;
-        self.live.insert(t);
         self.mark_stale(t);
     }
 
     /// Every pending event gets a fresh priority (fairness, §5).
     fn redraw_all(&mut self) {
         for t in 0..self.slots.len() {
-            if self.live.contains(t) {
+            if self.slots[t].ev.is_some() {
                 self.mark_stale(t);
             }
         }
@@ -242,28 +214,32 @@ impl Pos {
             return; // touches nothing, races with nothing
         }
         // The common case is nothing in common: one AND per slot (empty slots have 0).
-        for t in 0..self.blooms.len() {
-            if self.blooms[t] & fp.bloom == 0 {
-                debug_assert!(self.slots[t]
-                    .ev
-                    .is_none_or(|o| !o.races_with(ev, reads_race)));
-                continue;
-            }
-            let s = &self.slots[t];
+        let mut maybe = std::mem::take(&mut self.scratch);
+        maybe.clear();
+        maybe.extend(
+            self.blooms
+                .iter()
+                .enumerate()
+                .filter(|&(_, &b)| b & fp.bloom != 0)
+                .map(|(t, _)| t as u32),
+        );
+        debug_assert!(self
+            .slots
+            .iter()
+            .enumerate()
+            .all(|(t, s)| maybe.contains(&(t as u32))
+                || s.ev.is_none_or(|o| !o.races_with(ev, reads_race))));
+        for &t in &maybe {
+            let s = &self.slots[t as usize];
             if let Some(other) = s.ev {
                 let races = other.tid != ev.tid && s.fp.races(fp, reads_race);
                 debug_assert_eq!(races, other.races_with(ev, reads_race));
                 if races {
-                    self.mark_stale(t);
+                    self.mark_stale(t as usize);
                 }
             }
         }
-    }
-
-    /// Whether thread `t`'s priority is to be redrawn before the next decision (tests).
-    #[cfg(test)]
-    fn is_stale(&self, t: usize) -> bool {
-        self.stale.contains(t)
+        self.scratch = maybe;
     }
 }
 
@@ -280,11 +256,8 @@ impl Strategy for Pos {
     fn begin(&mut self, seed: u64) {
         self.rng = Rng::new(seed);
         self.slots.clear();
-        self.prios.clear();
         self.blooms.clear();
-        self.live.clear();
         self.stale.clear();
-        self.any_stale = false;
         self.yields = 0;
     }
 
@@ -293,20 +266,21 @@ impl Strategy for Pos {
     }
 
     fn choose(&mut self, enabled: &[Event]) -> Result<usize, Divergence> {
-        if self.any_stale {
+        if !self.stale.is_empty() {
             self.refresh();
         }
         let mut best = 0;
         let mut best_prio = 0;
         for (i, e) in enabled.iter().enumerate() {
             let t = e.tid as usize;
-            let p = if self.live.contains(t) {
-                self.prios[t]
-            } else {
-                // Never announced through `pending`: it gets a priority now.
-                self.set_pending(e);
-                self.refresh();
-                self.prios[t]
+            let p = match self.slots.get(t) {
+                Some(s) if s.ev.is_some() => s.prio,
+                _ => {
+                    // Never announced through `pending`: it gets a priority now.
+                    self.set_pending(e);
+                    self.refresh();
+                    self.slots[t].prio
+                }
             };
             if i == 0 || p > best_prio {
                 best = i;
@@ -321,10 +295,8 @@ impl Strategy for Pos {
         let t = ev.tid as usize;
         let fp = match self.slots.get_mut(t) {
             Some(s) => {
-                let was = std::mem::replace(s, EMPTY);
                 self.blooms[t] = 0;
-                self.live.remove(t);
-                self.stale.remove(t);
+                let was = std::mem::replace(s, EMPTY);
                 match was.ev {
                     Some(p) if p == *ev => was.fp,
                     _ => Footprint::of(ev),
@@ -423,7 +395,10 @@ mod tests {
             }
             s.choose(&[ev]).unwrap();
             s.executed(&ev);
-            pending.iter().map(|e| s.is_stale(e.tid as usize)).collect()
+            pending
+                .iter()
+                .map(|e| s.slots[e.tid as usize].stale)
+                .collect()
         };
         use Variant::{Basic, Pos as Plain, PosStar as Star};
         for (v, ran, want) in [
@@ -524,13 +499,13 @@ mod tests {
         s.pending(&Event::new(1, write(X)));
         s.choose(&[Event::new(0, Op::Yield), Event::new(1, write(X))])
             .unwrap();
-        let b_prio = s.prios[1];
+        let b_prio = s.slots[1].prio;
         for i in 1..=FAIRNESS_PERIOD {
             s.executed(&Event::new(0, Op::Yield));
-            assert_eq!(s.is_stale(1), i == FAIRNESS_PERIOD, "after {i} yields");
+            assert_eq!(s.slots[1].stale, i == FAIRNESS_PERIOD, "after {i} yields");
             s.pending(&Event::new(0, Op::Yield));
             s.choose(&[Event::new(0, Op::Yield)]).unwrap();
         }
-        assert_ne!(s.prios[1], b_prio, "B's priority was redrawn");
+        assert_ne!(s.slots[1].prio, b_prio, "B's priority was redrawn");
     }
 }
