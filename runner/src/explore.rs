@@ -28,10 +28,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Step limit of one execution unless `--max-steps` says otherwise (the `run` default,
-/// [`pos_sched::coordinator::DEFAULT_MAX_STEPS`], is far too high here): the guide's
-/// deterministic rule is not fair, so a thread spinning on `sched_yield` while the thread it
-/// waits for sleeps would record a million-event trace for the algorithm to analyse. Such a
-/// run ends as a `step-limit` outcome (a livelock under that schedule).
+/// [`pos_sched::coordinator::DEFAULT_MAX_STEPS`], is far too high here). The guide's
+/// deterministic rule is fair to threads that wait with `sched_yield` or a sleep (see
+/// [`pos_sched::explore::guide`]), but a busy-wait without a yield (a spin on a memory
+/// location, with memory points) can still keep one thread running, and a million-event
+/// trace is far too long for the algorithms to analyse. Such a run ends as a `step-limit`
+/// outcome (a livelock under that schedule).
 pub const EXPLORE_MAX_STEPS: u64 = 10_000;
 
 /// The seed handed to every run (the guide ignores it) and recorded in saved schedules; also
