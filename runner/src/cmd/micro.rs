@@ -147,7 +147,9 @@ fn render(cfg: &MicroConfig, a: &MicroArgs, results: &[ProgramResult], s: &Summa
     );
     out.push_str(&format!(
         "coverage = min over partial orders of the hit probability; 0(x): only x orders hit; \
-         a 0 enters the geometric mean as 1/(samples+1) = {}\n\n",
+         a 0 enters the geometric mean as 1/(samples+1) = {}\n\
+         ± s.e.: one standard error of the rarest order's estimate (a minimum over many \
+         sampled orders is also biased low)\n\n",
         fmt_prob(s.floor)
     ));
     let w = 11;
@@ -165,6 +167,12 @@ fn render(cfg: &MicroConfig, a: &MicroArgs, results: &[ProgramResult], s: &Summa
         ));
         for e in &r.estimates {
             out.push_str(&format!(" {:>w$}", e.coverage_text()));
+        }
+        out.push('\n');
+        // One standard error of each sampled coverage, on its own line under the program.
+        out.push_str(&format!("{:>13} {:>w$}", "", "± s.e."));
+        for e in &r.estimates {
+            out.push_str(&format!(" {:>w$}", fmt_prob(e.coverage_std_error())));
         }
         out.push('\n');
     }
@@ -218,7 +226,11 @@ fn to_json(cfg: &MicroConfig, a: &MicroArgs, results: &[ProgramResult], s: &Summ
             let mut cov = Map::new();
             let mut text = Map::new();
             let mut hit = Map::new();
+            let mut se = Map::new();
+            let mut rarest = Map::new();
             for e in &r.estimates {
+                se.insert(e.algo.clone(), json!(e.coverage_std_error()));
+                rarest.insert(e.algo.clone(), json!(e.rarest_order()));
                 cov.insert(e.algo.clone(), json!(e.coverage()));
                 text.insert(e.algo.clone(), json!(e.coverage_text()));
                 hit.insert(e.algo.clone(), json!(e.orders_hit()));
@@ -229,6 +241,8 @@ fn to_json(cfg: &MicroConfig, a: &MicroArgs, results: &[ProgramResult], s: &Summ
                 "partial_orders": r.orders,
                 "rw_exact_coverage": r.rw_exact,
                 "coverage": cov,
+                "coverage_std_error": se,
+                "rarest_order": rarest,
                 "coverage_text": text,
                 "orders_hit": hit,
             })

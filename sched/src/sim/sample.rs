@@ -38,6 +38,20 @@ impl Estimate {
         self.probs.iter().copied().fold(f64::INFINITY, f64::min)
     }
 
+    /// The order with the smallest probability (the first of equals), the one that sets
+    /// [`Estimate::coverage`].
+    pub fn rarest_order(&self) -> Option<usize> {
+        (0..self.probs.len()).min_by(|&a, &b| self.probs[a].total_cmp(&self.probs[b]))
+    }
+
+    /// Standard error of the coverage as an estimate of the rarest order's probability (0 for
+    /// exact values). The minimum over many sampled orders is also biased low, by up to a few
+    /// of these when several orders are about as rare: compare strategies order by order
+    /// (`poscheck model --json`) before trusting a difference of that size.
+    pub fn coverage_std_error(&self) -> f64 {
+        self.rarest_order().map_or(0.0, |o| self.std_error(o))
+    }
+
     /// Orders hit at least once (all of them for an exact computation with no zero).
     pub fn orders_hit(&self) -> usize {
         self.probs.iter().filter(|&&p| p > 0.0).count()
@@ -234,6 +248,16 @@ mod tests {
         };
         assert_eq!(e.coverage(), 0.0);
         assert_eq!(e.coverage_text(), "0(2)");
+        assert_eq!(e.rarest_order(), Some(1));
+        assert_eq!(e.coverage_std_error(), 0.0);
+        let e = Estimate {
+            probs: vec![0.5, 0.1, 0.4],
+            hits: vec![50, 10, 40],
+            samples: 100,
+            ..e
+        };
+        assert_eq!(e.rarest_order(), Some(1));
+        assert!((e.coverage_std_error() - 0.03).abs() < 1e-12);
         let (_, o) = setup("thread A: write x\nthread B: write x; write x");
         let rw = Estimate::exact_rw(&o);
         assert_eq!(rw.coverage(), 0.25);
