@@ -213,10 +213,12 @@ fn preload_value(cfg: &RunConfig) -> OsString {
 /// Default [`RunConfig::spin`].
 pub const SPIN: Duration = Duration::from_micros(50);
 
-/// Receive the next event, busy-waiting briefly first. A granted thread usually posts again
-/// within microseconds; catching that post without parking saves the futex wake-up that
-/// otherwise makes a scheduling step cost three context switches instead of the two of a
-/// plain socket round trip.
+/// Receive the next event, polling briefly first. A granted thread usually posts again within
+/// microseconds; catching that post without parking saves the futex wake-up that otherwise
+/// makes a scheduling step cost three context switches instead of the two of a plain socket
+/// round trip. The poll yields the CPU between tries: the I/O thread that must deliver the
+/// post is often queued on this very CPU (a pure busy-wait kept it waiting: median grant
+/// latency 24–38 µs against 16–19 µs with the yield, idle 2-core machine).
 fn recv_spinning(
     rx: &Receiver<Ev>,
     spin: Duration,
@@ -233,7 +235,9 @@ fn recv_spinning(
         if spent >= spin || spent >= timeout {
             return rx.recv_timeout(timeout.saturating_sub(spent));
         }
-        std::hint::spin_loop();
+        // Yield rather than burn: the thread that will deliver the post may be queued on
+        // this CPU.
+        std::thread::yield_now();
     }
 }
 
