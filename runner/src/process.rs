@@ -92,10 +92,11 @@ impl Program {
         let _ = killpg(self.pid, Signal::SIGKILL);
     }
 
-    /// Kill the group and reap the main process.
+    /// Kill the group and reap the main process, once (after the reap the pid, which is the
+    /// group id, may belong to someone else).
     pub fn reap(&mut self) {
-        self.kill();
         if !self.reaped {
+            self.kill();
             let _ = waitpid(self.pid, None);
             self.reaped = true;
         }
@@ -104,9 +105,6 @@ impl Program {
 
 impl Drop for Program {
     fn drop(&mut self) {
-        if !self.reaped {
-            self.kill();
-            let _ = waitpid(self.pid, None);
-        }
+        self.reap();
     }
 }

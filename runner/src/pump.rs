@@ -90,27 +90,23 @@ struct Conn {
     buf: Vec<u8>,
 }
 
-/// The tail of one output stream.
+/// The tail of one output stream, read from its pipe until EOF.
 struct Tail {
-    pipe: Option<Box<dyn Read + Send>>,
-    fd: RawFd,
+    pipe: Option<std::fs::File>,
     kept: Vec<u8>,
 }
 
 impl Tail {
-    fn new<R: Read + AsRawFd + Send + 'static>(r: Option<R>) -> Tail {
-        match r {
-            Some(r) => Tail {
-                fd: r.as_raw_fd(),
-                pipe: Some(Box::new(r)),
-                kept: Vec::new(),
-            },
-            None => Tail {
-                fd: -1,
-                pipe: None,
-                kept: Vec::new(),
-            },
+    fn new(pipe: Option<OwnedFd>) -> Tail {
+        Tail {
+            pipe: pipe.map(std::fs::File::from),
+            kept: Vec::new(),
         }
+    }
+
+    /// The descriptor to poll, or -1 (ignored by `poll`) once the pipe is closed.
+    fn fd(&self) -> RawFd {
+        self.pipe.as_ref().map_or(-1, |p| p.as_raw_fd())
     }
 
     /// Read what is available (the pipe is readable, so one read does not block).
@@ -155,8 +151,8 @@ fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) {
 }
 
 fn run(src: Sources, tx: Sender<Ev>, stop: UnixStream, grace: Duration) -> (Vec<u8>, Vec<u8>) {
-    let mut out = Tail::new(src.stdout);
-    let mut err = Tail::new(src.stderr);
+    let mut out = Tail::new(src.stdout.map(OwnedFd::from));
+    let mut err = Tail::new(src.stderr.map(OwnedFd::from));
     let mut pidfd = src.pidfd;
     let mut conns: Vec<Conn> = Vec::new();
     let mut next_id = 0usize;
@@ -167,8 +163,8 @@ fn run(src: Sources, tx: Sender<Ev>, stop: UnixStream, grace: Duration) -> (Vec<
         fds.push(pfd(stop.as_raw_fd()));
         fds.push(pfd(src.listener.as_raw_fd()));
         fds.push(pfd(pidfd.as_ref().map_or(-1, |p| p.as_raw_fd())));
-        fds.push(pfd(out.pipe.as_ref().map_or(-1, |_| out.fd)));
-        fds.push(pfd(err.pipe.as_ref().map_or(-1, |_| err.fd)));
+        fds.push(pfd(out.fd()));
+        fds.push(pfd(err.fd()));
         fds.extend(conns.iter().map(|c| pfd(c.stream.as_raw_fd())));
         poll(&mut fds, -1);
         if ready(&fds[0]) {
@@ -223,10 +219,7 @@ fn run(src: Sources, tx: Sender<Ev>, stop: UnixStream, grace: Duration) -> (Vec<
         let Some(left) = deadline.checked_duration_since(Instant::now()) else {
             break;
         };
-        let mut p = [
-            pfd(out.pipe.as_ref().map_or(-1, |_| out.fd)),
-            pfd(err.pipe.as_ref().map_or(-1, |_| err.fd)),
-        ];
+        let mut p = [pfd(out.fd()), pfd(err.fd())];
         poll(&mut p, left.as_millis().clamp(1, i32::MAX as u128) as i32);
         if ready(&p[0]) {
             out.pull();

@@ -160,7 +160,6 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
 
     program.reap();
     let (stdout, stderr) = pump.finish();
-    drop(lp.conns);
     let steps = coord.steps();
     let schedule = coord.finish();
     drop(dir);
@@ -426,8 +425,8 @@ impl<'c> Loop<'c> {
                 coord.post(t, op).map_err(|e| e.to_string())?;
                 return Ok(self.decide(coord));
             }
-            Msg::SemInit { s, value } => coord.state_mut().init_sem(s, value),
-            Msg::BarrierInit { b, count } => coord.state_mut().init_barrier(b, count),
+            Msg::SemInit { s, value } => coord.init_sem(s, value),
+            Msg::BarrierInit { b, count } => coord.init_barrier(b, count),
             Msg::Assert { text } => self.assert = Some((text, tid)),
             Msg::Crash { signal, pc } => self.crash = Some((signal, pc, tid)),
         }
