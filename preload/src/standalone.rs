@@ -401,8 +401,8 @@ impl Server {
                 Some(t) => self.posts.push((t, op)),
                 None => conn::die("post before hello"),
             },
-            Msg::SemInit { s, value } => coord.state_mut().init_sem(s, value),
-            Msg::BarrierInit { b, count } => coord.state_mut().init_barrier(b, count),
+            Msg::SemInit { s, value } => coord.init_sem(s, value),
+            Msg::BarrierInit { b, count } => coord.init_barrier(b, count),
             Msg::Assert { text } => return Some((End::Assert(text), fd)),
             Msg::Crash { signal, pc } => return Some((End::Crash { signal, pc }, fd)),
         }

@@ -2,7 +2,7 @@
 //! who runs next. The runner (Unix sockets), libpos's standalone mode (a socketpair) and the
 //! simulator (abstract programs) all drive this same type.
 
-use crate::event::{Event, Op, Tid};
+use crate::event::{Event, Obj, ObjKind, Op, Tid};
 use crate::schedule::Step;
 use crate::state::{Deadlock, State, StateError};
 use crate::strategy::{Divergence, Strategy};
@@ -83,7 +83,6 @@ impl<'s> Coordinator<'s> {
 
     /// Thread `tid` is about to perform `op` and waits for a grant.
     pub fn post(&mut self, tid: Tid, op: Op) -> Result<(), StateError> {
-        self.forward_inits();
         self.state.post(tid, op)?;
         self.strategy.pending(&Event::new(tid, op));
         Ok(())
@@ -91,7 +90,6 @@ impl<'s> Coordinator<'s> {
 
     /// Decide the next step, if every live thread has posted.
     pub fn decide(&mut self) -> Decision {
-        self.forward_inits();
         if self.state.is_over() {
             return Decision::Over;
         }
@@ -133,12 +131,18 @@ impl<'s> Coordinator<'s> {
         }
     }
 
-    /// Tell the strategy about the initialisations made through [`Coordinator::state_mut`]
-    /// since the last post or decision (before the next event, so in program order).
-    fn forward_inits(&mut self) {
-        for (obj, value) in self.state.take_inits() {
-            self.strategy.initialised(obj, value);
-        }
+    /// `sem_init` with `value` (not a scheduling point): the state and the strategy learn it
+    /// now, between the events executed so far and the next one.
+    pub fn init_sem(&mut self, s: u64, value: u32) {
+        self.state.init_sem(s, value);
+        self.strategy.initialised(Obj::sync(ObjKind::Sem, s), value);
+    }
+
+    /// `pthread_barrier_init` with `count` (not a scheduling point), as [`Self::init_sem`].
+    pub fn init_barrier(&mut self, b: u64, count: u32) {
+        self.state.init_barrier(b, count);
+        self.strategy
+            .initialised(Obj::sync(ObjKind::Barrier, b), count);
     }
 
     /// End the run: tells the strategy, returns the schedule.

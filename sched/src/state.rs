@@ -5,7 +5,7 @@
 //! well defined, a strategy picks one event, and [`State::execute`] applies it. Blocking is
 //! modelled here, so a granted operation never blocks in the kernel.
 
-use crate::event::{Event, MutexKind, Obj, ObjKind, Op, ThreadName, Tid};
+use crate::event::{Event, MutexKind, Obj, Op, ThreadName, Tid};
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::BuildHasherDefault;
@@ -200,9 +200,6 @@ pub struct State {
     barriers: AddrMap<Barrier>,
     onces: AddrMap<Once>,
     exit_code: Option<i32>,
-    /// Initialisations (`sem_init`, `pthread_barrier_init`) not yet taken by
-    /// [`State::take_inits`]: the coordinator passes them on to the strategy.
-    inits: Vec<(Obj, u32)>,
     /// Threads whose status is [`Status::Running`] / [`Status::Finished`], kept by
     /// [`State::set_status`] so the per-decision checks are O(1).
     running: usize,
@@ -414,13 +411,11 @@ impl State {
     /// `sem_init`: not a scheduling point.
     pub fn init_sem(&mut self, s: u64, value: u32) {
         self.sems.insert(s, value as i64);
-        self.inits.push((Obj::sync(ObjKind::Sem, s), value));
         self.recheck_blockable();
     }
 
     /// `pthread_barrier_init`: not a scheduling point.
     pub fn init_barrier(&mut self, b: u64, count: u32) {
-        self.inits.push((Obj::sync(ObjKind::Barrier, b), count));
         self.barriers.insert(
             b,
             Barrier {
@@ -429,13 +424,6 @@ impl State {
             },
         );
         self.recheck_blockable();
-    }
-
-    /// The initialisations since the last call, in order (semaphore value or barrier count):
-    /// not scheduling points, but systematic exploration replays reordered traces and needs
-    /// the real initial values.
-    pub fn take_inits(&mut self) -> Vec<(Obj, u32)> {
-        std::mem::take(&mut self.inits)
     }
 
     /// Whether the pending event of `t` may run now.

@@ -363,7 +363,7 @@ impl Executor for Interp {
         };
         let mut co = Coordinator::with_state(strategy, 0, self.max_steps, state);
         for &(s, v) in &self.prog.sems {
-            co.state_mut().init_sem(SEM + s as u64, v);
+            co.init_sem(SEM + s as u64, v);
         }
         let mut mem: HashMap<u64, i64> = HashMap::new();
         let mut out = Execution::default();
