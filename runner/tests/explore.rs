@@ -293,7 +293,7 @@ fn rt_and_odpor(name: &str, args: &[&str]) -> (u64, u64, u64) {
 
 #[test]
 fn rt_matches_odpor_on_dining_philosophers() {
-    for (n, want) in [(3usize, 7u64), (4, 15)] {
+    for (n, want) in [(3usize, 7u64), (4, 15), (5, 31)] {
         let arg = n.to_string();
         let (od, rt, peak) = rt_and_odpor("philosophers", &[arg.as_str()]);
         assert_eq!((od, rt), (want, want), "philosophers({n})");
