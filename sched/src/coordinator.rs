@@ -106,8 +106,8 @@ impl<'s> Coordinator<'s> {
         if self.steps >= self.max_steps {
             return Decision::StepLimit;
         }
-        let ev = match self.strategy.choose(enabled) {
-            Ok(i) if i < enabled.len() => enabled[i],
+        let (i, ev) = match self.strategy.choose(enabled) {
+            Ok(i) if i < enabled.len() => (i, enabled[i]),
             Ok(i) => {
                 return Decision::Diverged(Divergence {
                     step: self.steps,
@@ -116,10 +116,7 @@ impl<'s> Coordinator<'s> {
             }
             Err(d) => return Decision::Diverged(d),
         };
-        let done = self
-            .state
-            .execute(ev.tid)
-            .expect("an enabled event always executes");
+        let done = self.state.execute_enabled(i);
         self.steps += 1;
         self.trace.push(ev);
         self.strategy.executed(&ev);

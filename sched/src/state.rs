@@ -625,6 +625,24 @@ impl State {
             let why = self.blocker(t, &op).unwrap_or_default();
             return Err(StateError::NotEnabled(t, why));
         }
+        Ok(self.run(t, op))
+    }
+
+    /// [`State::execute`] for the event at `index` of [`State::enabled_events`] (the
+    /// coordinator's choice): it is enabled by construction, so no checks and no search for
+    /// its entry; the result comes back in registers, not through a `Result` in memory.
+    #[inline]
+    pub(crate) fn execute_enabled(&mut self, index: usize) -> Executed {
+        let t = self.enabled.remove_at(index);
+        let Status::Pending(op) = self.threads[t as usize].status else {
+            unreachable!("an enabled thread is pending");
+        };
+        debug_assert!(!may_block(&op) || self.why_blocked(t, &op).is_none());
+        self.run(t, op)
+    }
+
+    /// Apply `t`'s pending `op`, which is enabled.
+    fn run(&mut self, t: Tid, op: Op) -> Executed {
         self.set_status(t, Status::Running);
         let mut child = None;
         let result = self.apply(t, op, &mut child);
@@ -633,7 +651,7 @@ impl State {
         } else if !is_local(&op) {
             self.recheck_blockable_on(Some(Event::new(t, op).objects()));
         }
-        Ok(Executed { result, child })
+        Executed { result, child }
     }
 
     fn apply(&mut self, t: Tid, op: Op, child: &mut Option<Tid>) -> i32 {
