@@ -7,6 +7,8 @@
 use crate::event::{MutexKind, Op, Tid};
 use std::fmt;
 
+pub mod fork;
+
 /// Environment variable carrying the coordinator's socket path to libpos.
 pub const ENV_SOCKET: &str = "POSCHECK_SOCKET";
 
