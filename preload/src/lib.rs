@@ -17,6 +17,8 @@
 //!   Read and removed from the environment by the constructor (libpos also removes itself
 //!   from `LD_PRELOAD`), so programs the target `exec`s are not controlled.
 //!   When unset, libpos runs in standalone mode ([`standalone`]).
+//! - `POSCHECK_SERVER`: path of the runner's control socket: the constructor becomes a
+//!   fork server and every forked child continues as one run ([`forkserver`]).
 //! - `POSCHECK_POINTS`: `sync` (default), `mem` or `races`: which accesses of programs
 //!   compiled with `-fsanitize=thread` are scheduling points.
 //! - `POSCHECK_RACES_FILE`: the instrumented pcs that are points in `races` mode, one hex
@@ -29,6 +31,7 @@
 
 pub mod conn;
 pub mod fds;
+pub mod forkserver;
 pub mod process;
 pub mod real;
 pub mod standalone;
@@ -111,13 +114,22 @@ extern "C" fn init() {
         conn::die(&e);
     }
     strip_preload();
-    let socket = std::env::var_os(pos_sched::protocol::ENV_SOCKET);
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let mut socket = std::env::var_os(pos_sched::protocol::ENV_SOCKET);
     std::env::remove_var(pos_sched::protocol::ENV_SOCKET);
-    let ready = match socket {
-        Some(path) => {
-            use std::os::unix::ffi::OsStrExt;
-            fds::unix_addr(path.as_bytes()).map(fds::set_addr)
+    let server = std::env::var_os(pos_sched::protocol::fork::ENV_FORK_SERVER);
+    std::env::remove_var(pos_sched::protocol::fork::ENV_FORK_SERVER);
+    if let Some(ctl) = server {
+        // Returns in each forked child, with its run's socket in place of the control one.
+        let mut path = ctl.into_vec();
+        if let Err(e) = forkserver::serve(&mut path) {
+            conn::die(&e);
         }
+        socket = Some(std::ffi::OsString::from_vec(path));
+        conn::PID.store(std::process::id(), Ordering::Relaxed);
+    }
+    let ready = match socket {
+        Some(path) => fds::unix_addr(path.as_bytes()).map(fds::set_addr),
         None => standalone::start(),
     };
     if let Err(e) = ready {
