@@ -61,6 +61,10 @@ pub struct ControlArgs {
     /// Keep the real delays of sleep/usleep/nanosleep (by default they return at once).
     #[arg(long)]
     pub real_sleep: bool,
+    /// Spawn the program for every run instead of forking runs from one started copy per
+    /// worker (slower; for programs that must see a fresh exec).
+    #[arg(long)]
+    pub no_fork_server: bool,
 }
 
 #[derive(Args, Debug)]

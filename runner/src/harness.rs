@@ -6,6 +6,7 @@
 //! al. ASPLOS'10, §3: change points are drawn in [1, k]): one calibration run with random walk
 //! and seed S measures it first, and that k is used by every try and recorded.
 
+use crate::forkserver;
 use crate::outcome::Outcome;
 use crate::session::{self, RunConfig, RunResult};
 use anyhow::{anyhow, Result};
@@ -106,19 +107,23 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
         for _ in 0..plan.jobs.max(1) {
             let tx = tx.clone();
             let (next, stop) = (&next, &stop);
-            s.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= plan.tries || stop.load(Ordering::Relaxed) {
-                    return;
+            s.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= plan.tries || stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let r = make_strategy(plan, pct_k).and_then(|mut st| {
+                        session::run_once(&plan.cfg, st.as_mut(), try_seed(plan.seed, i))
+                    });
+                    let failed = r.is_err();
+                    if tx.send(r.map(|r| (i, r))).is_err() || failed {
+                        stop.store(true, Ordering::Relaxed);
+                        break;
+                    }
                 }
-                let r = make_strategy(plan, pct_k).and_then(|mut st| {
-                    session::run_once(&plan.cfg, st.as_mut(), try_seed(plan.seed, i))
-                });
-                let failed = r.is_err();
-                if tx.send(r.map(|r| (i, r))).is_err() || failed {
-                    stop.store(true, Ordering::Relaxed);
-                    return;
-                }
+                // Before the scope ends: a thread-local's drop may outlive the join.
+                forkserver::shut_down();
             });
         }
         drop(tx);
@@ -164,6 +169,8 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
             None => Ok(()),
         }
     })?;
+    // The one this thread may hold (from the PCT or profiling runs) serves no other program.
+    forkserver::shut_down();
     tally.wall_s = start.elapsed().as_secs_f64();
     Ok(tally)
 }

@@ -27,6 +27,7 @@ mod cmd;
 mod compare;
 mod elf;
 mod explore;
+mod forkserver;
 mod harness;
 mod libpos;
 mod manifest;
@@ -77,6 +78,7 @@ fn main() -> ExitCode {
         cli::Command::Merge(a) => merge::cmd(a),
         cli::Command::Explore(a) => explore::run(a),
     };
+    forkserver::shut_down();
     match r {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
         Err(e) => {
@@ -103,6 +105,7 @@ pub(crate) fn apply_control(cfg: &mut session::RunConfig, c: &cli::ControlArgs) 
     cfg.max_steps = c.max_steps;
     cfg.ok_exit_codes = c.ok_exit_codes.clone();
     cfg.real_sleep = c.real_sleep;
+    cfg.fork_server = !c.no_fork_server;
     Ok(())
 }
 

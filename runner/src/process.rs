@@ -9,9 +9,10 @@ use nix::sys::signal::{killpg, Signal};
 use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 use std::ffi::OsString;
+use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{ChildStderr, ChildStdout, Command, Stdio};
+use std::process::{Command, Stdio};
 
 /// How the program's main process ended (observed without reaping it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,8 +25,10 @@ pub enum Exit {
 pub struct Program {
     pid: Pid,
     /// The output pipes, until the run's I/O thread takes them.
-    pub stdout: Option<ChildStdout>,
-    pub stderr: Option<ChildStderr>,
+    pub stdout: Option<OwnedFd>,
+    pub stderr: Option<OwnedFd>,
+    /// Our own child (a fork server's child is reaped by the server).
+    own: bool,
     reaped: bool,
 }
 
@@ -55,13 +58,25 @@ pub fn spawn(program: &Path, args: &[String], env: &[(OsString, OsString)]) -> R
         .with_context(|| format!("cannot start {}", program.display()))?;
     Ok(Program {
         pid: Pid::from_raw(child.id() as i32),
-        stdout: child.stdout.take(),
-        stderr: child.stderr.take(),
+        stdout: child.stdout.take().map(OwnedFd::from),
+        stderr: child.stderr.take().map(OwnedFd::from),
+        own: true,
         reaped: false,
     })
 }
 
 impl Program {
+    /// A run's child forked by a fork server (already in its own process group).
+    pub fn forked(pid: u32, stdout: OwnedFd, stderr: OwnedFd) -> Program {
+        Program {
+            pid: Pid::from_raw(pid as i32),
+            stdout: Some(stdout),
+            stderr: Some(stderr),
+            own: false,
+            reaped: false,
+        }
+    }
+
     pub fn pid(&self) -> u32 {
         self.pid.as_raw() as u32
     }
@@ -93,11 +108,14 @@ impl Program {
     }
 
     /// Kill the group and reap the main process, once (after the reap the pid, which is the
-    /// group id, may belong to someone else).
+    /// group id, may belong to someone else). A fork server's child is only killed: its
+    /// server reaps it.
     pub fn reap(&mut self) {
         if !self.reaped {
             self.kill();
-            let _ = waitpid(self.pid, None);
+            if self.own {
+                let _ = waitpid(self.pid, None);
+            }
             self.reaped = true;
         }
     }

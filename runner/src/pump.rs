@@ -1,6 +1,6 @@
 //! The I/O thread of one run: a single thread that polls the listening socket, every
-//! program-thread connection, the program's stdout/stderr pipes and a pidfd, and turns what
-//! it sees into [`Ev`]s on the decision loop's channel.
+//! program-thread connection, the program's stdout/stderr pipes and a pidfd (or the fork
+//! server's notices), and turns what it sees into [`Ev`]s on the decision loop's channel.
 //!
 //! One thread instead of an acceptor, a reader per connection, an exit waiter and two output
 //! readers: for a short program, creating and waking those threads was a large share of a
@@ -9,11 +9,11 @@
 
 use crate::process::Exit;
 use crossbeam_channel::Sender;
+use pos_sched::protocol::fork::{Notice, NOTICE_LEN};
 use pos_sched::protocol::{frame_pc, Msg, MSG_LEN};
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::process::{ChildStderr, ChildStdout};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -32,15 +32,26 @@ pub enum Ev {
     Bad(usize, String),
     /// The program's main process ended (seen without reaping it).
     Exited(Exit),
+    /// The fork server's connection broke: the run's end cannot be known.
+    ServerLost,
+}
+
+/// How the I/O thread sees the main process end.
+pub enum ExitWatch {
+    /// Not at all (the kernel has no pidfd; a waiter thread reports it).
+    Elsewhere,
+    /// A pidfd of our own child.
+    Pidfd(OwnedFd),
+    /// The fork server's notices about its child `pid` (a handle on its control connection).
+    Server { feed: OwnedFd, pid: u32 },
 }
 
 /// What the I/O thread watches.
 pub struct Sources {
     pub listener: UnixListener,
-    pub stdout: Option<ChildStdout>,
-    pub stderr: Option<ChildStderr>,
-    /// A pidfd of the main process (`None`: the kernel has none; exits come from elsewhere).
-    pub pidfd: Option<OwnedFd>,
+    pub stdout: Option<OwnedFd>,
+    pub stderr: Option<OwnedFd>,
+    pub exit: ExitWatch,
     /// Also report each memory post's pc ([`Ev::Pc`]).
     pub want_pc: bool,
 }
@@ -151,9 +162,9 @@ fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) {
 }
 
 fn run(src: Sources, tx: Sender<Ev>, stop: UnixStream, grace: Duration) -> (Vec<u8>, Vec<u8>) {
-    let mut out = Tail::new(src.stdout.map(OwnedFd::from));
-    let mut err = Tail::new(src.stderr.map(OwnedFd::from));
-    let mut pidfd = src.pidfd;
+    let mut out = Tail::new(src.stdout);
+    let mut err = Tail::new(src.stderr);
+    let mut exit = src.exit;
     let mut conns: Vec<Conn> = Vec::new();
     let mut next_id = 0usize;
     let mut fds: Vec<libc::pollfd> = Vec::new();
@@ -162,7 +173,10 @@ fn run(src: Sources, tx: Sender<Ev>, stop: UnixStream, grace: Duration) -> (Vec<
         fds.clear();
         fds.push(pfd(stop.as_raw_fd()));
         fds.push(pfd(src.listener.as_raw_fd()));
-        fds.push(pfd(pidfd.as_ref().map_or(-1, |p| p.as_raw_fd())));
+        fds.push(pfd(match &exit {
+            ExitWatch::Elsewhere => -1,
+            ExitWatch::Pidfd(fd) | ExitWatch::Server { feed: fd, .. } => fd.as_raw_fd(),
+        }));
         fds.push(pfd(out.fd()));
         fds.push(pfd(err.fd()));
         fds.extend(conns.iter().map(|c| pfd(c.stream.as_raw_fd())));
@@ -204,9 +218,23 @@ fn run(src: Sources, tx: Sender<Ev>, stop: UnixStream, grace: Duration) -> (Vec<
             err.pull();
         }
         if ready(&fds[2]) {
-            if let Some(e) = pidfd.as_ref().and_then(|p| exit_of(p.as_raw_fd())) {
-                pidfd = None;
-                if tx.send(Ev::Exited(e)).is_err() {
+            let seen = match &exit {
+                ExitWatch::Elsewhere => None,
+                ExitWatch::Pidfd(fd) => exit_of(fd.as_raw_fd()).map(Ev::Exited),
+                ExitWatch::Server { feed, pid } => match read_notice(feed) {
+                    Ok(Notice::Exited { pid: p, code }) if p == *pid => {
+                        Some(Ev::Exited(Exit::Code(code)))
+                    }
+                    Ok(Notice::Killed { pid: p, signal }) if p == *pid => {
+                        Some(Ev::Exited(Exit::Signal(signal)))
+                    }
+                    Ok(_) => None,
+                    Err(()) => Some(Ev::ServerLost),
+                },
+            };
+            if let Some(ev) = seen {
+                exit = ExitWatch::Elsewhere;
+                if tx.send(ev).is_err() {
                     break 'watch;
                 }
             }
@@ -301,6 +329,31 @@ fn frames(c: &mut Conn, tx: &Sender<Ev>, want_pc: bool) -> bool {
     true
 }
 
+/// Read one notice from the fork server's connection (readable, and notices are written
+/// whole). `Err` when the connection broke.
+fn read_notice(feed: &OwnedFd) -> Result<Notice, ()> {
+    let mut b = [0u8; NOTICE_LEN];
+    let mut got = 0;
+    while got < NOTICE_LEN {
+        // SAFETY: reading into the rest of a local buffer.
+        let n = unsafe {
+            libc::recv(
+                feed.as_raw_fd(),
+                b[got..].as_mut_ptr().cast(),
+                NOTICE_LEN - got,
+                0,
+            )
+        };
+        match n {
+            n if n > 0 => got += n as usize,
+            n if n < 0
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+            _ => return Err(()),
+        }
+    }
+    Notice::decode(&b).map_err(|_| ())
+}
+
 /// A pidfd for `pid` (Linux ≥ 5.3), so the I/O thread can see the exit; `None` otherwise.
 pub fn pidfd_open(pid: u32) -> Option<OwnedFd> {
     // SAFETY: a plain syscall; on success the result is a new descriptor we own.
@@ -362,7 +415,7 @@ mod tests {
             listener,
             stdout: None,
             stderr: None,
-            pidfd,
+            exit: pidfd.map_or(ExitWatch::Elsewhere, ExitWatch::Pidfd),
             want_pc,
         }
     }
@@ -449,8 +502,8 @@ mod tests {
         };
         let (tx, rx) = unbounded();
         let src = Sources {
-            stdout: child.stdout.take(),
-            stderr: child.stderr.take(),
+            stdout: child.stdout.take().map(OwnedFd::from),
+            stderr: child.stderr.take().map(OwnedFd::from),
             ..sources(l, Some(pidfd), false)
         };
         let pump = Pump::start(src, tx, Duration::from_secs(5)).unwrap();

@@ -1,14 +1,16 @@
-//! One controlled run of a real program: a temp dir with a Unix socket, the program spawned
-//! with libpos.so preloaded, one connection per program thread, the run's I/O thread
+//! One controlled run of a real program: a temp dir with a Unix socket, the program (with
+//! libpos.so preloaded) forked by the worker's fork server ([`crate::forkserver`]) or
+//! spawned, one connection per program thread, the run's I/O thread
 //! ([`crate::pump`]) feeding one channel, and one decision loop over
 //! [`pos_sched::Coordinator`] that owns all the state and lets at most one program thread
 //! run at a time.
 
 use crate::cleanup;
 use crate::elf::{self, Mapping};
+use crate::forkserver;
 use crate::outcome::Outcome;
 use crate::process::{self, Exit};
-use crate::pump::{self, Ev, Pump, Sources};
+use crate::pump::{self, Ev, ExitWatch, Pump, Sources};
 use anyhow::{Context, Result};
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, TryRecvError};
 use pos_sched::coordinator::{Coordinator, Decision};
@@ -61,6 +63,9 @@ pub struct RunConfig {
     /// later ones (with ASLR off every run of the program maps its files at the same
     /// addresses, and reading the maps each time cost a noticeable share of a short run).
     pub maps: Arc<OnceLock<Vec<Mapping>>>,
+    /// Fork runs from one started copy of the program per worker thread
+    /// ([`crate::forkserver`]) instead of spawning it every time.
+    pub fork_server: bool,
     /// How long the decision loop busy-waits for a granted thread's next post before
     /// parking. Worth it only when a core is free for it: `run` sets zero when its jobs
     /// already occupy every core.
@@ -82,6 +87,7 @@ impl RunConfig {
             real_sleep: false,
             record_latency: false,
             maps: Arc::default(),
+            fork_server: true,
             spin: SPIN,
         }
     }
@@ -118,32 +124,55 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     let sock = dir.path().join("sock");
     let listener = UnixListener::bind(&sock)
         .with_context(|| format!("cannot listen on {}", sock.display()))?;
-    let mut env: Vec<(OsString, OsString)> = vec![
-        (ENV_SOCKET.into(), sock.clone().into()),
-        ("LD_PRELOAD".into(), preload_value(cfg)),
-    ];
-    if let Some(p) = &cfg.points {
-        env.push(("POSCHECK_POINTS".into(), p.into()));
-    }
-    if let Some(f) = &cfg.races_file {
-        env.push(("POSCHECK_RACES_FILE".into(), f.into()));
-    }
-    if cfg.real_sleep {
-        env.push(("POS_REAL_SLEEP".into(), "1".into()));
-    }
-    let mut program = process::spawn(&cfg.program, &cfg.args, &env)?;
+    let env = program_env(cfg);
+    let key = forkserver::Key {
+        program: cfg.program.clone(),
+        args: cfg.args.clone(),
+        env: env.clone(),
+    };
+    let mut server = if cfg.fork_server {
+        forkserver::check_out(&key, &run_dir_parent())
+    } else {
+        None
+    };
+    let forked = match server.as_mut().map(|s| s.fork(&sock)) {
+        Some(Ok(p)) => Some(p),
+        Some(Err(e)) => {
+            server = None;
+            forkserver::give_up(&key, &e);
+            None
+        }
+        None => None,
+    };
+    let mut program = match forked {
+        Some(p) => p,
+        None => {
+            let mut env = env;
+            env.push((ENV_SOCKET.into(), sock.clone().into()));
+            process::spawn(&cfg.program, &cfg.args, &env)?
+        }
+    };
     let _group_guard = cleanup::Guard::group(program.pid());
     let (tx, rx) = unbounded();
-    let pidfd = pump::pidfd_open(program.pid());
-    if pidfd.is_none() {
-        program.watch(tx.clone(), Ev::Exited);
-    }
+    let exit = match &server {
+        Some(s) => ExitWatch::Server {
+            feed: s.exit_feed()?,
+            pid: program.pid(),
+        },
+        None => match pump::pidfd_open(program.pid()) {
+            Some(fd) => ExitWatch::Pidfd(fd),
+            None => {
+                program.watch(tx.clone(), Ev::Exited);
+                ExitWatch::Elsewhere
+            }
+        },
+    };
     let pump = Pump::start(
         Sources {
             listener,
             stdout: program.stdout.take(),
             stderr: program.stderr.take(),
-            pidfd,
+            exit,
             want_pc: cfg.record_trace,
         },
         tx,
@@ -160,6 +189,14 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
 
     program.reap();
     let (stdout, stderr) = pump.finish();
+    if let Some(mut s) = server {
+        // The server's next notice must be about the next run: take this child's end if
+        // the I/O thread did not.
+        let seen = lp.exit.is_some() || rx.try_iter().any(|ev| matches!(ev, Ev::Exited(_)));
+        if seen || s.settle(program.pid()).is_ok() {
+            forkserver::check_in(s);
+        }
+    }
     let steps = coord.steps();
     let schedule = coord.finish();
     drop(dir);
@@ -173,6 +210,21 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         trace: lp.trace,
         maps: lp.maps,
     })
+}
+
+/// The environment a run's program gets besides the coordinator's socket.
+fn program_env(cfg: &RunConfig) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = vec![("LD_PRELOAD".into(), preload_value(cfg))];
+    if let Some(p) = &cfg.points {
+        env.push(("POSCHECK_POINTS".into(), p.into()));
+    }
+    if let Some(f) = &cfg.races_file {
+        env.push(("POSCHECK_RACES_FILE".into(), f.into()));
+    }
+    if cfg.real_sleep {
+        env.push(("POS_REAL_SLEEP".into(), "1".into()));
+    }
+    env
 }
 
 /// Where each run's temp dir goes: `$TMPDIR` when the user set it, else `/dev/shm` (a
@@ -346,6 +398,7 @@ impl<'c> Loop<'c> {
                 self.open += 1;
             }
             Ev::Exited(e) => self.exit = Some(e),
+            Ev::ServerLost => return Err("the fork server ended during the run".into()),
             Ev::Bad(id, e) => return Err(format!("connection {id}: {e}")),
             Ev::Eof(id) => {
                 self.open = self.open.saturating_sub(1);
@@ -544,7 +597,7 @@ impl<'c> Loop<'c> {
                     self.crash = Some((signal, pc, t));
                 }
                 Ok(Ev::Msg(..)) | Ok(Ev::Pc(..)) => {}
-                Err(_) => return,
+                Ok(Ev::ServerLost) | Err(_) => return,
             }
         }
     }

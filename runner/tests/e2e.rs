@@ -254,6 +254,24 @@ fn recorded_pids(file: &Path) -> Vec<i32> {
         .collect()
 }
 
+/// Live processes (not zombies) whose executable is `exe` and whose environment names the
+/// scratch dir `s` (so other tests' processes do not count): a fork server or a run left
+/// over.
+fn processes_of(exe: &Path, s: &Scratch) -> Vec<i32> {
+    let exe = exe.canonicalize().unwrap();
+    let mark = s.tmp().to_str().unwrap().as_bytes().to_vec();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| {
+            std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|p| p == exe)
+                && std::fs::read(format!("/proc/{pid}/environ"))
+                    .is_ok_and(|env| env.windows(mark.len()).any(|w| w == mark))
+                && alive(pid)
+        })
+        .collect()
+}
+
 /// A process is alive if /proc has it and it is not a zombie.
 fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -314,6 +332,11 @@ fn abnormal_programs_are_classified_and_leave_nothing_behind() {
         for pid in pids {
             assert!(!alive(pid), "{prog}: process {pid} survived the run");
         }
+        let left = processes_of(&bin(prog), &s);
+        assert!(
+            left.is_empty(),
+            "{prog}: processes {left:?} (fork server?) survived"
+        );
         assert!(s.tmp_is_empty(), "{prog}: a run's temp dir was left");
     }
 }
@@ -360,6 +383,12 @@ fn an_interrupted_session_leaves_no_process_and_no_temp_dir() {
             }
             assert!(!alive(pid), "signal {sig}: process {pid} survived");
         }
+        let t = std::time::Instant::now();
+        while !processes_of(&bin("pipe_read"), &s).is_empty() && t.elapsed().as_secs() < 5 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let left = processes_of(&bin("pipe_read"), &s);
+        assert!(left.is_empty(), "signal {sig}: processes {left:?} survived");
         assert!(s.tmp_is_empty(), "signal {sig}: a temp dir was left");
     }
 }
@@ -370,35 +399,44 @@ mod libc_sig {
     pub const SIGTERM: i32 = 15;
 }
 
+/// Same seed, same schedule file: with one job or two, and with runs forked from a fork
+/// server (the default) or spawned one by one. heap_locks names mutexes in static storage,
+/// on the stack and on the heap, so a forked run must lay out memory as a spawned one.
 #[test]
 fn same_seed_same_schedule_for_every_strategy() {
-    let prog = bin("counter_racy");
-    for algo in STRATEGIES.iter().chain(&["pct2", "pct5"]) {
-        let mut files = Vec::new();
-        for jobs in ["1", "2"] {
-            let s = Scratch::new();
-            let (r, out) = s.run_json(&[
-                "--algo",
-                algo,
-                "--tries",
-                "60",
-                "--seed",
-                "77",
-                "--jobs",
-                jobs,
-                prog.to_str().unwrap(),
-            ]);
-            let p = &r["programs"][0];
-            let sched = p["schedule"]
-                .as_str()
-                .unwrap_or_else(|| panic!("{}", text(&out)));
-            let bytes = std::fs::read(s.path().join(sched)).unwrap();
-            files.push((bytes, outcomes(p), p["first_hit"].clone()));
+    for (prog, algos) in [
+        (
+            "counter_racy",
+            STRATEGIES
+                .iter()
+                .chain(&["pct2", "pct5"])
+                .copied()
+                .collect(),
+        ),
+        ("heap_locks", vec!["rw", "pos", "pct3"]),
+    ] {
+        for algo in algos {
+            let mut files = Vec::new();
+            for (jobs, mode) in [("1", None), ("2", None), ("2", Some("--no-fork-server"))] {
+                let s = Scratch::new();
+                let mut args = vec!["--algo", algo, "--tries", "60", "--seed", "77"];
+                args.extend(["--jobs", jobs]);
+                args.extend(mode);
+                let path = bin(prog);
+                args.push(path.to_str().unwrap());
+                let (r, out) = s.run_json(&args);
+                let p = &r["programs"][0];
+                let sched = p["schedule"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("{prog} {algo}: {}", text(&out)));
+                let bytes = std::fs::read(s.path().join(sched)).unwrap();
+                files.push((bytes, outcomes(p), p["first_hit"].clone()));
+            }
+            assert!(
+                files.windows(2).all(|w| w[0] == w[1]),
+                "{prog} {algo}: runs with the same seed differ"
+            );
         }
-        assert!(
-            files[0] == files[1],
-            "{algo}: runs with the same seed differ"
-        );
     }
 }
 

@@ -1,0 +1,293 @@
+//! Fork-server mode: start the program once per worker thread and fork each run from it
+//! (libpos's side: `preload/src/forkserver.rs`; the frames: [`pos_sched::protocol::fork`]).
+//!
+//! For a short program, `exec` and dynamic loading (the C library, libpos, libgcc) were a
+//! third of a controlled run's time. The server is the program stopped in libpos's
+//! constructor, before the program's own constructors and with a single thread, so every
+//! forked child starts from the state a fresh `exec` would reach, with the same
+//! environment, arguments and (ASLR being off) the same addresses.
+//!
+//! Each worker thread keeps its own server in a thread-local slot, for one program
+//! configuration at a time. A server that cannot start or breaks is reported once and the
+//! runs go back to spawning the program (`--no-fork-server` asks for that from the start).
+
+use crate::cleanup;
+use crate::process::{self, Exit, Program};
+use crate::pump;
+use anyhow::{anyhow, bail, Context, Result};
+use pos_sched::protocol::fork::{request, Notice, ENV_FORK_SERVER, NOTICE_LEN};
+use std::cell::RefCell;
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How long a server may take to reach libpos's constructor, and to answer a request.
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a killed run's end may take to be reported before the server counts as broken.
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a server is given to end by itself once its control connection closes.
+const STOP_GRACE: Duration = Duration::from_secs(1);
+
+/// What makes two runs' programs interchangeable: the same file, arguments and environment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Key {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub env: Vec<(OsString, OsString)>,
+}
+
+/// A running fork server and its control connection.
+pub struct ForkServer {
+    key: Key,
+    ctl: UnixStream,
+    server: Program,
+    _group: cleanup::Guard,
+}
+
+impl ForkServer {
+    /// Start `key.program` with libpos in fork-server mode and wait for it to connect.
+    pub fn start(key: Key, run_dir_parent: &Path) -> Result<ForkServer> {
+        let dir = tempfile::Builder::new()
+            .prefix("poscheck-")
+            .tempdir_in(run_dir_parent)
+            .context("cannot create a temporary directory")?;
+        let _dir_guard = cleanup::Guard::dir(dir.path());
+        // Named like a run's socket: see ENV_FORK_SERVER.
+        let path = dir.path().join("sock");
+        let listener = UnixListener::bind(&path)
+            .with_context(|| format!("cannot listen on {}", path.display()))?;
+        listener
+            .set_nonblocking(true)
+            .context("cannot make the control socket non-blocking")?;
+        let mut env = key.env.clone();
+        env.push((ENV_FORK_SERVER.into(), path.clone().into()));
+        let mut server = process::spawn(&key.program, &key.args, &env)?;
+        let group = cleanup::Guard::group(server.pid());
+        let ctl = match accept(&listener, &server) {
+            Ok(c) => c,
+            Err(e) => {
+                server.reap();
+                let said = server.stderr.take().map(read_all).unwrap_or_default();
+                let said = said.trim();
+                return Err(if said.is_empty() {
+                    e
+                } else {
+                    e.context(said.to_string())
+                });
+            }
+        };
+        // Its output pipes are not needed: every child gets its run's own.
+        server.stdout.take();
+        server.stderr.take();
+        ctl.set_nonblocking(false)
+            .context("cannot make the control connection blocking")?;
+        Ok(ForkServer {
+            key,
+            ctl,
+            server,
+            _group: group,
+        })
+    }
+
+    /// Fork one run's child, connecting to `socket`, with fresh output pipes.
+    pub fn fork(&mut self, socket: &Path) -> Result<Program> {
+        let req = request::encode(socket.as_os_str().as_bytes()).map_err(|e| anyhow!("{e}"))?;
+        let (out_r, out_w) = pipe()?;
+        let (err_r, err_w) = pipe()?;
+        send_with_fds(&self.ctl, &req, &[out_w.as_raw_fd(), err_w.as_raw_fd()])
+            .context("cannot send a request to the fork server")?;
+        drop((out_w, err_w));
+        self.ctl
+            .set_read_timeout(Some(START_TIMEOUT))
+            .context("cannot set a timeout on the control connection")?;
+        match self.notice().context("no answer from the fork server")? {
+            Notice::Started { pid } => Ok(Program::forked(pid, out_r, err_r)),
+            Notice::Failed { errno } => Err(anyhow!(
+                "the fork server could not fork: {}",
+                std::io::Error::from_raw_os_error(errno)
+            )),
+            n => bail!("unexpected fork-server notice {n:?}"),
+        }
+    }
+
+    /// A second handle on the control connection, for the run's I/O thread to see the
+    /// child's end ([`pump::read_exit`]).
+    pub fn exit_feed(&self) -> Result<OwnedFd> {
+        Ok(self
+            .ctl
+            .try_clone()
+            .context("cannot duplicate the control connection")?
+            .into())
+    }
+
+    /// After a run whose end the I/O thread did not report: read notices until the end of
+    /// child `pid` (killed by now), so the next run starts on a clean connection.
+    pub fn settle(&mut self, pid: u32) -> Result<Exit> {
+        let deadline = Instant::now() + SETTLE_TIMEOUT;
+        loop {
+            let left = deadline
+                .checked_duration_since(Instant::now())
+                .ok_or_else(|| anyhow!("the fork server did not report run {pid}'s end"))?;
+            self.ctl
+                .set_read_timeout(Some(left))
+                .context("cannot set a timeout on the control connection")?;
+            match self.notice()? {
+                Notice::Exited { pid: p, code } if p == pid => return Ok(Exit::Code(code)),
+                Notice::Killed { pid: p, signal } if p == pid => return Ok(Exit::Signal(signal)),
+                _ => {}
+            }
+        }
+    }
+
+    fn notice(&mut self) -> Result<Notice> {
+        let mut b = [0u8; NOTICE_LEN];
+        self.ctl
+            .read_exact(&mut b)
+            .context("the fork server's connection broke")?;
+        Notice::decode(&b).map_err(|e| anyhow!("{e}"))
+    }
+
+    /// Close the control connection, let the server reap its last child and end, and kill
+    /// it if it does not within [`STOP_GRACE`].
+    fn stop(&mut self) {
+        let _ = self.ctl.shutdown(std::net::Shutdown::Both);
+        let pidfd = pump::pidfd_open(self.server.pid());
+        if let Some(fd) = &pidfd {
+            let mut p = libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: polling one valid descriptor.
+            unsafe { libc::poll(&mut p, 1, STOP_GRACE.as_millis() as i32) };
+        }
+        self.server.reap();
+    }
+}
+
+impl Drop for ForkServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Accept the server's connection, or fail when it ends or takes too long.
+fn accept(listener: &UnixListener, server: &Program) -> Result<UnixStream> {
+    let pidfd = pump::pidfd_open(server.pid());
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        match listener.accept() {
+            Ok((s, _)) => return Ok(s),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e).context("cannot accept the fork server's connection"),
+        }
+        let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+            bail!("the fork server did not start within {START_TIMEOUT:?}");
+        };
+        let mut p = [
+            libc::pollfd {
+                fd: listener.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: pidfd.as_ref().map_or(-1, |f| f.as_raw_fd()),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        let wait = left.min(Duration::from_millis(50)).as_millis().max(1) as i32;
+        // SAFETY: polling two descriptors (or -1, ignored) we own.
+        unsafe { libc::poll(p.as_mut_ptr(), 2, wait) };
+        if p[1].revents != 0 {
+            bail!("the program ended before libpos.so started its fork server");
+        }
+    }
+}
+
+fn read_all(fd: OwnedFd) -> String {
+    let mut s = String::new();
+    let _ = std::fs::File::from(fd).read_to_string(&mut s);
+    s
+}
+
+fn pipe() -> Result<(OwnedFd, OwnedFd)> {
+    nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).context("cannot create a pipe")
+}
+
+/// Send `bytes` with `fds` attached (`SCM_RIGHTS`).
+fn send_with_fds(s: &UnixStream, bytes: &[u8], fds: &[i32]) -> std::io::Result<()> {
+    use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
+    let iov = [std::io::IoSlice::new(bytes)];
+    let cmsg = [ControlMessage::ScmRights(fds)];
+    let n = sendmsg::<()>(s.as_raw_fd(), &iov, &cmsg, MsgFlags::MSG_NOSIGNAL, None)?;
+    if n != bytes.len() {
+        // The rest without descriptors (a Unix stream socket takes 128 bytes at once in
+        // practice).
+        (&*s).write_all(&bytes[n..])?;
+    }
+    Ok(())
+}
+
+/// This thread's server (one program configuration at a time), and the configurations
+/// whose server could not start.
+struct Slot {
+    server: Option<ForkServer>,
+    failed: Vec<Key>,
+}
+
+thread_local! {
+    static SLOT: RefCell<Slot> = const { RefCell::new(Slot { server: None, failed: Vec::new() }) };
+}
+
+/// This thread's server for `key`, started if needed; `None` when it cannot start (said
+/// once per configuration on stderr). Give it back with [`check_in`] after the run.
+pub fn check_out(key: &Key, run_dir_parent: &Path) -> Option<ForkServer> {
+    SLOT.with(|slot| {
+        let mut slot = slot.borrow_mut();
+        match slot.server.take() {
+            Some(s) if &s.key == key => return Some(s),
+            other => drop(other),
+        }
+        if slot.failed.contains(key) {
+            return None;
+        }
+        match ForkServer::start(key.clone(), run_dir_parent) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!(
+                    "poscheck: warning: no fork server for {} ({e:#}); spawning every run",
+                    key.program.display()
+                );
+                slot.failed.push(key.clone());
+                None
+            }
+        }
+    })
+}
+
+/// A server that started could not fork a run: say so, and spawn this configuration's runs
+/// from now on.
+pub fn give_up(key: &Key, why: &anyhow::Error) {
+    eprintln!(
+        "poscheck: warning: the fork server of {} failed ({why:#}); spawning every run",
+        key.program.display()
+    );
+    SLOT.with(|slot| slot.borrow_mut().failed.push(key.clone()));
+}
+
+/// Keep `server` for this thread's next run.
+pub fn check_in(server: ForkServer) {
+    SLOT.with(|slot| slot.borrow_mut().server = Some(server));
+}
+
+/// Stop this thread's server now (before the process exits: the main thread's
+/// thread-locals are never dropped, and a test may look for leftover processes).
+pub fn shut_down() {
+    let s = SLOT.with(|slot| slot.borrow_mut().server.take());
+    drop(s);
+}
