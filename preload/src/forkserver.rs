@@ -7,10 +7,12 @@
 //! program would, without paying `exec` and dynamic loading again (for a short program that
 //! was a third of a controlled run's time).
 //!
-//! The server stays the parent of its children: it reports each child's pid, then its end,
-//! seen with `WNOWAIT` so that the pid (the run's process-group id) stays reserved until
-//! the runner has killed the group; it reaps the child when the next request or the end of
-//! the control connection comes.
+//! The server forks each child ahead of its run (while the previous run goes on): the child
+//! waits on a private channel, and a request is handed over to it, which costs two wake-ups
+//! instead of a fork on the run's critical path. The server stays the parent of its
+//! children: it reports each child's pid, then its end, seen with `WNOWAIT` so that the pid
+//! (the run's process-group id) stays reserved until the runner has killed the group; it
+//! reaps the child when the next request or the end of the control connection comes.
 
 use crate::conn::errno;
 use crate::real;
@@ -53,67 +55,210 @@ pub fn serve(path: &mut Vec<u8>) -> Result<(), String> {
         fd
     };
     let mut unreaped: Option<libc::pid_t> = None;
+    // A child forked ahead of its run, so a request costs a hand-over, not a fork.
+    let mut spare: Result<Spare, c_int> = Err(0);
     loop {
+        if spare.is_err() {
+            spare = match fork_spare(ctl) {
+                Forked::Child(run) => return run.start(path),
+                Forked::Parent(s) => Ok(s),
+                Forked::Failed(e) => Err(e),
+            };
+        }
         let next = receive(ctl);
         if let Some(pid) = unreaped.take() {
             reap(pid);
         }
-        let (frame, out, err) = match next {
+        let run = match next {
             Ok(Some(r)) => r,
             // The runner is done with us (or gone).
-            // SAFETY: ending the server; it has no state worth flushing.
-            Ok(None) | Err(_) => unsafe { real::_exit(0) },
+            Ok(None) | Err(_) => {
+                if let Ok(s) = spare {
+                    s.dismiss();
+                }
+                // SAFETY: ending the server; it has no state worth flushing.
+                unsafe { real::_exit(0) }
+            }
         };
-        let run_path = match request::decode(&frame) {
-            Ok(p) => p,
-            Err(_) => {
-                close_all(&[out, err]);
-                send(
-                    ctl,
-                    Notice::Failed {
-                        errno: libc::EINVAL,
-                    },
-                );
+        if request::decode(&run.frame).is_err() {
+            run.close();
+            send(
+                ctl,
+                Notice::Failed {
+                    errno: libc::EINVAL,
+                },
+            );
+            continue;
+        }
+        let child = match std::mem::replace(&mut spare, Err(0)) {
+            Ok(s) => s,
+            Err(e) => {
+                run.close();
+                send(ctl, Notice::Failed { errno: e });
                 continue;
             }
         };
-        // SAFETY: the process has one thread here (no thread is started before this point).
-        let pid = unsafe { libc::fork() };
-        if pid == 0 {
-            // SAFETY: descriptors we received or own; the child continues as the program.
-            unsafe {
-                real::close(ctl);
-                libc::dup2(out, 1);
-                libc::dup2(err, 2);
-                real::close(out);
-                real::close(err);
-                libc::setpgid(0, 0);
-            }
-            path.clear();
-            path.extend_from_slice(run_path);
-            return Ok(());
-        }
-        let fork_errno = errno();
-        // SAFETY: closing our copies of the run's pipes.
-        unsafe {
-            real::close(out);
-            real::close(err);
-        }
-        if pid < 0 {
-            send(ctl, Notice::Failed { errno: fork_errno });
+        let handed = send_with_fds(child.chan, &run.frame, &[run.out, run.err]);
+        run.close();
+        // SAFETY: our end of the hand-over channel, no longer needed.
+        unsafe { real::close(child.chan) };
+        if !handed {
+            // SAFETY: our own child, which cannot get its run now.
+            unsafe { libc::kill(child.pid, libc::SIGKILL) };
+            reap(child.pid);
+            send(ctl, Notice::Failed { errno: libc::EPIPE });
             continue;
         }
-        // Also from here, so the group exists before the runner hears of the pid (the
-        // child may not have run yet).
-        // SAFETY: pid is our child.
-        unsafe { libc::setpgid(pid, pid) };
-        let started = send(ctl, Notice::Started { pid: pid as u32 });
-        if !started {
+        if !send(
+            ctl,
+            Notice::Started {
+                pid: child.pid as u32,
+            },
+        ) {
             // SAFETY: our child's group; the runner cannot take care of it any more.
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            unsafe { libc::kill(-child.pid, libc::SIGKILL) };
         }
-        send(ctl, end_of(pid));
-        unreaped = Some(pid);
+        // The next run's child, forked while this run goes on.
+        spare = match fork_spare(ctl) {
+            Forked::Child(run) => return run.start(path),
+            Forked::Parent(s) => Ok(s),
+            Forked::Failed(e) => Err(e),
+        };
+        send(ctl, end_of(child.pid));
+        unreaped = Some(child.pid);
+    }
+}
+
+/// A run request as received: the frame and the run's stdout and stderr pipes.
+struct Run {
+    frame: [u8; REQUEST_LEN],
+    out: c_int,
+    err: c_int,
+}
+
+impl Run {
+    fn close(&self) {
+        close_all(&[self.out, self.err]);
+    }
+
+    /// In the run's child: take the pipes as stdout and stderr, and the run's socket path.
+    fn start(self, path: &mut Vec<u8>) -> Result<(), String> {
+        let run_path = request::decode(&self.frame)?;
+        // SAFETY: descriptors we received; the child continues as the program.
+        unsafe {
+            libc::dup2(self.out, 1);
+            libc::dup2(self.err, 2);
+        }
+        self.close();
+        path.clear();
+        path.extend_from_slice(run_path);
+        Ok(())
+    }
+}
+
+/// A child forked ahead, waiting on `chan` for its run.
+struct Spare {
+    pid: libc::pid_t,
+    chan: c_int,
+}
+
+impl Spare {
+    /// No run will come: let it end, and reap it.
+    fn dismiss(self) {
+        // SAFETY: closing our end makes the child's read see EOF, and it exits.
+        unsafe { real::close(self.chan) };
+        reap(self.pid);
+    }
+}
+
+enum Forked {
+    /// In the new child, once its run arrived.
+    Child(Run),
+    Parent(Spare),
+    Failed(c_int),
+}
+
+/// Fork a child that waits for its run on a private channel. It gets its own process group
+/// at once (from here, so the group exists whenever the runner hears of the pid).
+fn fork_spare(ctl: c_int) -> Forked {
+    let mut sv = [-1 as c_int; 2];
+    // SAFETY: socketpair into a local array.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0,
+            sv.as_mut_ptr(),
+        )
+    } != 0
+    {
+        return Forked::Failed(errno());
+    }
+    // SAFETY: the process has one thread here (no thread is started before this point).
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // SAFETY: the child's copies of the server's descriptors.
+        unsafe {
+            real::close(ctl);
+            real::close(sv[0]);
+            libc::setpgid(0, 0);
+        }
+        let run = receive(sv[1]);
+        // SAFETY: the channel has served its purpose.
+        unsafe { real::close(sv[1]) };
+        match run {
+            Ok(Some(run)) => return Forked::Child(run),
+            // SAFETY: the server is done with this child before it ran anything.
+            _ => unsafe { real::_exit(0) },
+        }
+    }
+    let e = errno();
+    // SAFETY: the child's end, which only the child uses.
+    unsafe { real::close(sv[1]) };
+    if pid < 0 {
+        // SAFETY: our end of a channel nobody will use.
+        unsafe { real::close(sv[0]) };
+        return Forked::Failed(e);
+    }
+    // SAFETY: pid is our child.
+    unsafe { libc::setpgid(pid, pid) };
+    Forked::Parent(Spare { pid, chan: sv[0] })
+}
+
+/// Send a frame with descriptors attached; false if the peer is gone.
+fn send_with_fds(to: c_int, frame: &[u8; REQUEST_LEN], fds: &[c_int; 2]) -> bool {
+    let mut cbuf = [0u64; 8];
+    let mut iov = libc::iovec {
+        iov_base: frame.as_ptr() as *mut libc::c_void,
+        iov_len: frame.len(),
+    };
+    // SAFETY: msghdr is plain old data; we fill a control message for two descriptors into
+    // a local, suitably aligned buffer that is large enough (checked below).
+    unsafe {
+        let space = libc::CMSG_SPACE(std::mem::size_of_val(fds) as u32) as usize;
+        if space > std::mem::size_of_val(&cbuf) {
+            return false;
+        }
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = cbuf.as_mut_ptr().cast();
+        msg.msg_controllen = space as _;
+        let c = libc::CMSG_FIRSTHDR(&msg);
+        (*c).cmsg_level = libc::SOL_SOCKET;
+        (*c).cmsg_type = libc::SCM_RIGHTS;
+        (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of_val(fds) as u32) as _;
+        std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(c) as *mut c_int, 2);
+        loop {
+            let n = libc::sendmsg(to, &msg, libc::MSG_NOSIGNAL);
+            if n == frame.len() as isize {
+                return true;
+            }
+            if n < 0 && errno() == libc::EINTR {
+                continue;
+            }
+            return false;
+        }
     }
 }
 
@@ -146,7 +291,7 @@ fn threads() -> Option<usize> {
 }
 
 /// Receive one request frame with its two pipes; `None` at EOF.
-fn receive(ctl: c_int) -> Result<Option<([u8; REQUEST_LEN], c_int, c_int)>, ()> {
+fn receive(ctl: c_int) -> Result<Option<Run>, ()> {
     let mut buf = [0u8; REQUEST_LEN];
     let mut got = 0;
     let mut fds = [-1 as c_int; 4];
@@ -204,7 +349,11 @@ fn receive(ctl: c_int) -> Result<Option<([u8; REQUEST_LEN], c_int, c_int)>, ()> 
         close_all(&fds[..nfds]);
         return Err(());
     }
-    Ok(Some((buf, fds[0], fds[1])))
+    Ok(Some(Run {
+        frame: buf,
+        out: fds[0],
+        err: fds[1],
+    }))
 }
 
 fn close_all(fds: &[c_int]) {
