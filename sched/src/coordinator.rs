@@ -82,6 +82,7 @@ impl<'s> Coordinator<'s> {
     }
 
     /// Thread `tid` is about to perform `op` and waits for a grant.
+    #[inline]
     pub fn post(&mut self, tid: Tid, op: Op) -> Result<(), StateError> {
         self.state.post(tid, op)?;
         self.strategy.pending(&Event::new(tid, op));

@@ -386,18 +386,24 @@ impl State {
     }
 
     /// Thread `t` posts its next pending event.
+    #[inline]
     pub fn post(&mut self, t: Tid, op: Op) -> Result<(), StateError> {
-        let th = self
-            .threads
-            .get(t as usize)
-            .ok_or(StateError::UnknownThread(t))?;
-        match th.status {
-            Status::Running => {
-                self.set_status(t, Status::Pending(op));
-                Ok(())
-            }
-            s => Err(StateError::NotRunning(t, format!("{s:?}"))),
+        let Some(th) = self.threads.get_mut(t as usize) else {
+            return Err(StateError::UnknownThread(t));
+        };
+        if th.status != Status::Running {
+            return Err(StateError::NotRunning(t, format!("{:?}", th.status)));
         }
+        // `set_status(t, Status::Pending(op))`, inlined for the common case of an operation
+        // that cannot block, so that `op` reaches the enabled set in registers.
+        if may_block(&op) {
+            self.set_status(t, Status::Pending(op));
+        } else {
+            th.status = Status::Pending(op);
+            self.running -= 1;
+            self.enabled.insert(Event::new(t, op));
+        }
+        Ok(())
     }
 
     /// A thread vanished without posting its exit (killed, `pthread_exit` from a destructor, ...).

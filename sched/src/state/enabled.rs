@@ -78,15 +78,23 @@ impl EnabledSet {
     /// `ev` is enabled (replacing any event of its thread).
     #[inline]
     pub fn insert(&mut self, ev: Event) {
-        set_bit(&mut self.present, ev.tid, true);
+        // The common case, inlined: the executed thread refills its hole.
         if let Some(i) = self.hole {
             if self.events[i].tid == ev.tid {
+                set_bit(&mut self.present, ev.tid, true);
                 self.events[i] = ev;
                 self.hole = None;
                 return;
             }
-            self.close_hole();
         }
+        self.insert_elsewhere(ev);
+    }
+
+    /// [`Self::insert`] other than into the hole of the same thread.
+    #[inline(never)]
+    fn insert_elsewhere(&mut self, ev: Event) {
+        set_bit(&mut self.present, ev.tid, true);
+        self.close_hole();
         match self.find(ev.tid) {
             Ok(i) => self.events[i] = ev,
             Err(i) => self.events.insert(i, ev),
