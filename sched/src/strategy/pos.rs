@@ -148,15 +148,16 @@ impl Footprint {
     }
 }
 
-/// The pending event of one thread and its footprint (read by the race scan, not per choice).
+/// The pending operation of one thread (its tid is the slot's index) and its footprint, read
+/// by the race scan, not per choice.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
-    ev: Option<Event>,
+    op: Option<Op>,
     fp: Footprint,
 }
 
 const EMPTY: Slot = Slot {
-    ev: None,
+    op: None,
     fp: Footprint {
         objs: [None, None],
         reads: false,
@@ -234,12 +235,24 @@ impl Pos {
         if t >= self.slots.len() {
             self.grow(t + 1);
         }
-        if self.slots[t].ev.is_some() {
+        if self.slots[t].op.is_some() {
             self.unlink(t); // posted again without executing (not through the coordinator)
         }
-        let fp = Footprint::of(ev);
-        self.slots[t] = Slot { ev: Some(*ev), fp };
-        self.link(t, fp.bloom, true);
+        // Field by field into the slot: a footprint or event built aside and copied in whole
+        // was read back right after its (narrower) stores, a store-forwarding stall.
+        let s = &mut self.slots[t];
+        s.op = Some(ev.op);
+        match ev.op {
+            Op::Read { addr, size } | Op::AtomicLoad { addr, size } => {
+                s.fp = Footprint::mem(addr, size, true)
+            }
+            Op::Write { addr, size }
+            | Op::AtomicStore { addr, size }
+            | Op::AtomicRmw { addr, size } => s.fp = Footprint::mem(addr, size, false),
+            _ => s.fp = Footprint::general(ev),
+        }
+        let bloom = s.fp.bloom;
+        self.link(t, bloom, true);
         self.prios[t].pending = true;
         self.mark_stale(t);
     }
@@ -264,7 +277,7 @@ impl Pos {
     /// Thread `t` has no pending event any more: drop it from the owner rows.
     #[inline]
     fn unlink(&mut self, t: usize) {
-        self.slots[t].ev = None;
+        self.slots[t].op = None;
         self.prios[t].pending = false;
         self.link(t, self.slots[t].fp.bloom, false);
     }
@@ -304,17 +317,20 @@ impl Pos {
                 let t = w * 64 + maybe.trailing_zeros() as usize;
                 maybe &= maybe - 1;
                 let s = &self.slots[t];
-                let other = s.ev.expect("owner rows hold pending threads only");
-                let races = other.tid != ev.tid && s.fp.races(fp, reads_race);
-                debug_assert_eq!(races, other.races_with(ev, reads_race));
+                debug_assert!(s.op.is_some(), "owner rows hold pending threads only");
+                let races = t != ev.tid as usize && s.fp.races(fp, reads_race);
+                debug_assert_eq!(
+                    races,
+                    s.op.is_some_and(|o| Event::new(t as u32, o).races_with(ev, reads_race))
+                );
                 if races {
                     self.mark_stale(t);
                 }
             }
         }
-        debug_assert!(self.slots.iter().enumerate().all(|(t, s)| s
-            .ev
-            .is_none_or(|o| !o.races_with(ev, reads_race) || self.prios[t].stale)));
+        debug_assert!(self.slots.iter().enumerate().all(|(t, s)| s.op.is_none_or(
+            |o| !Event::new(t as u32, o).races_with(ev, reads_race) || self.prios[t].stale
+        )));
     }
 
     /// [`Strategy::choose`] for an enabled event never announced through `pending`: it gets a
@@ -374,9 +390,9 @@ impl Strategy for Pos {
         // The executed event was pending: its footprint is already known.
         let t = ev.tid as usize;
         let fp = match self.slots.get(t) {
-            Some(&Slot { ev: Some(p), fp }) => {
+            Some(&Slot { op: Some(op), fp }) => {
                 self.unlink(t);
-                if p.op == ev.op {
+                if op == ev.op {
                     fp
                 } else {
                     Footprint::of(ev)
