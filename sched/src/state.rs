@@ -271,12 +271,16 @@ impl State {
         if !self.enabled.any_blockable() {
             return;
         }
+        let changed_summary = changed.as_ref().map_or(!0, enabled::summary);
         for w in 0..self.enabled.blockable_words() {
             let mut bits = self.enabled.blockable_word(w);
             while bits != 0 {
                 let t = (w * 64) as Tid + bits.trailing_zeros();
                 bits &= bits - 1;
                 if let Some(objs) = &changed {
+                    if self.enabled.blockable_summary(t) & changed_summary == 0 {
+                        continue; // no object in common
+                    }
                     let mine = self.enabled.blockable_objects(t);
                     let meets = |o: &Obj| objs.iter().flatten().any(|x| x.overlaps(o));
                     if !mine.iter().flatten().any(meets) {
