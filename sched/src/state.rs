@@ -635,7 +635,8 @@ impl State {
             let why = self.blocker(t, &op).unwrap_or_default();
             return Err(StateError::NotEnabled(t, why));
         }
-        Ok(self.run(t, op))
+        self.set_status(t, Status::Running);
+        Ok(self.apply_and_recheck(t, op))
     }
 
     /// [`State::execute`] for the event at `index` of [`State::enabled_events`] (the
@@ -648,12 +649,24 @@ impl State {
             unreachable!("an enabled thread is pending");
         };
         debug_assert!(!may_block(&op) || self.why_blocked(t, &op).is_none());
-        self.run(t, op)
+        // `set_status(t, Status::Running)`, its enabled entry being gone already.
+        self.threads[t as usize].status = Status::Running;
+        self.running += 1;
+        if is_local(&op) {
+            // Memory accesses, yields, ...: no synchronisation state to change or re-check.
+            return Executed {
+                result: code::OK,
+                child: None,
+            };
+        }
+        if may_block(&op) {
+            self.enabled.set_blockable(t, None);
+        }
+        self.apply_and_recheck(t, op)
     }
 
-    /// Apply `t`'s pending `op`, which is enabled.
-    fn run(&mut self, t: Tid, op: Op) -> Executed {
-        self.set_status(t, Status::Running);
+    /// Apply `t`'s `op` (enabled, `t` now running) and re-check the threads it may concern.
+    fn apply_and_recheck(&mut self, t: Tid, op: Op) -> Executed {
         let mut child = None;
         let result = self.apply(t, op, &mut child);
         if op == Op::Create {
