@@ -207,10 +207,22 @@ impl Pos {
     }
 
     /// Draw priorities for the stale threads, in thread order.
+    #[inline]
     fn refresh(&mut self) {
-        if self.stale.len() > 1 {
-            self.stale.sort_unstable();
+        // Usually only the executed thread's next event: no sort, no loop.
+        if let [t] = self.stale[..] {
+            let p = &mut self.prios[t as usize];
+            p.value = self.rng.next_u64();
+            p.stale = false;
+            self.stale.clear();
+            return;
         }
+        self.refresh_many();
+    }
+
+    /// [`Self::refresh`] for any number of stale threads.
+    fn refresh_many(&mut self) {
+        self.stale.sort_unstable();
         for &t in &self.stale {
             let p = &mut self.prios[t as usize];
             p.value = self.rng.next_u64();
@@ -243,12 +255,15 @@ impl Pos {
         let s = &mut self.slots[t];
         s.op = Some(ev.op);
         match ev.op {
-            Op::Read { addr, size } | Op::AtomicLoad { addr, size } => {
-                s.fp = Footprint::mem(addr, size, true)
-            }
-            Op::Write { addr, size }
+            // One arm for reads and writes (a branch between them would be a coin toss).
+            Op::Read { addr, size }
+            | Op::AtomicLoad { addr, size }
+            | Op::Write { addr, size }
             | Op::AtomicStore { addr, size }
-            | Op::AtomicRmw { addr, size } => s.fp = Footprint::mem(addr, size, false),
+            | Op::AtomicRmw { addr, size } => {
+                let reads = matches!(ev.op, Op::Read { .. } | Op::AtomicLoad { .. });
+                s.fp = Footprint::mem(addr, size, reads)
+            }
             _ => s.fp = Footprint::general(ev),
         }
         let bloom = s.fp.bloom;
