@@ -16,7 +16,7 @@ use libc::c_int;
 use pos_sched::protocol::{Msg, Reply, MSG_LEN, REPLY_LEN};
 use pos_sched::{Op, Tid};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// Interception is on for the process (a coordinator exists, no exit granted, not a fork child).
 pub static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -119,6 +119,49 @@ pub fn read_exact(fd: c_int, buf: &mut [u8]) -> bool {
     true
 }
 
+/// How long a thread polls for its reply before blocking in `read` (`POSCHECK_SPIN_US`,
+/// set by the runner only when a core is free for it; 0 = block at once).
+pub static SPIN_NS: AtomicU64 = AtomicU64::new(0);
+
+/// Read a reply: poll for it for up to [`SPIN_NS`] (yielding the CPU between polls), then
+/// block. A grant usually comes back within microseconds, and catching it without
+/// sleeping saves the wake-up that would otherwise make every step pay a second context
+/// switch in the program.
+fn read_reply(fd: c_int, r: &mut [u8; REPLY_LEN]) -> bool {
+    let spin = SPIN_NS.load(Ordering::Relaxed);
+    if spin > 0 {
+        let start = now_ns();
+        loop {
+            // SAFETY: reading into r, within its length.
+            let n = unsafe { libc::recv(fd, r.as_mut_ptr().cast(), REPLY_LEN, libc::MSG_DONTWAIT) };
+            if n == REPLY_LEN as isize {
+                return true;
+            }
+            if n > 0 {
+                return read_exact(fd, &mut r[n as usize..]);
+            }
+            if n == 0 || (errno() != libc::EAGAIN && errno() != libc::EINTR) {
+                return false;
+            }
+            if now_ns().saturating_sub(start) >= spin {
+                break;
+            }
+            // SAFETY: no preconditions.
+            unsafe { libc::sched_yield() };
+        }
+    }
+    read_exact(fd, r)
+}
+
+/// CLOCK_MONOTONIC in nanoseconds (vDSO, no system call).
+fn now_ns() -> u64 {
+    // SAFETY: an all-zero timespec is valid; clock_gettime fills it.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: ts is a valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 pub fn errno() -> c_int {
     // SAFETY: errno location of the calling thread.
     unsafe { *libc::__errno_location() }
@@ -175,7 +218,7 @@ impl Me {
         // SAFETY: plain state switch of the calling thread.
         unsafe { pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &mut cancel) };
         let mut r = [0u8; REPLY_LEN];
-        if !write_all(self.fd, frame) || !read_exact(self.fd, &mut r) {
+        if !write_all(self.fd, frame) || !read_reply(self.fd, &mut r) {
             stop(false);
         }
         // SAFETY: restores the state saved above.

@@ -24,6 +24,8 @@
 //! - `POSCHECK_RACES_FILE`: the instrumented pcs that are points in `races` mode, one hex
 //!   pc per line: absolute addresses (the runner disables ASLR), or `+OFF` for an offset
 //!   from the executable's load base (see [`tsan::parse_races`]).
+//! - `POSCHECK_SPIN_US`: how long a thread polls for its grant before blocking (default 0;
+//!   the runner sets it when a core is free for the polling).
 //! - `POS_REAL_SLEEP=1`: sleeps are yield points that then really sleep (runner's
 //!   `--real-sleep`); by default they return at once.
 //! - Standalone mode only: `POS_ALGO`, `POS_SEED`, `POS_DEPTH`, `POS_SCHEDULE`,
@@ -109,6 +111,12 @@ extern "C" fn init() {
     conn::PID.store(std::process::id(), Ordering::Relaxed);
     let flag = |n: &str| std::env::var(n).is_ok_and(|v| v == "1");
     process::REAL_SLEEP.store(flag("POS_REAL_SLEEP"), Ordering::Relaxed);
+    if let Some(us) = std::env::var("POSCHECK_SPIN_US")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        conn::SPIN_NS.store(us.min(10_000) * 1000, Ordering::Relaxed);
+    }
     #[cfg(target_arch = "x86_64")]
     if let Err(e) = tsan::configure() {
         conn::die(&e);

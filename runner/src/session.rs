@@ -224,6 +224,14 @@ fn program_env(cfg: &RunConfig) -> Vec<(OsString, OsString)> {
     if cfg.real_sleep {
         env.push(("POS_REAL_SLEEP".into(), "1".into()));
     }
+    // The program's threads poll for their grants as the decision loop polls for posts.
+    // Always set and always six digits: the environment is part of the program's initial
+    // stack, and stack addresses (of stack-allocated mutexes, say) appear in schedules,
+    // which must not depend on `--jobs`.
+    env.push((
+        "POSCHECK_SPIN_US".into(),
+        format!("{:06}", cfg.spin.as_micros().min(999_999)).into(),
+    ));
     env
 }
 
