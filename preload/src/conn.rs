@@ -241,7 +241,12 @@ impl Me {
 
 /// Connect the calling thread as `tid`: new connection, `Hello`, then it is controlled.
 pub fn adopt(tid: Tid) {
-    let fd = fds::connect().unwrap_or_else(|e| die(&e));
+    adopt_on(tid, fds::connect().unwrap_or_else(|e| die(&e)));
+}
+
+/// Make `fd`, an open connection to the coordinator (one of ours), the calling thread's:
+/// `Hello` as `tid`, then it is controlled.
+pub fn adopt_on(tid: Tid, fd: c_int) {
     let hello = Msg::Hello {
         tid,
         pid: std::process::id(),

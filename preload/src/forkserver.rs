@@ -2,32 +2,37 @@
 //!
 //! The runner starts the program once per worker. libpos's constructor, which runs before
 //! the program's own constructors and while the process still has a single thread, connects
-//! to the runner's control socket and then forks one child per run on request. Each child
-//! takes the run's output pipes and socket path and goes on exactly as a freshly executed
-//! program would, without paying `exec` and dynamic loading again (for a short program that
-//! was a third of a controlled run's time).
+//! to the runner's control socket and becomes the server: it forks the children the runs
+//! are made of. Each child takes its run's output pipes and socket path and goes on exactly
+//! as a freshly executed program would, without paying `exec` and dynamic loading again
+//! (for a short program that was a third of a controlled run's time).
 //!
-//! The server forks each child ahead of its run (while the previous run goes on): the child
-//! waits on a private channel, and a request is handed over to it, which costs two wake-ups
-//! instead of a fork on the run's critical path. The server stays the parent of its
-//! children: it reports each child's pid, then its end, seen with `WNOWAIT` so that the pid
-//! (the run's process-group id) stays reserved until the runner has killed the group; it
-//! reaps the child when the next request or the end of the control connection comes.
+//! A child is forked ahead of its run, while the previous run goes on: this *spare*
+//! connects to the runner's control socket itself and waits there. The runner starts a run
+//! by sending the spare its request, which costs the spare's wake-up and nothing else; the
+//! spare's connection becomes the run's main-thread connection. When the spare has its
+//! run it closes a pipe the server watches, and the server forks the next spare. The
+//! server stays the parent of its children and reports each run's end, seen through a
+//! pidfd and `waitid(WNOWAIT)`, so the pid (the run's process-group id) stays reserved
+//! until the runner, having killed the group, asks for the reap.
 
 use crate::conn::errno;
 use crate::real;
 use libc::c_int;
 use pos_sched::protocol::fork::{request, Notice, NOTICE_LEN, REQUEST_LEN};
 
-/// Serve fork requests on the control socket whose path `path` holds. Returns only in a
-/// forked child, with the socket path of its run in `path`; the server itself ends with the
-/// control connection.
+/// Runs whose end the server watches at once (one per worker, plus slack).
+const MAX_RUNNING: usize = 4;
+
+/// Serve on the control socket whose path `path` holds. Returns only in a forked child that
+/// got its run: with the run's socket path in `path`, and the connection that is to be the
+/// main thread's. The server itself ends with the control connection.
 ///
 /// Nothing here touches the heap (the run's path replaces the control path in the same
 /// allocation, which the runner makes as long): a forked child's heap is then laid out
 /// exactly as a spawned program's, and so are the addresses of its heap objects, which
 /// appear in schedules.
-pub fn serve(path: &mut Vec<u8>) -> Result<(), String> {
+pub fn serve(path: &mut Vec<u8>) -> Result<c_int, String> {
     match threads() {
         Some(1) => {}
         Some(n) => {
@@ -37,138 +42,147 @@ pub fn serve(path: &mut Vec<u8>) -> Result<(), String> {
         }
         None => return Err("cannot fork runs: /proc/self/stat is unreadable".into()),
     }
-    let (addr, len) = crate::fds::unix_addr(path)?;
-    // SAFETY: plain socket calls on values we own; prctl with constant arguments.
-    let ctl = unsafe {
+    let addr = crate::fds::unix_addr(path)?;
+    // SAFETY: prctl with constant arguments.
+    unsafe {
         // The server lives as long as the runner thread that started it.
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+    }
+    let ctl = connect(&addr)?;
+    // SAFETY: getpid has no preconditions.
+    let me = unsafe { libc::getpid() } as u32;
+    if !send(ctl, Notice::Server { pid: me }) {
+        return Err("fork server: the runner hung up".into());
+    }
+    let mut spare: Option<Spare> = None;
+    let mut running = [(0 as libc::pid_t, -1 as c_int); MAX_RUNNING];
+    loop {
+        if spare.is_none() {
+            spare = match fork_spare(ctl, &addr, &running) {
+                Forked::Child(run) => return run.start(path),
+                Forked::Parent(s) => Some(s),
+                Forked::Failed(e) => return Err(format!("fork server: cannot fork: errno {e}")),
+            };
+        }
+        let mut fds = [libc::pollfd {
+            fd: -1,
+            events: libc::POLLIN,
+            revents: 0,
+        }; 2 + MAX_RUNNING];
+        fds[0].fd = ctl;
+        fds[1].fd = spare.as_ref().map_or(-1, |s| s.gate);
+        for (p, &(_, pidfd)) in fds[2..].iter_mut().zip(&running) {
+            p.fd = pidfd;
+        }
+        // SAFETY: polling descriptors we own (or -1, ignored).
+        if unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) } < 0 {
+            if errno() == libc::EINTR {
+                continue;
+            }
+            shut_down(spare, &running);
+        }
+        // Ends first: a reap request may follow an end notice.
+        for (p, slot) in fds[2..].iter().zip(running.iter_mut()) {
+            if p.revents != 0 && slot.1 >= 0 {
+                if let Some(n) = ended(slot.0) {
+                    send(ctl, n);
+                    // SAFETY: the pidfd is ours and done with.
+                    unsafe { real::close(slot.1) };
+                    *slot = (0, -1);
+                }
+            }
+        }
+        if fds[1].revents != 0 {
+            // The spare has its run (or is gone): watch its end, fork the next one.
+            if let Some(s) = spare.take() {
+                // SAFETY: our end of the gate pipe.
+                unsafe { real::close(s.gate) };
+                let pidfd = pidfd_open(s.pid);
+                match running.iter_mut().find(|r| r.1 < 0) {
+                    Some(slot) if pidfd >= 0 => *slot = (s.pid, pidfd),
+                    _ => return Err("fork server: cannot watch a run's end".into()),
+                }
+            }
+        }
+        if fds[0].revents != 0 {
+            match read_notice(ctl) {
+                Some(Notice::Reap { pid }) => reap(pid as libc::pid_t),
+                Some(_) => {}
+                None => shut_down(spare, &running),
+            }
+        }
+    }
+}
+
+/// The runner is done: end the spare, reap every child, exit.
+fn shut_down(spare: Option<Spare>, running: &[(libc::pid_t, c_int)]) -> ! {
+    if let Some(s) = spare {
+        // SAFETY: our own child, waiting for a run that will not come.
+        unsafe { libc::kill(s.pid, libc::SIGKILL) };
+    }
+    for &(pid, _) in running.iter().filter(|r| r.1 >= 0) {
+        // SAFETY: our own children's groups (the runner normally killed them already).
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+    }
+    // SAFETY: reaping our own children until none is left, then ending the server.
+    unsafe {
+        while libc::waitpid(-1, std::ptr::null_mut(), 0) > 0 || errno() == libc::EINTR {}
+        real::_exit(0)
+    }
+}
+
+/// Connect to the runner's control socket.
+fn connect(addr: &(libc::sockaddr_un, libc::socklen_t)) -> Result<c_int, String> {
+    // SAFETY: plain socket calls on values we own.
+    unsafe {
         let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
         if fd < 0 {
             return Err(format!("fork server: socket: errno {}", errno()));
         }
-        if libc::connect(fd, (&addr as *const libc::sockaddr_un).cast(), len) != 0 {
-            return Err(format!(
-                "fork server: cannot connect to the runner: errno {}",
-                errno()
-            ));
-        }
-        fd
-    };
-    let mut unreaped: Option<libc::pid_t> = None;
-    // A child forked ahead of its run, so a request costs a hand-over, not a fork.
-    let mut spare: Result<Spare, c_int> = Err(0);
-    loop {
-        if spare.is_err() {
-            spare = match fork_spare(ctl) {
-                Forked::Child(run) => return run.start(path),
-                Forked::Parent(s) => Ok(s),
-                Forked::Failed(e) => Err(e),
-            };
-        }
-        let next = receive(ctl);
-        if let Some(pid) = unreaped.take() {
-            reap(pid);
-        }
-        let run = match next {
-            Ok(Some(r)) => r,
-            // The runner is done with us (or gone).
-            Ok(None) | Err(_) => {
-                if let Ok(s) = spare {
-                    s.dismiss();
-                }
-                // SAFETY: ending the server; it has no state worth flushing.
-                unsafe { real::_exit(0) }
+        while libc::connect(fd, (&addr.0 as *const libc::sockaddr_un).cast(), addr.1) != 0 {
+            if errno() != libc::EINTR {
+                let e = errno();
+                real::close(fd);
+                return Err(format!(
+                    "fork server: cannot connect to the runner: errno {e}"
+                ));
             }
-        };
-        if request::decode(&run.frame).is_err() {
-            run.close();
-            send(
-                ctl,
-                Notice::Failed {
-                    errno: libc::EINVAL,
-                },
-            );
-            continue;
         }
-        let child = match std::mem::replace(&mut spare, Err(0)) {
-            Ok(s) => s,
-            Err(e) => {
-                run.close();
-                send(ctl, Notice::Failed { errno: e });
-                continue;
-            }
-        };
-        let handed = send_with_fds(child.chan, &run.frame, &[run.out, run.err]);
-        run.close();
-        // SAFETY: our end of the hand-over channel, no longer needed.
-        unsafe { real::close(child.chan) };
-        if !handed {
-            // SAFETY: our own child, which cannot get its run now.
-            unsafe { libc::kill(child.pid, libc::SIGKILL) };
-            reap(child.pid);
-            send(ctl, Notice::Failed { errno: libc::EPIPE });
-            continue;
-        }
-        if !send(
-            ctl,
-            Notice::Started {
-                pid: child.pid as u32,
-            },
-        ) {
-            // SAFETY: our child's group; the runner cannot take care of it any more.
-            unsafe { libc::kill(-child.pid, libc::SIGKILL) };
-        }
-        // The next run's child, forked while this run goes on.
-        spare = match fork_spare(ctl) {
-            Forked::Child(run) => return run.start(path),
-            Forked::Parent(s) => Ok(s),
-            Forked::Failed(e) => Err(e),
-        };
-        send(ctl, end_of(child.pid));
-        unreaped = Some(child.pid);
+        Ok(fd)
     }
 }
 
-/// A run request as received: the frame and the run's stdout and stderr pipes.
+/// A run request as received: the frame, the run's stdout and stderr pipes, and the
+/// connection it came on.
 struct Run {
     frame: [u8; REQUEST_LEN],
     out: c_int,
     err: c_int,
+    conn: c_int,
 }
 
 impl Run {
-    fn close(&self) {
-        close_all(&[self.out, self.err]);
-    }
-
-    /// In the run's child: take the pipes as stdout and stderr, and the run's socket path.
-    fn start(self, path: &mut Vec<u8>) -> Result<(), String> {
+    /// In the run's child: take the pipes as stdout and stderr and the run's socket path;
+    /// the connection becomes the main thread's.
+    fn start(self, path: &mut Vec<u8>) -> Result<c_int, String> {
         let run_path = request::decode(&self.frame)?;
         // SAFETY: descriptors we received; the child continues as the program.
         unsafe {
             libc::dup2(self.out, 1);
             libc::dup2(self.err, 2);
         }
-        self.close();
+        close_all(&[self.out, self.err]);
         path.clear();
         path.extend_from_slice(run_path);
-        Ok(())
+        Ok(self.conn)
     }
 }
 
-/// A child forked ahead, waiting on `chan` for its run.
+/// The child forked ahead: its pid, and the read end of the pipe it closes once it has a
+/// run.
 struct Spare {
     pid: libc::pid_t,
-    chan: c_int,
-}
-
-impl Spare {
-    /// No run will come: let it end, and reap it.
-    fn dismiss(self) {
-        // SAFETY: closing our end makes the child's read see EOF, and it exits.
-        unsafe { real::close(self.chan) };
-        reap(self.pid);
-    }
+    gate: c_int,
 }
 
 enum Forked {
@@ -178,88 +192,86 @@ enum Forked {
     Failed(c_int),
 }
 
-/// Fork a child that waits for its run on a private channel. It gets its own process group
-/// at once (from here, so the group exists whenever the runner hears of the pid).
-fn fork_spare(ctl: c_int) -> Forked {
-    let mut sv = [-1 as c_int; 2];
-    // SAFETY: socketpair into a local array.
-    if unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-            0,
-            sv.as_mut_ptr(),
-        )
-    } != 0
-    {
+/// Fork the spare: in its own process group at once (from both sides, so the group exists
+/// whenever the runner hears of the pid), connected to the runner, waiting for its run.
+fn fork_spare(
+    ctl: c_int,
+    addr: &(libc::sockaddr_un, libc::socklen_t),
+    running: &[(libc::pid_t, c_int)],
+) -> Forked {
+    let mut gate = [-1 as c_int; 2];
+    // SAFETY: pipe2 into a local array.
+    if unsafe { libc::pipe2(gate.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return Forked::Failed(errno());
     }
     // SAFETY: the process has one thread here (no thread is started before this point).
     let pid = unsafe { libc::fork() };
     if pid == 0 {
-        // SAFETY: the child's copies of the server's descriptors.
+        // SAFETY: the child's copies of the server's descriptors, which the program must
+        // not inherit; its own process group.
         unsafe {
             real::close(ctl);
-            real::close(sv[0]);
+            real::close(gate[0]);
+            for &(_, pidfd) in running.iter().filter(|r| r.1 >= 0) {
+                real::close(pidfd);
+            }
             libc::setpgid(0, 0);
         }
-        let run = receive(sv[1]);
-        // SAFETY: the channel has served its purpose.
-        unsafe { real::close(sv[1]) };
+        let run = connect(addr).ok().and_then(|conn| {
+            // SAFETY: getpid has no preconditions.
+            let me = unsafe { libc::getpid() } as u32;
+            if !send(conn, Notice::Spare { pid: me }) {
+                return None;
+            }
+            match receive(conn) {
+                Ok(Some((frame, out, err))) => Some(Run {
+                    frame,
+                    out,
+                    err,
+                    conn,
+                }),
+                _ => None,
+            }
+        });
+        // SAFETY: closing the gate tells the server this spare is taken (or gone).
+        unsafe { real::close(gate[1]) };
         match run {
-            Ok(Some(run)) => return Forked::Child(run),
-            // SAFETY: the server is done with this child before it ran anything.
-            _ => unsafe { real::_exit(0) },
+            Some(run) => return Forked::Child(run),
+            // SAFETY: no run will come; nothing of the program ran.
+            None => unsafe { real::_exit(0) },
         }
     }
     let e = errno();
-    // SAFETY: the child's end, which only the child uses.
-    unsafe { real::close(sv[1]) };
+    // SAFETY: the child's end of the gate, which only the child uses.
+    unsafe { real::close(gate[1]) };
     if pid < 0 {
-        // SAFETY: our end of a channel nobody will use.
-        unsafe { real::close(sv[0]) };
+        // SAFETY: our end of a gate nobody will use.
+        unsafe { real::close(gate[0]) };
         return Forked::Failed(e);
     }
     // SAFETY: pid is our child.
     unsafe { libc::setpgid(pid, pid) };
-    Forked::Parent(Spare { pid, chan: sv[0] })
+    Forked::Parent(Spare { pid, gate: gate[0] })
 }
 
-/// Send a frame with descriptors attached; false if the peer is gone.
-fn send_with_fds(to: c_int, frame: &[u8; REQUEST_LEN], fds: &[c_int; 2]) -> bool {
-    let mut cbuf = [0u64; 8];
-    let mut iov = libc::iovec {
-        iov_base: frame.as_ptr() as *mut libc::c_void,
-        iov_len: frame.len(),
-    };
-    // SAFETY: msghdr is plain old data; we fill a control message for two descriptors into
-    // a local, suitably aligned buffer that is large enough (checked below).
-    unsafe {
-        let space = libc::CMSG_SPACE(std::mem::size_of_val(fds) as u32) as usize;
-        if space > std::mem::size_of_val(&cbuf) {
-            return false;
-        }
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = cbuf.as_mut_ptr().cast();
-        msg.msg_controllen = space as _;
-        let c = libc::CMSG_FIRSTHDR(&msg);
-        (*c).cmsg_level = libc::SOL_SOCKET;
-        (*c).cmsg_type = libc::SCM_RIGHTS;
-        (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of_val(fds) as u32) as _;
-        std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(c) as *mut c_int, 2);
-        loop {
-            let n = libc::sendmsg(to, &msg, libc::MSG_NOSIGNAL);
-            if n == frame.len() as isize {
-                return true;
-            }
-            if n < 0 && errno() == libc::EINTR {
-                continue;
-            }
-            return false;
-        }
+/// A pidfd for our child `pid`, or -1.
+fn pidfd_open(pid: libc::pid_t) -> c_int {
+    // SAFETY: a plain system call; the result is a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as c_int;
+    if fd >= 0 {
+        // SAFETY: our fresh descriptor; keep it out of children that exec.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
     }
+    fd
+}
+
+/// Read one notice from the runner; `None` at EOF or on a broken frame.
+fn read_notice(fd: c_int) -> Option<Notice> {
+    let mut b = [0u8; NOTICE_LEN];
+    if !crate::conn::read_exact(fd, &mut b) {
+        return None;
+    }
+    Notice::decode(&b).ok()
 }
 
 /// The number of threads of this process (from `/proc/self/stat`, read without the heap).
@@ -291,7 +303,7 @@ fn threads() -> Option<usize> {
 }
 
 /// Receive one request frame with its two pipes; `None` at EOF.
-fn receive(ctl: c_int) -> Result<Option<Run>, ()> {
+fn receive(ctl: c_int) -> Result<Option<([u8; REQUEST_LEN], c_int, c_int)>, ()> {
     let mut buf = [0u8; REQUEST_LEN];
     let mut got = 0;
     let mut fds = [-1 as c_int; 4];
@@ -349,11 +361,7 @@ fn receive(ctl: c_int) -> Result<Option<Run>, ()> {
         close_all(&fds[..nfds]);
         return Err(());
     }
-    Ok(Some(Run {
-        frame: buf,
-        out: fds[0],
-        err: fds[1],
-    }))
+    Ok(Some((buf, fds[0], fds[1])))
 }
 
 fn close_all(fds: &[c_int]) {
@@ -371,8 +379,8 @@ fn send(ctl: c_int, n: Notice) -> bool {
     sent == b.len() as isize
 }
 
-/// Wait for `pid` to end, without reaping it.
-fn end_of(pid: libc::pid_t) -> Notice {
+/// The end of our child `pid` if it has ended (not reaped: `WNOWAIT`).
+fn ended(pid: libc::pid_t) -> Option<Notice> {
     loop {
         // SAFETY: an all-zero siginfo_t is a valid value for waitid to fill.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
@@ -382,28 +390,30 @@ fn end_of(pid: libc::pid_t) -> Notice {
                 libc::P_PID,
                 pid as libc::id_t,
                 &mut info,
-                libc::WEXITED | libc::WNOWAIT,
+                libc::WEXITED | libc::WNOWAIT | libc::WNOHANG,
             )
         };
         if r < 0 && errno() == libc::EINTR {
             continue;
         }
-        // SAFETY: waitid filled a SIGCHLD siginfo.
-        let status = unsafe { info.si_status() };
+        // SAFETY: waitid filled a SIGCHLD siginfo (si_pid 0: not ended yet).
+        let (who, status) = unsafe { (info.si_pid(), info.si_status()) };
         let pid = pid as u32;
-        return if r == 0 && info.si_code == libc::CLD_EXITED {
-            Notice::Exited { pid, code: status }
+        return if r == 0 && who == 0 {
+            None
+        } else if r == 0 && info.si_code == libc::CLD_EXITED {
+            Some(Notice::Exited { pid, code: status })
         } else if r == 0 {
-            Notice::Killed {
+            Some(Notice::Killed {
                 pid,
                 signal: status,
-            }
+            })
         } else {
             // Cannot happen for our own child; report it as killed rather than hang.
-            Notice::Killed {
+            Some(Notice::Killed {
                 pid,
                 signal: libc::SIGKILL,
-            }
+            })
         };
     }
 }

@@ -127,11 +127,14 @@ extern "C" fn init() {
     std::env::remove_var(pos_sched::protocol::ENV_SOCKET);
     let server = std::env::var_os(pos_sched::protocol::fork::ENV_FORK_SERVER);
     std::env::remove_var(pos_sched::protocol::fork::ENV_FORK_SERVER);
+    // In fork-server mode, the run's main-thread connection (already open).
+    let mut main_conn = None;
     if let Some(ctl) = server {
         // Returns in each forked child, with its run's socket in place of the control one.
         let mut path = ctl.into_vec();
-        if let Err(e) = forkserver::serve(&mut path) {
-            conn::die(&e);
+        match forkserver::serve(&mut path) {
+            Ok(fd) => main_conn = Some(fd),
+            Err(e) => conn::die(&e),
         }
         socket = Some(std::ffi::OsString::from_vec(path));
         conn::PID.store(std::process::id(), Ordering::Relaxed);
@@ -147,7 +150,10 @@ extern "C" fn init() {
     process::install_fork_handler();
     drop(busy);
     ACTIVE.store(true, Ordering::SeqCst);
-    conn::adopt(0);
+    match main_conn {
+        Some(fd) => conn::adopt_on(0, fds::adopt_fd(fd)),
+        None => conn::adopt(0),
+    }
 }
 
 /// Run [`init`] when the library is loaded (before the program's own constructors).

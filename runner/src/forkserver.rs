@@ -5,7 +5,9 @@
 //! third of a controlled run's time. The server is the program stopped in libpos's
 //! constructor, before the program's own constructors and with a single thread, so every
 //! forked child starts from the state a fresh `exec` would reach, with the same
-//! environment, arguments and (ASLR being off) the same addresses.
+//! environment, arguments and (ASLR being off) the same addresses. The server keeps one
+//! child forked ahead (the spare), connected to the control socket and waiting: a run
+//! starts with one message to it, and its connection is the run's main-thread connection.
 //!
 //! Each worker thread keeps its own server in a thread-local slot, for one program
 //! configuration at a time. A server that cannot start or breaks is reported once and the
@@ -25,7 +27,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// How long a server may take to reach libpos's constructor, and to answer a request.
+/// How long a server may take to reach libpos's constructor, and to have a spare ready.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a killed run's end may take to be reported before the server counts as broken.
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -40,12 +42,15 @@ pub struct Key {
     pub env: Vec<(OsString, OsString)>,
 }
 
-/// A running fork server and its control connection.
+/// A running fork server, its control connection, and the socket its spares connect to.
 pub struct ForkServer {
     key: Key,
     ctl: UnixStream,
+    listener: UnixListener,
     server: Program,
     _group: cleanup::Guard,
+    _dir_guard: cleanup::Guard,
+    _dir: tempfile::TempDir,
 }
 
 impl ForkServer {
@@ -55,7 +60,7 @@ impl ForkServer {
             .prefix("poscheck-")
             .tempdir_in(run_dir_parent)
             .context("cannot create a temporary directory")?;
-        let _dir_guard = cleanup::Guard::dir(dir.path());
+        let dir_guard = cleanup::Guard::dir(dir.path());
         // Named like a run's socket: see ENV_FORK_SERVER.
         let path = dir.path().join("sock");
         let listener = UnixListener::bind(&path)
@@ -67,7 +72,12 @@ impl ForkServer {
         env.push((ENV_FORK_SERVER.into(), path.clone().into()));
         let mut server = process::spawn(&key.program, &key.args, &env)?;
         let group = cleanup::Guard::group(server.pid());
-        let ctl = match accept(&listener, &server) {
+        let started =
+            accept(&listener, Some(&server)).and_then(|mut ctl| match first_notice(&mut ctl)? {
+                Notice::Server { pid } if pid == server.pid() => Ok(ctl),
+                n => bail!("the fork server introduced itself as {n:?}"),
+            });
+        let ctl = match started {
             Ok(c) => c,
             Err(e) => {
                 server.reap();
@@ -83,39 +93,35 @@ impl ForkServer {
         // Its output pipes are not needed: every child gets its run's own.
         server.stdout.take();
         server.stderr.take();
-        ctl.set_nonblocking(false)
-            .context("cannot make the control connection blocking")?;
         Ok(ForkServer {
             key,
             ctl,
+            listener,
             server,
             _group: group,
+            _dir_guard: dir_guard,
+            _dir: dir,
         })
     }
 
-    /// Fork one run's child, connecting to `socket`, with fresh output pipes.
-    pub fn fork(&mut self, socket: &Path) -> Result<Program> {
+    /// Start one run: hand the waiting spare its socket path and fresh output pipes.
+    /// Returns the run's process and its main-thread connection.
+    pub fn fork(&mut self, socket: &Path) -> Result<(Program, UnixStream)> {
         let req = request::encode(socket.as_os_str().as_bytes()).map_err(|e| anyhow!("{e}"))?;
+        let mut conn = accept(&self.listener, None).context("no spare from the fork server")?;
+        let pid = match first_notice(&mut conn)? {
+            Notice::Spare { pid } => pid,
+            n => bail!("a fork-server spare introduced itself as {n:?}"),
+        };
         let (out_r, out_w) = pipe()?;
         let (err_r, err_w) = pipe()?;
-        send_with_fds(&self.ctl, &req, &[out_w.as_raw_fd(), err_w.as_raw_fd()])
-            .context("cannot send a request to the fork server")?;
-        drop((out_w, err_w));
-        self.ctl
-            .set_read_timeout(Some(START_TIMEOUT))
-            .context("cannot set a timeout on the control connection")?;
-        match self.notice().context("no answer from the fork server")? {
-            Notice::Started { pid } => Ok(Program::forked(pid, out_r, err_r)),
-            Notice::Failed { errno } => Err(anyhow!(
-                "the fork server could not fork: {}",
-                std::io::Error::from_raw_os_error(errno)
-            )),
-            n => bail!("unexpected fork-server notice {n:?}"),
-        }
+        send_with_fds(&conn, &req, &[out_w.as_raw_fd(), err_w.as_raw_fd()])
+            .context("cannot hand a run to the fork server's spare")?;
+        Ok((Program::forked(pid, out_r, err_r), conn))
     }
 
     /// A second handle on the control connection, for the run's I/O thread to see the
-    /// child's end ([`pump::read_exit`]).
+    /// child's end ([`pump::ExitWatch::Server`]).
     pub fn exit_feed(&self) -> Result<OwnedFd> {
         Ok(self
             .ctl
@@ -143,6 +149,13 @@ impl ForkServer {
         }
     }
 
+    /// The run of child `pid` is over and its group killed: the server may reap it.
+    pub fn release(&mut self, pid: u32) -> Result<()> {
+        (&self.ctl)
+            .write_all(&Notice::Reap { pid }.encode())
+            .context("the fork server's connection broke")
+    }
+
     fn notice(&mut self) -> Result<Notice> {
         let mut b = [0u8; NOTICE_LEN];
         self.ctl
@@ -151,8 +164,8 @@ impl ForkServer {
         Notice::decode(&b).map_err(|e| anyhow!("{e}"))
     }
 
-    /// Close the control connection, let the server reap its last child and end, and kill
-    /// it if it does not within [`STOP_GRACE`].
+    /// Close the control connection, let the server end its spare, reap its children and
+    /// exit, and kill it if it does not within [`STOP_GRACE`].
     fn stop(&mut self) {
         let _ = self.ctl.shutdown(std::net::Shutdown::Both);
         let pidfd = pump::pidfd_open(self.server.pid());
@@ -175,18 +188,33 @@ impl Drop for ForkServer {
     }
 }
 
-/// Accept the server's connection, or fail when it ends or takes too long.
-fn accept(listener: &UnixListener, server: &Program) -> Result<UnixStream> {
-    let pidfd = pump::pidfd_open(server.pid());
+/// The first frame of a new connection (its introduction), within [`START_TIMEOUT`].
+fn first_notice(conn: &mut UnixStream) -> Result<Notice> {
+    conn.set_nonblocking(false)
+        .context("cannot make a connection blocking")?;
+    conn.set_read_timeout(Some(START_TIMEOUT))
+        .context("cannot set a timeout on a connection")?;
+    let mut b = [0u8; NOTICE_LEN];
+    conn.read_exact(&mut b)
+        .context("no introduction on a fork-server connection")?;
+    conn.set_read_timeout(None)
+        .context("cannot clear a connection's timeout")?;
+    Notice::decode(&b).map_err(|e| anyhow!("{e}"))
+}
+
+/// Accept the next connection, or fail when `server` (if given) ends first or it takes
+/// longer than [`START_TIMEOUT`].
+fn accept(listener: &UnixListener, server: Option<&Program>) -> Result<UnixStream> {
+    let pidfd = server.and_then(|s| pump::pidfd_open(s.pid()));
     let deadline = Instant::now() + START_TIMEOUT;
     loop {
         match listener.accept() {
             Ok((s, _)) => return Ok(s),
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-            Err(e) => return Err(e).context("cannot accept the fork server's connection"),
+            Err(e) => return Err(e).context("cannot accept a fork-server connection"),
         }
         let Some(left) = deadline.checked_duration_since(Instant::now()) else {
-            bail!("the fork server did not start within {START_TIMEOUT:?}");
+            bail!("the fork server did not connect within {START_TIMEOUT:?}");
         };
         let mut p = [
             libc::pollfd {

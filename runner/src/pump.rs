@@ -52,6 +52,8 @@ pub struct Sources {
     pub stdout: Option<OwnedFd>,
     pub stderr: Option<OwnedFd>,
     pub exit: ExitWatch,
+    /// A main-thread connection made before the run (a fork server's spare): connection 0.
+    pub main_conn: Option<UnixStream>,
     /// Also report each memory post's pc ([`Ev::Pc`]).
     pub want_pc: bool,
 }
@@ -167,6 +169,18 @@ fn run(src: Sources, tx: Sender<Ev>, stop: UnixStream, grace: Duration) -> (Vec<
     let mut exit = src.exit;
     let mut conns: Vec<Conn> = Vec::new();
     let mut next_id = 0usize;
+    if let Some(stream) = src.main_conn {
+        if let Ok(write_half) = stream.try_clone() {
+            if tx.send(Ev::Conn(0, write_half)).is_ok() {
+                conns.push(Conn {
+                    id: 0,
+                    stream,
+                    buf: Vec::with_capacity(MSG_LEN),
+                });
+                next_id = 1;
+            }
+        }
+    }
     let mut fds: Vec<libc::pollfd> = Vec::new();
     // Watch everything until told to stop (or the decision loop went away).
     'watch: loop {
@@ -416,6 +430,7 @@ mod tests {
             stdout: None,
             stderr: None,
             exit: pidfd.map_or(ExitWatch::Elsewhere, ExitWatch::Pidfd),
+            main_conn: None,
             want_pc,
         }
     }

@@ -136,7 +136,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         None
     };
     let forked = match server.as_mut().map(|s| s.fork(&sock)) {
-        Some(Ok(p)) => Some(p),
+        Some(Ok(run)) => Some(run),
         Some(Err(e)) => {
             server = None;
             forkserver::give_up(&key, &e);
@@ -144,12 +144,12 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         }
         None => None,
     };
-    let mut program = match forked {
-        Some(p) => p,
+    let (mut program, main_conn) = match forked {
+        Some((p, conn)) => (p, Some(conn)),
         None => {
             let mut env = env;
             env.push((ENV_SOCKET.into(), sock.clone().into()));
-            process::spawn(&cfg.program, &cfg.args, &env)?
+            (process::spawn(&cfg.program, &cfg.args, &env)?, None)
         }
     };
     let _group_guard = cleanup::Guard::group(program.pid());
@@ -173,6 +173,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
             stdout: program.stdout.take(),
             stderr: program.stderr.take(),
             exit,
+            main_conn,
             want_pc: cfg.record_trace,
         },
         tx,
@@ -193,7 +194,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         // The server's next notice must be about the next run: take this child's end if
         // the I/O thread did not.
         let seen = lp.exit.is_some() || rx.try_iter().any(|ev| matches!(ev, Ev::Exited(_)));
-        if seen || s.settle(program.pid()).is_ok() {
+        if (seen || s.settle(program.pid()).is_ok()) && s.release(program.pid()).is_ok() {
             forkserver::check_in(s);
         }
     }

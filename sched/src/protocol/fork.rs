@@ -1,10 +1,14 @@
 //! The fork-server protocol between the runner and libpos (`POSCHECK_SERVER`).
 //!
 //! The runner starts a program once; libpos's constructor connects to the runner's control
-//! socket and, for every run, forks a child that continues as a freshly started program
-//! would. The runner sends a [`request`] (the run's socket path, with the run's stdout and
-//! stderr pipes attached as `SCM_RIGHTS`); the server answers [`Notice::Started`], and later
-//! [`Notice::Exited`] or [`Notice::Killed`] when that child ends. Frames have a fixed size.
+//! socket (first frame [`Notice::Server`]) and keeps one child forked ahead of its run: the
+//! *spare*, which connects to the same socket (first frame [`Notice::Spare`]) and waits.
+//! To start a run the runner sends the spare a [`request`] (the run's socket path, with the
+//! run's stdout and stderr pipes attached as `SCM_RIGHTS`); the spare's connection then
+//! becomes the run's main-thread connection. The server forks the next spare and reports
+//! each run's end on the control connection ([`Notice::Exited`], [`Notice::Killed`]); the
+//! runner answers [`Notice::Reap`] once it has killed the run's process group. Frames have
+//! a fixed size.
 
 /// Environment variable carrying the control socket path: libpos becomes a fork server.
 /// As long as [`super::ENV_SOCKET`], and the runner names both sockets alike, so a forked
@@ -14,8 +18,8 @@ pub const ENV_FORK_SERVER: &str = "POSCHECK_SERVER";
 pub const REQUEST_LEN: usize = 128;
 pub const NOTICE_LEN: usize = 16;
 
-/// A request to fork one run's child, which connects to the given socket path and writes
-/// to the two pipes sent along.
+/// A run for a spare: its threads connect to the given socket path, and it writes to the two
+/// pipes sent along.
 pub mod request {
     use super::REQUEST_LEN;
 
@@ -49,23 +53,28 @@ pub mod request {
 /// What the server tells the runner.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Notice {
-    /// The child of the last request runs, in its own process group (pgid = pid).
-    Started { pid: u32 },
-    /// The fork failed with this errno.
-    Failed { errno: i32 },
-    /// The child exited with this code (it stays unreaped until the next request).
+    /// Server → runner, first frame of the control connection.
+    Server { pid: u32 },
+    /// Spare → runner, first frame of a spare's connection: it waits for a run, in its own
+    /// process group (pgid = pid).
+    Spare { pid: u32 },
+    /// Server → runner: a run's child exited with this code (it stays unreaped until the
+    /// runner's [`Notice::Reap`], so its pid, the group id, cannot be reused before).
     Exited { pid: u32, code: i32 },
-    /// The child was killed by this signal (unreaped likewise).
+    /// Server → runner: a run's child was killed by this signal (unreaped likewise).
     Killed { pid: u32, signal: i32 },
+    /// Runner → server: the run is over and its group killed; reap the child.
+    Reap { pid: u32 },
 }
 
 impl Notice {
     pub fn encode(&self) -> [u8; NOTICE_LEN] {
         let (kind, pid, value) = match *self {
-            Notice::Started { pid } => (1u32, pid, 0),
-            Notice::Failed { errno } => (2, 0, errno),
+            Notice::Server { pid } => (1u32, pid, 0),
+            Notice::Spare { pid } => (2, pid, 0),
             Notice::Exited { pid, code } => (3, pid, code),
             Notice::Killed { pid, signal } => (4, pid, signal),
+            Notice::Reap { pid } => (5, pid, 0),
         };
         let mut b = [0u8; NOTICE_LEN];
         b[0..4].copy_from_slice(&kind.to_le_bytes());
@@ -78,10 +87,11 @@ impl Notice {
         let word = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
         let (pid, value) = (word(4), word(8) as i32);
         Ok(match word(0) {
-            1 => Notice::Started { pid },
-            2 => Notice::Failed { errno: value },
+            1 => Notice::Server { pid },
+            2 => Notice::Spare { pid },
             3 => Notice::Exited { pid, code: value },
             4 => Notice::Killed { pid, signal: value },
+            5 => Notice::Reap { pid },
             k => return Err(format!("bad fork-server notice (kind {k})")),
         })
     }
@@ -113,10 +123,11 @@ mod tests {
     #[test]
     fn notices_round_trip_and_unknown_kinds_are_refused() {
         for n in [
-            Notice::Started { pid: 42 },
-            Notice::Failed { errno: 11 },
+            Notice::Server { pid: 42 },
+            Notice::Spare { pid: 43 },
             Notice::Exited { pid: 7, code: -1 },
             Notice::Killed { pid: 9, signal: 11 },
+            Notice::Reap { pid: 7 },
         ] {
             assert_eq!(Notice::decode(&n.encode()).unwrap(), n);
         }
