@@ -11,8 +11,9 @@
 //! connects to the runner's control socket itself and waits there. The runner starts a run
 //! by sending the spare its request, which costs the spare's wake-up and nothing else; the
 //! spare's connection becomes the run's main-thread connection. When the spare has its
-//! run it closes a pipe the server watches, and the server forks the next spare. The
-//! server stays the parent of its children and reports each run's end, seen through a
+//! run it closes a pipe the server watches; the server forks the next spare when that run
+//! has ended (a fork next to the running program, competing for the CPU and the memory
+//! system, slowed the run's first steps more than it saved). The server stays the parent of its children and reports each run's end, seen through a
 //! pidfd and `waitid(WNOWAIT)`, so the pid (the run's process-group id) stays reserved
 //! until the runner, having killed the group, asks for the reap.
 
@@ -57,7 +58,9 @@ pub fn serve(path: &mut Vec<u8>) -> Result<c_int, String> {
     let mut spare: Option<Spare> = None;
     let mut running = [(0 as libc::pid_t, -1 as c_int); MAX_RUNNING];
     loop {
-        if spare.is_none() {
+        // The next spare is forked once the current run has ended, not while it goes on:
+        // a fork next to a running program slowed its first steps more than it saved.
+        if spare.is_none() && running.iter().all(|r| r.1 < 0) {
             spare = match fork_spare(ctl, &addr, &running) {
                 Forked::Child(run) => return run.start(path),
                 Forked::Parent(s) => Some(s),
