@@ -25,6 +25,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// How long a server may take to reach libpos's constructor, and to have a spare ready.
@@ -261,61 +262,65 @@ fn send_with_fds(s: &UnixStream, bytes: &[u8], fds: &[i32]) -> std::io::Result<(
     Ok(())
 }
 
-/// This thread's server (one program configuration at a time), and the configurations
-/// whose server could not start.
-struct Slot {
-    server: Option<ForkServer>,
-    failed: Vec<Key>,
-}
-
 thread_local! {
-    static SLOT: RefCell<Slot> = const { RefCell::new(Slot { server: None, failed: Vec::new() }) };
+    /// This thread's server (one program configuration at a time).
+    static SLOT: RefCell<Option<ForkServer>> = const { RefCell::new(None) };
 }
 
-/// This thread's server for `key`, started if needed; `None` when it cannot start (said
-/// once per configuration on stderr). Give it back with [`check_in`] after the run.
+/// The configurations whose server could not start or failed (shared by the workers, so
+/// the warning is said once).
+static FAILED: Mutex<Vec<Key>> = Mutex::new(Vec::new());
+
+fn failed() -> std::sync::MutexGuard<'static, Vec<Key>> {
+    FAILED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Give up on `key`'s fork server: spawn its runs from now on, and say so once.
+fn mark_failed(key: &Key, what: &str, why: &anyhow::Error) {
+    let mut f = failed();
+    if !f.contains(key) {
+        eprintln!(
+            "poscheck: warning: {what} for {} ({why:#}); spawning every run",
+            key.program.display()
+        );
+        f.push(key.clone());
+    }
+}
+
+/// This thread's server for `key`, started if needed; `None` when the configuration's
+/// server could not start or failed. Give it back with [`check_in`] after the run.
 pub fn check_out(key: &Key, run_dir_parent: &Path) -> Option<ForkServer> {
-    SLOT.with(|slot| {
-        let mut slot = slot.borrow_mut();
-        match slot.server.take() {
-            Some(s) if &s.key == key => return Some(s),
-            other => drop(other),
+    if let Some(s) = SLOT.with(|slot| slot.borrow_mut().take()) {
+        if &s.key == key {
+            return Some(s);
         }
-        if slot.failed.contains(key) {
-            return None;
+    }
+    if failed().contains(key) {
+        return None;
+    }
+    match ForkServer::start(key.clone(), run_dir_parent) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            mark_failed(key, "no fork server", &e);
+            None
         }
-        match ForkServer::start(key.clone(), run_dir_parent) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                eprintln!(
-                    "poscheck: warning: no fork server for {} ({e:#}); spawning every run",
-                    key.program.display()
-                );
-                slot.failed.push(key.clone());
-                None
-            }
-        }
-    })
+    }
 }
 
-/// A server that started could not fork a run: say so, and spawn this configuration's runs
-/// from now on.
+/// A server that started could not start a run: spawn this configuration's runs from now
+/// on.
 pub fn give_up(key: &Key, why: &anyhow::Error) {
-    eprintln!(
-        "poscheck: warning: the fork server of {} failed ({why:#}); spawning every run",
-        key.program.display()
-    );
-    SLOT.with(|slot| slot.borrow_mut().failed.push(key.clone()));
+    mark_failed(key, "the fork server failed", why);
 }
 
 /// Keep `server` for this thread's next run.
 pub fn check_in(server: ForkServer) {
-    SLOT.with(|slot| slot.borrow_mut().server = Some(server));
+    SLOT.with(|slot| *slot.borrow_mut() = Some(server));
 }
 
 /// Stop this thread's server now (before the process exits: the main thread's
 /// thread-locals are never dropped, and a test may look for leftover processes).
 pub fn shut_down() {
-    let s = SLOT.with(|slot| slot.borrow_mut().server.take());
+    let s = SLOT.with(|slot| slot.borrow_mut().take());
     drop(s);
 }
