@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-const POSCHECK: &str = env!("CARGO_BIN_EXE_poscheck");
+mod common;
+
+use common::{text, POSCHECK};
 
 /// The suite programs the tests use (all with sync-point bugs, one bug-free).
 const PROGRAMS: &[&str] = &[
@@ -33,14 +35,6 @@ fn poscheck(dir: &Path, args: &[&str]) -> Output {
         .current_dir(dir)
         .output()
         .expect("cannot run poscheck")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// The `[[program]]` tables of the bundled manifest for `names`, as manifest text.

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-const POSCHECK: &str = env!("CARGO_BIN_EXE_poscheck");
+mod common;
+
+use common::{text, POSCHECK};
 
 /// The 7 strategies the counter claims are checked with.
 const STRATEGIES: &[&str] = &["rw", "pct1", "pct3", "pos", "pos*", "basicpos", "rapos"];
@@ -19,12 +21,7 @@ const STRATEGIES: &[&str] = &["rw", "pct1", "pct3", "pos", "pos*", "basicpos", "
 fn bins() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let lib = Path::new(POSCHECK).with_file_name("libpos.so");
-        assert!(
-            lib.is_file(),
-            "{} is missing: build it with `cargo build -p pos-preload` (same profile)",
-            lib.display()
-        );
+        common::require_libpos();
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/c");
         let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-c");
         std::fs::create_dir_all(&out).unwrap();
@@ -105,14 +102,6 @@ fn outcomes(p: &Value) -> BTreeMap<String, u64> {
         .iter()
         .map(|(k, v)| (k.clone(), v.as_u64().unwrap()))
         .collect()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 #[test]

@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock};
 
-const POSCHECK: &str = env!("CARGO_BIN_EXE_poscheck");
+mod common;
+
+use common::{text, POSCHECK};
 
 fn sources() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/c/explore")
@@ -64,14 +66,6 @@ fn build(src_dir: &Path, name: &str) -> PathBuf {
     assert!(o.status.success(), "poscheck cc {name}: {}", text(&o));
     built.insert(name.to_string(), out.clone());
     out
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// The result of one `poscheck explore` (its JSON report and output).

@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-const POSCHECK: &str = env!("CARGO_BIN_EXE_poscheck");
+mod common;
+
+use common::{text, POSCHECK};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -21,12 +23,7 @@ fn root() -> PathBuf {
 fn out_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let lib = Path::new(POSCHECK).with_file_name("libpos.so");
-        assert!(
-            lib.is_file(),
-            "{} is missing: build it with `cargo build -p pos-preload` (same profile)",
-            lib.display()
-        );
+        common::require_libpos();
         let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("points-c");
         std::fs::create_dir_all(&d).unwrap();
         d
@@ -39,15 +36,6 @@ fn poscheck(args: &[&str], env: &[(&str, &str)]) -> Output {
         .envs(env.iter().copied())
         .output()
         .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// Build `src` (relative to the repo root) with `poscheck cc` and compiler `cc`.
