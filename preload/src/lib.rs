@@ -76,6 +76,11 @@ fn strip_preload() {
     }
 }
 
+/// The protocol revision this libpos speaks ([`pos_sched::protocol::LIBPOS_MARKER`]); the
+/// runner looks for this symbol before it uses the library.
+#[no_mangle]
+pub extern "C" fn pos_protocol_fork_server_1() {}
+
 /// A symbol that only libpos defines: the first loaded copy owns it (see [`is_duplicate`]).
 #[no_mangle]
 pub extern "C" fn pos_libpos_marker() {}
@@ -161,3 +166,14 @@ extern "C" fn init() {
 #[used]
 #[link_section = ".init_array"]
 static INIT: extern "C" fn() = init;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_exported_protocol_marker_is_the_one_the_runner_looks_for() {
+        let name = stringify!(pos_protocol_fork_server_1);
+        assert_eq!(name, pos_sched::protocol::LIBPOS_MARKER);
+        // The function of that name exists (this refers to it).
+        let _: extern "C" fn() = super::pos_protocol_fork_server_1;
+    }
+}

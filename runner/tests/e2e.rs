@@ -589,6 +589,28 @@ fn bad_input_is_one_clear_error_line_and_exit_2() {
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(!err.contains("panicked"));
     }
+    // A libpos.so from another build (here: some other shared library) is refused.
+    let other = s.path().join("libother.so");
+    let st = Command::new("gcc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&other)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/c/counter_mutex.c"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = s.poscheck_env(
+        &[
+            "run",
+            "--tries",
+            "2",
+            bin("counter_mutex").to_str().unwrap(),
+        ],
+        &[("POSCHECK_LIBPOS", other.to_str().unwrap())],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("does not match this poscheck"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
     let out = s.poscheck(&["run", "--tries", "2", bin("no_pthread").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(text(&out).contains("imports no pthread function"));

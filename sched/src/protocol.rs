@@ -12,6 +12,12 @@ pub mod fork;
 /// Environment variable carrying the coordinator's socket path to libpos.
 pub const ENV_SOCKET: &str = "POSCHECK_SOCKET";
 
+/// A symbol that libpos.so exports for this protocol revision: the runner refuses a
+/// libpos.so without it (an old build next to a new `poscheck` misbehaves in obscure ways).
+/// Bump it, and the function of that name in `preload/src/lib.rs`, whenever the protocol
+/// changes.
+pub const LIBPOS_MARKER: &str = "pos_protocol_fork_server_1";
+
 pub const MSG_LEN: usize = 32;
 pub const REPLY_LEN: usize = 16;
 /// Longest text payload accepted (assertion messages are truncated to this).
