@@ -616,6 +616,50 @@ fn bad_input_is_one_clear_error_line_and_exit_2() {
     assert!(text(&out).contains("imports no pthread function"));
 }
 
+/// A library that passes for libpos (it has the marker) but never connects: the fork
+/// server cannot start, which is said once (not once per job), the runs are spawned
+/// instead, and each is an `error` with the reason; nothing is left behind.
+#[test]
+fn a_fork_server_that_cannot_start_falls_back_to_spawning() {
+    let s = Scratch::new();
+    let src = s.path().join("fake.c");
+    std::fs::write(&src, "void pos_protocol_fork_server_1(void) {}\n").unwrap();
+    let fake = s.path().join("libfake.so");
+    let st = Command::new("gcc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&fake)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let json = s.path().join("r.json");
+    let out = s.poscheck_env(
+        &[
+            "run",
+            "--tries",
+            "4",
+            "--jobs",
+            "2",
+            "--json",
+            json.to_str().unwrap(),
+            bin("counter_mutex").to_str().unwrap(),
+        ],
+        &[("POSCHECK_LIBPOS", fake.to_str().unwrap())],
+    );
+    let all = text(&out);
+    assert_eq!(
+        all.matches("no fork server for").count(),
+        1,
+        "the warning once: {all}"
+    );
+    assert!(all.contains("spawning every run"), "{all}");
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(outcomes(&r["programs"][0]).get("error"), Some(&4), "{all}");
+    assert!(all.contains("without ever connecting"), "{all}");
+    assert!(processes_of(&bin("counter_mutex"), &s).is_empty());
+    assert!(s.tmp_is_empty(), "a temp dir was left");
+}
+
 #[test]
 fn a_directory_runs_every_executable_in_it() {
     let s = Scratch::new();
