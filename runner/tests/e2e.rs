@@ -591,13 +591,10 @@ fn bad_input_is_one_clear_error_line_and_exit_2() {
     }
     // A libpos.so from another build (here: some other shared library) is refused.
     let other = s.path().join("libother.so");
-    let st = Command::new("gcc")
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(&other)
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/c/counter_mutex.c"))
-        .status()
-        .unwrap();
-    assert!(st.success());
+    shared_library(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/c/counter_mutex.c"),
+        &other,
+    );
     let out = s.poscheck_env(
         &[
             "run",
@@ -616,6 +613,17 @@ fn bad_input_is_one_clear_error_line_and_exit_2() {
     assert!(text(&out).contains("imports no pthread function"));
 }
 
+/// Build the C file `src` as the shared library `out`.
+fn shared_library(src: &Path, out: &Path) {
+    let st = Command::new("gcc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(out)
+        .arg(src)
+        .status()
+        .unwrap();
+    assert!(st.success(), "gcc -shared {}", src.display());
+}
+
 /// A library that passes for libpos (it has the marker) but never connects: the fork
 /// server cannot start, which is said once (not once per job), the runs are spawned
 /// instead, and each is an `error` with the reason; nothing is left behind.
@@ -625,13 +633,7 @@ fn a_fork_server_that_cannot_start_falls_back_to_spawning() {
     let src = s.path().join("fake.c");
     std::fs::write(&src, "void pos_protocol_fork_server_1(void) {}\n").unwrap();
     let fake = s.path().join("libfake.so");
-    let st = Command::new("gcc")
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(&fake)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    shared_library(&src, &fake);
     let json = s.path().join("r.json");
     let out = s.poscheck_env(
         &[
