@@ -7,15 +7,16 @@
 //! as a freshly executed program would, without paying `exec` and dynamic loading again
 //! (for a short program that was a third of a controlled run's time).
 //!
-//! A child is forked ahead of its run, while the previous run goes on: this *spare*
-//! connects to the runner's control socket itself and waits there. The runner starts a run
-//! by sending the spare its request, which costs the spare's wake-up and nothing else; the
-//! spare's connection becomes the run's main-thread connection. When the spare has its
-//! run it closes a pipe the server watches; the server forks the next spare when that run
-//! has ended (a fork next to the running program, competing for the CPU and the memory
-//! system, slowed the run's first steps more than it saved). The server stays the parent of its children and reports each run's end, seen through a
-//! pidfd and `waitid(WNOWAIT)`, so the pid (the run's process-group id) stays reserved
-//! until the runner, having killed the group, asks for the reap.
+//! A child is forked ahead of its run: this *spare* connects to the runner's control socket
+//! itself and waits there. The runner starts a run by sending the spare its request, which
+//! costs the spare's wake-up and nothing else; the spare's connection becomes the run's
+//! main-thread connection. When the spare has its run it closes a pipe the server watches;
+//! the server forks the next spare once that run has ended (a fork next to the running
+//! program, competing for the CPU and the memory system, slowed the run's first steps more
+//! than it saved), so it is ready while the runner finishes the run. The server stays the
+//! parent of its children and reports each run's end, seen through a pidfd and
+//! `waitid(WNOWAIT)`, so the pid (the run's process-group id) stays reserved until the
+//! runner, having killed the group, asks for the reap.
 
 use crate::conn::errno;
 use crate::real;
