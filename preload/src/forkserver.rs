@@ -23,9 +23,6 @@ use crate::real;
 use libc::c_int;
 use pos_sched::protocol::fork::{request, Notice, NOTICE_LEN, REQUEST_LEN};
 
-/// Runs whose end the server watches at once (one per worker, plus slack).
-const MAX_RUNNING: usize = 4;
-
 /// Serve on the control socket whose path `path` holds. Returns only in a forked child that
 /// got its run: with the run's socket path in `path`, and the connection that is to be the
 /// main thread's. The server itself ends with the control connection.
@@ -57,75 +54,75 @@ pub fn serve(path: &mut Vec<u8>) -> Result<c_int, String> {
         return Err("fork server: the runner hung up".into());
     }
     let mut spare: Option<Spare> = None;
-    let mut running = [(0 as libc::pid_t, -1 as c_int); MAX_RUNNING];
+    // The run whose end is watched: (pid, pidfd). At most one, since the next spare is
+    // forked only once it has ended.
+    let mut running: Option<(libc::pid_t, c_int)> = None;
     loop {
         // The next spare is forked once the current run has ended, not while it goes on:
         // a fork next to a running program slowed its first steps more than it saved.
-        if spare.is_none() && running.iter().all(|r| r.1 < 0) {
-            spare = match fork_spare(ctl, &addr, &running) {
+        if spare.is_none() && running.is_none() {
+            spare = match fork_spare(ctl, &addr) {
                 Forked::Child(run) => return run.start(path),
                 Forked::Parent(s) => Some(s),
                 Forked::Failed(e) => return Err(format!("fork server: cannot fork: errno {e}")),
             };
         }
-        let mut fds = [libc::pollfd {
-            fd: -1,
+        let mut fds = [
+            ctl,
+            spare.as_ref().map_or(-1, |s| s.gate),
+            running.map_or(-1, |r| r.1),
+        ]
+        .map(|fd| libc::pollfd {
+            fd,
             events: libc::POLLIN,
             revents: 0,
-        }; 2 + MAX_RUNNING];
-        fds[0].fd = ctl;
-        fds[1].fd = spare.as_ref().map_or(-1, |s| s.gate);
-        for (p, &(_, pidfd)) in fds[2..].iter_mut().zip(&running) {
-            p.fd = pidfd;
-        }
+        });
         // SAFETY: polling descriptors we own (or -1, ignored).
         if unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) } < 0 {
             if errno() == libc::EINTR {
                 continue;
             }
-            shut_down(spare, &running);
+            shut_down(spare, running);
         }
-        // Ends first: a reap request may follow an end notice.
-        for (p, slot) in fds[2..].iter().zip(running.iter_mut()) {
-            if p.revents != 0 && slot.1 >= 0 {
-                if let Some(n) = ended(slot.0) {
-                    send(ctl, n);
-                    // SAFETY: the pidfd is ours and done with.
-                    unsafe { real::close(slot.1) };
-                    *slot = (0, -1);
-                }
+        // The end first: a reap request may follow its notice.
+        if let Some((pid, pidfd)) = running.filter(|_| fds[2].revents != 0) {
+            if let Some(n) = ended(pid) {
+                send(ctl, n);
+                // SAFETY: the pidfd is ours and done with.
+                unsafe { real::close(pidfd) };
+                running = None;
             }
         }
         if fds[1].revents != 0 {
-            // The spare has its run (or is gone): watch its end, fork the next one.
+            // The spare has its run (or is gone): watch its end.
             if let Some(s) = spare.take() {
                 // SAFETY: our end of the gate pipe.
                 unsafe { real::close(s.gate) };
                 let pidfd = pidfd_open(s.pid);
-                match running.iter_mut().find(|r| r.1 < 0) {
-                    Some(slot) if pidfd >= 0 => *slot = (s.pid, pidfd),
-                    _ => return Err("fork server: cannot watch a run's end".into()),
+                if pidfd < 0 {
+                    return Err("fork server: cannot watch a run's end (no pidfd)".into());
                 }
+                running = Some((s.pid, pidfd));
             }
         }
         if fds[0].revents != 0 {
             match read_notice(ctl) {
                 Some(Notice::Reap { pid }) => reap(pid as libc::pid_t),
                 Some(_) => {}
-                None => shut_down(spare, &running),
+                None => shut_down(spare, running),
             }
         }
     }
 }
 
 /// The runner is done: end the spare, reap every child, exit.
-fn shut_down(spare: Option<Spare>, running: &[(libc::pid_t, c_int)]) -> ! {
+fn shut_down(spare: Option<Spare>, running: Option<(libc::pid_t, c_int)>) -> ! {
     if let Some(s) = spare {
         // SAFETY: our own child, waiting for a run that will not come.
         unsafe { libc::kill(s.pid, libc::SIGKILL) };
     }
-    for &(pid, _) in running.iter().filter(|r| r.1 >= 0) {
-        // SAFETY: our own children's groups (the runner normally killed them already).
+    if let Some((pid, _)) = running {
+        // SAFETY: our own child's group (the runner normally killed it already).
         unsafe { libc::kill(-pid, libc::SIGKILL) };
     }
     // SAFETY: reaping our own children until none is left, then ending the server.
@@ -198,11 +195,7 @@ enum Forked {
 
 /// Fork the spare: in its own process group at once (from both sides, so the group exists
 /// whenever the runner hears of the pid), connected to the runner, waiting for its run.
-fn fork_spare(
-    ctl: c_int,
-    addr: &(libc::sockaddr_un, libc::socklen_t),
-    running: &[(libc::pid_t, c_int)],
-) -> Forked {
+fn fork_spare(ctl: c_int, addr: &(libc::sockaddr_un, libc::socklen_t)) -> Forked {
     let mut gate = [-1 as c_int; 2];
     // SAFETY: pipe2 into a local array.
     if unsafe { libc::pipe2(gate.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -211,14 +204,12 @@ fn fork_spare(
     // SAFETY: the process has one thread here (no thread is started before this point).
     let pid = unsafe { libc::fork() };
     if pid == 0 {
-        // SAFETY: the child's copies of the server's descriptors, which the program must
-        // not inherit; its own process group.
+        // SAFETY: the child's copies of the server's descriptors (no run is watched when
+        // a spare is forked, so there is no pidfd), which the program must not inherit; its
+        // own process group.
         unsafe {
             real::close(ctl);
             real::close(gate[0]);
-            for &(_, pidfd) in running.iter().filter(|r| r.1 >= 0) {
-                real::close(pidfd);
-            }
             libc::setpgid(0, 0);
         }
         let run = connect(addr).ok().and_then(|conn| {
