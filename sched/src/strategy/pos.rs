@@ -82,12 +82,17 @@ impl Footprint {
     /// store-forwarding stall, 30% of `set_pending` by perf).
     #[inline(always)]
     fn of(ev: &Event) -> Self {
-        // Memory accesses, the bulk of most programs, skip the general object decoding.
+        // Memory accesses, the bulk of most programs, skip the general object decoding; one
+        // arm for reads and writes (a branch between them would be a coin toss).
         match ev.op {
-            Op::Read { addr, size } | Op::AtomicLoad { addr, size } => Self::mem(addr, size, true),
-            Op::Write { addr, size }
+            Op::Read { addr, size }
+            | Op::AtomicLoad { addr, size }
+            | Op::Write { addr, size }
             | Op::AtomicStore { addr, size }
-            | Op::AtomicRmw { addr, size } => Self::mem(addr, size, false),
+            | Op::AtomicRmw { addr, size } => {
+                let reads = matches!(ev.op, Op::Read { .. } | Op::AtomicLoad { .. });
+                Self::mem(addr, size, reads)
+            }
             _ => Self::general(ev),
         }
     }
@@ -250,22 +255,12 @@ impl Pos {
         if self.slots[t].op.is_some() {
             self.unlink(t); // posted again without executing (not through the coordinator)
         }
-        // Field by field into the slot: a footprint or event built aside and copied in whole
-        // was read back right after its (narrower) stores, a store-forwarding stall.
+        // Field by field into the slot (the footprint is built inline, in registers): a
+        // footprint or event built aside and copied in whole was read back right after its
+        // (narrower) stores, a store-forwarding stall.
         let s = &mut self.slots[t];
         s.op = Some(ev.op);
-        match ev.op {
-            // One arm for reads and writes (a branch between them would be a coin toss).
-            Op::Read { addr, size }
-            | Op::AtomicLoad { addr, size }
-            | Op::Write { addr, size }
-            | Op::AtomicStore { addr, size }
-            | Op::AtomicRmw { addr, size } => {
-                let reads = matches!(ev.op, Op::Read { .. } | Op::AtomicLoad { .. });
-                s.fp = Footprint::mem(addr, size, reads)
-            }
-            _ => s.fp = Footprint::general(ev),
-        }
+        s.fp = Footprint::of(ev);
         let bloom = s.fp.bloom;
         self.link(t, bloom, true);
         self.prios[t].pending = true;
