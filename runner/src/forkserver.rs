@@ -14,8 +14,9 @@
 //! runs go back to spawning the program (`--no-fork-server` asks for that from the start).
 
 use crate::cleanup;
-use crate::process::{self, Exit, Program};
+use crate::process::{self, Program};
 use crate::pump;
+use crate::session::{self, RunDir};
 use anyhow::{anyhow, bail, Context, Result};
 use pos_sched::protocol::fork::{request, Notice, ENV_FORK_SERVER, NOTICE_LEN};
 use std::cell::RefCell;
@@ -50,22 +51,13 @@ pub struct ForkServer {
     listener: UnixListener,
     server: Program,
     _group: cleanup::Guard,
-    _dir_guard: cleanup::Guard,
-    _dir: tempfile::TempDir,
+    _dir: RunDir,
 }
 
 impl ForkServer {
     /// Start `key.program` with libpos in fork-server mode and wait for it to connect.
-    pub fn start(key: Key, run_dir_parent: &Path) -> Result<ForkServer> {
-        let dir = tempfile::Builder::new()
-            .prefix("poscheck-")
-            .tempdir_in(run_dir_parent)
-            .context("cannot create a temporary directory")?;
-        let dir_guard = cleanup::Guard::dir(dir.path());
-        // Named like a run's socket: see ENV_FORK_SERVER.
-        let path = dir.path().join("sock");
-        let listener = UnixListener::bind(&path)
-            .with_context(|| format!("cannot listen on {}", path.display()))?;
+    pub fn start(key: Key) -> Result<ForkServer> {
+        let (dir, path, listener) = session::socket_dir()?;
         listener
             .set_nonblocking(true)
             .context("cannot make the control socket non-blocking")?;
@@ -100,7 +92,6 @@ impl ForkServer {
             listener,
             server,
             _group: group,
-            _dir_guard: dir_guard,
             _dir: dir,
         })
     }
@@ -123,17 +114,15 @@ impl ForkServer {
 
     /// A second handle on the control connection, for the run's I/O thread to see the
     /// child's end ([`pump::ExitWatch::Server`]).
-    pub fn exit_feed(&self) -> Result<OwnedFd> {
-        Ok(self
-            .ctl
+    pub fn exit_feed(&self) -> Result<UnixStream> {
+        self.ctl
             .try_clone()
-            .context("cannot duplicate the control connection")?
-            .into())
+            .context("cannot duplicate the control connection")
     }
 
     /// After a run whose end the I/O thread did not report: read notices until the end of
     /// child `pid` (killed by now), so the next run starts on a clean connection.
-    pub fn settle(&mut self, pid: u32) -> Result<Exit> {
+    pub fn settle(&mut self, pid: u32) -> Result<()> {
         let deadline = Instant::now() + SETTLE_TIMEOUT;
         loop {
             let left = deadline
@@ -142,9 +131,10 @@ impl ForkServer {
             self.ctl
                 .set_read_timeout(Some(left))
                 .context("cannot set a timeout on the control connection")?;
-            match self.notice()? {
-                Notice::Exited { pid: p, code } if p == pid => return Ok(Exit::Code(code)),
-                Notice::Killed { pid: p, signal } if p == pid => return Ok(Exit::Signal(signal)),
+            match read_notice(&self.ctl).context("the fork server's connection broke")? {
+                Notice::Exited { pid: p, .. } | Notice::Killed { pid: p, .. } if p == pid => {
+                    return Ok(())
+                }
                 _ => {}
             }
         }
@@ -155,14 +145,6 @@ impl ForkServer {
         (&self.ctl)
             .write_all(&Notice::Reap { pid }.encode())
             .context("the fork server's connection broke")
-    }
-
-    fn notice(&mut self) -> Result<Notice> {
-        let mut b = [0u8; NOTICE_LEN];
-        self.ctl
-            .read_exact(&mut b)
-            .context("the fork server's connection broke")?;
-        Notice::decode(&b).map_err(|e| anyhow!("{e}"))
     }
 
     /// Close the control connection, let the server end its spare, reap its children and
@@ -195,12 +177,17 @@ fn first_notice(conn: &mut UnixStream) -> Result<Notice> {
         .context("cannot make a connection blocking")?;
     conn.set_read_timeout(Some(START_TIMEOUT))
         .context("cannot set a timeout on a connection")?;
-    let mut b = [0u8; NOTICE_LEN];
-    conn.read_exact(&mut b)
-        .context("no introduction on a fork-server connection")?;
+    let n = read_notice(&*conn).context("no introduction on a fork-server connection")?;
     conn.set_read_timeout(None)
         .context("cannot clear a connection's timeout")?;
-    Notice::decode(&b).map_err(|e| anyhow!("{e}"))
+    Ok(n)
+}
+
+/// Read one notice (notices are written whole, one frame per write).
+pub fn read_notice(mut from: impl Read) -> std::io::Result<Notice> {
+    let mut b = [0u8; NOTICE_LEN];
+    from.read_exact(&mut b)?;
+    Notice::decode(&b).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 /// Accept the next connection, or fail when `server` (if given) ends first or it takes
@@ -289,7 +276,7 @@ fn mark_failed(key: &Key, what: &str, why: &anyhow::Error) {
 
 /// This thread's server for `key`, started if needed; `None` when the configuration's
 /// server could not start or failed. Give it back with [`check_in`] after the run.
-pub fn check_out(key: &Key, run_dir_parent: &Path) -> Option<ForkServer> {
+pub fn check_out(key: &Key) -> Option<ForkServer> {
     if let Some(s) = SLOT.with(|slot| slot.borrow_mut().take()) {
         if &s.key == key {
             return Some(s);
@@ -298,7 +285,7 @@ pub fn check_out(key: &Key, run_dir_parent: &Path) -> Option<ForkServer> {
     if failed().contains(key) {
         return None;
     }
-    match ForkServer::start(key.clone(), run_dir_parent) {
+    match ForkServer::start(key.clone()) {
         Ok(s) => Some(s),
         Err(e) => {
             mark_failed(key, "no fork server", &e);

@@ -7,9 +7,10 @@
 //! run's cost. Connections are read with `MSG_DONTWAIT`, so their descriptors stay blocking
 //! for the decision loop, which writes the replies on its own handle.
 
+use crate::forkserver;
 use crate::process::Exit;
 use crossbeam_channel::Sender;
-use pos_sched::protocol::fork::{Notice, NOTICE_LEN};
+use pos_sched::protocol::fork::Notice;
 use pos_sched::protocol::{frame_pc, Msg, MSG_LEN};
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -43,7 +44,7 @@ pub enum ExitWatch {
     /// A pidfd of our own child.
     Pidfd(OwnedFd),
     /// The fork server's notices about its child `pid` (a handle on its control connection).
-    Server { feed: OwnedFd, pid: u32 },
+    Server { feed: UnixStream, pid: u32 },
 }
 
 /// What the I/O thread watches.
@@ -163,33 +164,51 @@ fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) {
     unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
 }
 
-fn run(src: Sources, tx: Sender<Ev>, stop: UnixStream, grace: Duration) -> (Vec<u8>, Vec<u8>) {
+/// Watch a new connection under the next id and hand its write half to the decision loop;
+/// false if the decision loop is gone.
+fn add_conn(
+    conns: &mut Vec<Conn>,
+    next_id: &mut usize,
+    stream: UnixStream,
+    tx: &Sender<Ev>,
+) -> bool {
+    let Ok(write_half) = stream.try_clone() else {
+        return true;
+    };
+    let id = *next_id;
+    *next_id += 1;
+    if tx.send(Ev::Conn(id, write_half)).is_err() {
+        return false;
+    }
+    conns.push(Conn {
+        id,
+        stream,
+        buf: Vec::with_capacity(MSG_LEN),
+    });
+    true
+}
+
+fn run(mut src: Sources, tx: Sender<Ev>, stop: UnixStream, grace: Duration) -> (Vec<u8>, Vec<u8>) {
     let mut out = Tail::new(src.stdout);
     let mut err = Tail::new(src.stderr);
     let mut exit = src.exit;
     let mut conns: Vec<Conn> = Vec::new();
     let mut next_id = 0usize;
-    if let Some(stream) = src.main_conn {
-        if let Ok(write_half) = stream.try_clone() {
-            if tx.send(Ev::Conn(0, write_half)).is_ok() {
-                conns.push(Conn {
-                    id: 0,
-                    stream,
-                    buf: Vec::with_capacity(MSG_LEN),
-                });
-                next_id = 1;
-            }
-        }
-    }
     let mut fds: Vec<libc::pollfd> = Vec::new();
     // Watch everything until told to stop (or the decision loop went away).
     'watch: loop {
+        if let Some(stream) = src.main_conn.take() {
+            if !add_conn(&mut conns, &mut next_id, stream, &tx) {
+                break;
+            }
+        }
         fds.clear();
         fds.push(pfd(stop.as_raw_fd()));
         fds.push(pfd(src.listener.as_raw_fd()));
         fds.push(pfd(match &exit {
             ExitWatch::Elsewhere => -1,
-            ExitWatch::Pidfd(fd) | ExitWatch::Server { feed: fd, .. } => fd.as_raw_fd(),
+            ExitWatch::Pidfd(fd) => fd.as_raw_fd(),
+            ExitWatch::Server { feed, .. } => feed.as_raw_fd(),
         }));
         fds.push(pfd(out.fd()));
         fds.push(pfd(err.fd()));
@@ -210,19 +229,9 @@ fn run(src: Sources, tx: Sender<Ev>, stop: UnixStream, grace: Duration) -> (Vec<
         }
         if ready(&fds[1]) {
             while let Ok((stream, _)) = src.listener.accept() {
-                let Ok(write_half) = stream.try_clone() else {
-                    continue;
-                };
-                let id = next_id;
-                next_id += 1;
-                if tx.send(Ev::Conn(id, write_half)).is_err() {
+                if !add_conn(&mut conns, &mut next_id, stream, &tx) {
                     break 'watch;
                 }
-                conns.push(Conn {
-                    id,
-                    stream,
-                    buf: Vec::with_capacity(MSG_LEN),
-                });
             }
         }
         if ready(&fds[3]) {
@@ -235,7 +244,7 @@ fn run(src: Sources, tx: Sender<Ev>, stop: UnixStream, grace: Duration) -> (Vec<
             let seen = match &exit {
                 ExitWatch::Elsewhere => None,
                 ExitWatch::Pidfd(fd) => exit_of(fd.as_raw_fd()).map(Ev::Exited),
-                ExitWatch::Server { feed, pid } => match read_notice(feed) {
+                ExitWatch::Server { feed, pid } => match forkserver::read_notice(feed) {
                     Ok(Notice::Exited { pid: p, code }) if p == *pid => {
                         Some(Ev::Exited(Exit::Code(code)))
                     }
@@ -243,7 +252,7 @@ fn run(src: Sources, tx: Sender<Ev>, stop: UnixStream, grace: Duration) -> (Vec<
                         Some(Ev::Exited(Exit::Signal(signal)))
                     }
                     Ok(_) => None,
-                    Err(()) => Some(Ev::ServerLost),
+                    Err(_) => Some(Ev::ServerLost),
                 },
             };
             if let Some(ev) = seen {
@@ -341,31 +350,6 @@ fn frames(c: &mut Conn, tx: &Sender<Ev>, want_pc: bool) -> bool {
     }
     c.buf.drain(..at);
     true
-}
-
-/// Read one notice from the fork server's connection (readable, and notices are written
-/// whole). `Err` when the connection broke.
-fn read_notice(feed: &OwnedFd) -> Result<Notice, ()> {
-    let mut b = [0u8; NOTICE_LEN];
-    let mut got = 0;
-    while got < NOTICE_LEN {
-        // SAFETY: reading into the rest of a local buffer.
-        let n = unsafe {
-            libc::recv(
-                feed.as_raw_fd(),
-                b[got..].as_mut_ptr().cast(),
-                NOTICE_LEN - got,
-                0,
-            )
-        };
-        match n {
-            n if n > 0 => got += n as usize,
-            n if n < 0
-                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
-            _ => return Err(()),
-        }
-    }
-    Notice::decode(&b).map_err(|_| ())
 }
 
 /// A pidfd for `pid` (Linux ≥ 5.3), so the I/O thread can see the exit; `None` otherwise.

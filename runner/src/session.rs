@@ -116,14 +116,7 @@ pub struct RunResult {
 /// Run `cfg.program` once under `strategy` with `seed`. Setup failures (temp dir, socket,
 /// spawn) are `Err`; everything that happens once the program runs is an [`Outcome`].
 pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Result<RunResult> {
-    let dir = tempfile::Builder::new()
-        .prefix("poscheck-")
-        .tempdir_in(run_dir_parent())
-        .context("cannot create a temporary directory")?;
-    let _dir_guard = cleanup::Guard::dir(dir.path());
-    let sock = dir.path().join("sock");
-    let listener = UnixListener::bind(&sock)
-        .with_context(|| format!("cannot listen on {}", sock.display()))?;
+    let (dir, sock, listener) = socket_dir()?;
     let env = program_env(cfg);
     let key = forkserver::Key {
         program: cfg.program.clone(),
@@ -131,7 +124,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         env: env.clone(),
     };
     let mut server = if cfg.fork_server {
-        forkserver::check_out(&key, &run_dir_parent())
+        forkserver::check_out(&key)
     } else {
         None
     };
@@ -234,6 +227,34 @@ fn program_env(cfg: &RunConfig) -> Vec<(OsString, OsString)> {
         format!("{:06}", cfg.spin.as_micros().min(999_999)).into(),
     ));
     env
+}
+
+/// A temp dir that is removed when dropped, or by the cleanup if poscheck is interrupted.
+pub struct RunDir {
+    _guard: cleanup::Guard,
+    _dir: tempfile::TempDir,
+}
+
+/// A fresh `poscheck-XXXX` temp dir (in [`run_dir_parent`]) with a Unix socket named `sock`
+/// listening in it: a run's, or a fork server's (named alike, see
+/// [`pos_sched::protocol::fork::ENV_FORK_SERVER`]).
+pub fn socket_dir() -> Result<(RunDir, PathBuf, UnixListener)> {
+    let dir = tempfile::Builder::new()
+        .prefix("poscheck-")
+        .tempdir_in(run_dir_parent())
+        .context("cannot create a temporary directory")?;
+    let guard = cleanup::Guard::dir(dir.path());
+    let sock = dir.path().join("sock");
+    let listener = UnixListener::bind(&sock)
+        .with_context(|| format!("cannot listen on {}", sock.display()))?;
+    Ok((
+        RunDir {
+            _guard: guard,
+            _dir: dir,
+        },
+        sock,
+        listener,
+    ))
 }
 
 /// Where each run's temp dir goes: `$TMPDIR` when the user set it, else `/dev/shm` (a
