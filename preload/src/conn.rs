@@ -247,16 +247,25 @@ pub fn adopt(tid: Tid) {
 /// Make `fd`, an open connection to the coordinator (one of ours), the calling thread's:
 /// `Hello` as `tid`, then it is controlled.
 pub fn adopt_on(tid: Tid, fd: c_int) {
-    let hello = Msg::Hello {
-        tid,
-        pid: std::process::id(),
-    };
+    let hello = hello(tid, fd);
     let (frame, _) = hello.encode();
     if !write_all(fd, &frame) {
         die("cannot greet the coordinator");
     }
     FD.with(|f| f.set(fd));
     TID.with(|t| t.set(tid));
+}
+
+/// The `Hello` of the calling thread as `tid` on connection `fd`, with its kernel thread id.
+pub fn hello(tid: Tid, fd: c_int) -> Msg {
+    // SAFETY: gettid has no preconditions.
+    let ktid = unsafe { libc::gettid() };
+    Msg::Hello {
+        tid,
+        pid: std::process::id(),
+        ktid: u32::try_from(ktid).unwrap_or(0),
+        fd,
+    }
 }
 
 /// The calling thread leaves control (after its `Exit` was granted) and closes its connection.

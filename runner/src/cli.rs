@@ -65,6 +65,12 @@ pub struct ControlArgs {
     /// worker (slower; for programs that must see a fresh exec).
     #[arg(long)]
     pub no_fork_server: bool,
+    /// Milliseconds a granted thread may stay silent before the kernel is asked whether it
+    /// is blocked in a call libpos does not control (`read` of a pipe, `poll`, `waitpid`,
+    /// ...); such a thread is set aside, the others run, and the run is marked partial.
+    /// 0: never (a silent thread is a hang after the step timeout).
+    #[arg(long, default_value_t = 30, value_name = "MS")]
+    pub blocked_after: u64,
 }
 
 #[derive(Args, Debug)]

@@ -206,6 +206,7 @@ pub fn run_program(s: &Session, algo: &str, job: &Job) -> Result<ProgramRun> {
             },
             pct_k: tally.pct_k,
             detail: Some(r.outcome.to_string()),
+            partial: (r.outside > 0).then_some(r.outside),
         }
         .save(&path)?;
         saved_at = Some(path);

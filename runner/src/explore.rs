@@ -310,6 +310,7 @@ fn summarise(
                 },
                 pct_k: None,
                 detail: Some(b.description.clone()),
+                partial: None,
             };
             saved.save(&path)?;
             Some(path.display().to_string())

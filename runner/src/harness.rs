@@ -47,6 +47,10 @@ pub struct Tally {
     pub points: String,
     /// `races` mode: racing sites the profiling runs found (0: the tries used sync points).
     pub racing_sites: Option<usize>,
+    /// Runs in which a thread was set aside as blocked outside control (partial runs, whose
+    /// schedules may not replay exactly), and how many times in all.
+    pub partial: u64,
+    pub outside: u64,
 }
 
 /// Whether `algo` draws PCT change points and so needs k.
@@ -101,6 +105,8 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
         first_error: None,
         points: prepared.recorded(),
         racing_sites: prepared.racing_sites,
+        partial: 0,
+        outside: 0,
     };
     let progress = std::io::stderr().is_terminal();
     std::thread::scope(|s| -> Result<()> {
@@ -138,6 +144,8 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
             };
             tally.tries += 1;
             tally.total_steps += r.steps;
+            tally.partial += u64::from(r.outside > 0);
+            tally.outside += r.outside;
             *tally
                 .outcomes
                 .entry(r.outcome.kind().to_string())

@@ -106,6 +106,7 @@ pub(crate) fn apply_control(cfg: &mut session::RunConfig, c: &cli::ControlArgs) 
     cfg.ok_exit_codes = c.ok_exit_codes.clone();
     cfg.real_sleep = c.real_sleep;
     cfg.fork_server = !c.no_fork_server;
+    cfg.blocked_after = (c.blocked_after > 0).then(|| Duration::from_millis(c.blocked_after));
     Ok(())
 }
 
@@ -188,6 +189,13 @@ fn run_cmd(r: &cli::RunArgs) -> Result<i32> {
             if let Some(s) = &r.schedule {
                 sayln!("  schedule: {s} (poscheck replay {s})");
             }
+            if run.outside > 0 {
+                sayln!(
+                    "  partial run: {} time(s) a thread was blocked outside control; the \
+                     schedule may not replay exactly",
+                    run.outside
+                );
+            }
             if !run.stdout.is_empty() {
                 say!("  stdout (tail):\n{}", report::tail_text(&run.stdout, 2048));
             }
@@ -197,6 +205,17 @@ fn run_cmd(r: &cli::RunArgs) -> Result<i32> {
         }
         if let Some(e) = &r.first_error {
             sayln!("{}: run error: {e}", r.name);
+        }
+        if r.partial > 0 {
+            sayln!(
+                "{}: {} of {} runs partial: a thread blocked in a call libpos does not control \
+                 (read, poll, waitpid, ...) was set aside while the others ran ({} time(s) in \
+                 all); their schedules may not replay exactly",
+                r.name,
+                r.partial,
+                r.tries,
+                r.outside_episodes
+            );
         }
         match r.racing_sites {
             Some(0) => sayln!(

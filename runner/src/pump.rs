@@ -434,7 +434,14 @@ mod tests {
         let pump = Pump::start(src, tx, Duration::from_millis(10)).unwrap();
         let mut c = UnixStream::connect(&path).unwrap();
         assert!(matches!(next(&rx), Ev::Conn(0, _)));
-        let hello = Msg::Hello { tid: 0, pid: 7 }.encode().0;
+        let hello = Msg::Hello {
+            tid: 0,
+            pid: 7,
+            ktid: 8,
+            fd: 3,
+        }
+        .encode()
+        .0;
         let read = Op::Read {
             addr: 0x5000,
             size: 4,
@@ -454,7 +461,15 @@ mod tests {
         c.write_all(&rest).unwrap();
         assert!(matches!(
             next(&rx),
-            Ev::Msg(0, Msg::Hello { tid: 0, pid: 7 })
+            Ev::Msg(
+                0,
+                Msg::Hello {
+                    tid: 0,
+                    pid: 7,
+                    ktid: 8,
+                    fd: 3
+                }
+            )
         ));
         assert!(matches!(next(&rx), Ev::Pc(0, 0x1234)));
         match next(&rx) {

@@ -34,6 +34,7 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
     let prepared = crate::points::prepare(&cfg, sch.seed, pcs)?;
     let cfg = prepared.cfg.clone();
     let mut same = 0;
+    let mut partial = 0;
     let mut last = None;
     for n in 0..a.times.max(1) {
         let mut st = strategy::replay(sch.steps.clone());
@@ -48,6 +49,7 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
         if sch.outcome.is_empty() || r.outcome.kind() == sch.outcome {
             same += 1;
         }
+        partial += u64::from(r.outside > 0);
         last = Some(r);
     }
     let Some(r) = last else {
@@ -66,6 +68,19 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
         sayln!(
             "recorded outcome {}: reproduced {same} of {} times",
             sch.outcome,
+            a.times.max(1)
+        );
+    }
+    if let Some(n) = saved.partial {
+        sayln!(
+            "note: the recorded run was partial: {n} time(s) a thread was blocked outside \
+             control (in a call libpos does not control) and the others ran meanwhile; when it \
+             came back was up to the kernel, so this schedule may not replay exactly"
+        );
+    }
+    if partial > 0 {
+        sayln!(
+            "note: {partial} of {} replays were partial (a thread blocked outside control)",
             a.times.max(1)
         );
     }

@@ -19,6 +19,10 @@ pub struct SavedSchedule {
     /// The recorded outcome in words, for people reading the file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// Times the recorded run set a thread aside as blocked outside control: the schedule
+    /// may not replay exactly (when that thread came back was up to the kernel).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<u64>,
 }
 
 impl SavedSchedule {
@@ -66,6 +70,12 @@ pub struct ProgramReport {
     /// `--points races`: racing sites the profiling runs found (0: tries used sync points).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub racing_sites: Option<usize>,
+    /// Partial runs: a thread was set aside as blocked outside control (their schedules may
+    /// not replay exactly), and the number of such episodes over all runs.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub partial: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub outside_episodes: u64,
     /// Position in the manifest (or command-line) order, before sharding.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index: Option<usize>,
@@ -112,11 +122,17 @@ impl ProgramReport {
             first_error: t.first_error.clone(),
             points: t.points.split(':').next().unwrap_or_default().to_string(),
             racing_sites: t.racing_sites,
+            partial: t.partial,
+            outside_episodes: t.outside,
             index: None,
             expect: None,
             flag: None,
         }
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// File name for a program's first buggy schedule under `dir`.
@@ -146,7 +162,11 @@ pub fn table(reports: &[ProgramReport]) -> String {
         "program", "tries", "hits", "ratio", "first hit", "mean steps"
     );
     for r in reports {
-        let outcomes: Vec<String> = r.outcomes.iter().map(|(k, n)| format!("{k}={n}")).collect();
+        let mut outcomes: Vec<String> =
+            r.outcomes.iter().map(|(k, n)| format!("{k}={n}")).collect();
+        if r.partial > 0 {
+            outcomes.push(format!("partial={}", r.partial));
+        }
         s += &format!(
             "{:<w$}  {:>7}  {:>6}  {:>8.4}  {:>9}  {:>10.1}  {}\n",
             r.name,
@@ -192,6 +212,7 @@ mod tests {
             },
             pct_k: Some(12),
             detail: None,
+            partial: None,
         };
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("s.json");

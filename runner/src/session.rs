@@ -28,6 +28,10 @@ use std::time::{Duration, Instant};
 
 /// Default `--step-timeout`.
 pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(2);
+/// Default `--blocked-after`: how long a granted thread may stay silent before the kernel is
+/// asked whether it is blocked outside control (well under the step timeout, well over a
+/// scheduling step).
+pub const DEFAULT_BLOCKED_AFTER: Duration = Duration::from_millis(30);
 /// How long a thread whose connection closed unexpectedly is given for the process to die
 /// (a crash closes every connection before the exit status is visible) before it is
 /// considered finished and the run goes on without it.
@@ -70,6 +74,10 @@ pub struct RunConfig {
     /// parking. Worth it only when a core is free for it: `run` sets zero when its jobs
     /// already occupy every core.
     pub spin: Duration,
+    /// After this long without a post, a granted thread that the kernel shows blocked in a
+    /// call libpos does not control is set aside ([`Status::Outside`]) and the others run;
+    /// `None`: never (every silence is a hang after the step timeout).
+    pub blocked_after: Option<Duration>,
 }
 
 impl RunConfig {
@@ -89,6 +97,7 @@ impl RunConfig {
             maps: Arc::default(),
             fork_server: true,
             spin: SPIN,
+            blocked_after: Some(DEFAULT_BLOCKED_AFTER),
         }
     }
 }
@@ -111,6 +120,10 @@ pub struct RunResult {
     pub trace: Vec<(Event, u64)>,
     /// The program's file mappings (read when thread 0 connected), to symbolise pcs.
     pub maps: Vec<Mapping>,
+    /// How many times a granted thread was set aside as blocked outside control: a run with
+    /// any is *partial*, its schedule may not replay exactly (when the thread came back
+    /// depends on the kernel, not on the schedule).
+    pub outside: u64,
 }
 
 /// Run `cfg.program` once under `strategy` with `seed`. Setup failures (temp dir, socket,
@@ -203,6 +216,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         latencies_ns: lp.latencies,
         trace: lp.trace,
         maps: lp.maps,
+        outside: lp.outside_episodes,
     })
 }
 
@@ -322,6 +336,59 @@ fn recv_spinning(
     }
 }
 
+/// Whether the kernel shows `task` blocked in a call libpos does not control: sleeping
+/// (`S`, `D`) in a system call that is not on its own connection to the coordinator (there it
+/// is in libpos, sending a post or waiting for a grant). A thread that cannot be looked at
+/// (gone, or `/proc` unreadable) is not.
+fn blocked_outside(task: &Task) -> bool {
+    let dir = format!("/proc/{}/task/{}", task.pid, task.ktid);
+    let Ok(stat) = std::fs::read_to_string(format!("{dir}/stat")) else {
+        return false;
+    };
+    // "tid (comm) S ...": the state follows the last ')' (comm may contain anything).
+    let state = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().next());
+    if !matches!(state, Some("S" | "D")) {
+        return false;
+    }
+    let Ok(call) = std::fs::read_to_string(format!("{dir}/syscall")) else {
+        return false;
+    };
+    in_foreign_call(&call, task.fd)
+}
+
+/// Whether `/proc/.../syscall` text shows a thread inside a system call (`nr arg0 ...`, not
+/// `running` nor `-1 ...`) whose first argument is not the descriptor `fd`.
+fn in_foreign_call(call: &str, fd: i32) -> bool {
+    let mut words = call.split_whitespace();
+    let Some(Ok(nr)) = words.next().map(str::parse::<i64>) else {
+        return false; // "running", or unreadable
+    };
+    if nr < 0 {
+        return false;
+    }
+    let arg0 = words
+        .next()
+        .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok());
+    fd < 0 || arg0 != Some(fd as u64)
+}
+
+/// Whether a connection holds bytes the I/O thread has not read yet (a post in flight).
+fn has_unread(s: &UnixStream) -> bool {
+    let mut b = [0u8; 1];
+    // SAFETY: a 1-byte peek into a local buffer.
+    let n = unsafe {
+        libc::recv(
+            std::os::fd::AsRawFd::as_raw_fd(s),
+            b.as_mut_ptr().cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    n > 0
+}
+
 /// The decision loop's bookkeeping.
 struct Loop<'c> {
     cfg: &'c RunConfig,
@@ -349,6 +416,25 @@ struct Loop<'c> {
     trace: Vec<(Event, u64)>,
     /// The last event handled led to a grant (the decision loop may spin for the reply).
     just_granted: bool,
+    /// By tid: the thread's process, kernel thread id and connection descriptor in the
+    /// program (from its hello; ktid 0 when not sent), to look it up in `/proc`.
+    tasks: Vec<Option<Task>>,
+    /// Since when no event arrived and nothing was granted: the step timeout counts from it.
+    quiet_since: Instant,
+    /// When `/proc` was last asked about silent threads.
+    probed_at: Instant,
+    /// Times a thread was set aside as blocked outside control ([`RunResult::outside`]).
+    outside_episodes: u64,
+}
+
+/// Where to look for a controlled thread in `/proc`.
+#[derive(Clone, Copy, Debug)]
+struct Task {
+    pid: u32,
+    ktid: u32,
+    /// Its connection in the program: a thread in a system call on it is in libpos, not
+    /// blocked outside control (-1: unknown).
+    fd: i32,
 }
 
 impl<'c> Loop<'c> {
@@ -373,16 +459,28 @@ impl<'c> Loop<'c> {
             pending_pc: Vec::new(),
             trace: Vec::new(),
             just_granted: false,
+            tasks: Vec::new(),
+            quiet_since: Instant::now(),
+            probed_at: Instant::now(),
+            outside_episodes: 0,
         }
     }
 
     /// Run until a verdict (`Some`) or the process's exit (`None`: classify from the status).
     fn drive(&mut self, coord: &mut Coordinator<'_>, rx: &Receiver<Ev>) -> Option<Outcome> {
+        self.quiet_since = Instant::now();
         loop {
+            // The next deadline: a vanished thread's grace, else the step timeout, and the
+            // next look in `/proc` at silent granted threads, if any may be blocked.
             let timeout = match self.vanished.first() {
                 Some((_, at)) => VANISH_GRACE.saturating_sub(at.elapsed()),
-                None => self.cfg.step_timeout,
+                None => self
+                    .cfg
+                    .step_timeout
+                    .saturating_sub(self.quiet_since.elapsed()),
             };
+            let probe_in = self.probe_in(coord);
+            let timeout = probe_in.map_or(timeout, |p| p.min(timeout));
             // Spin only right after a grant, when the granted thread's next post is
             // usually microseconds away; while the program starts up or exits, park.
             let next = if std::mem::take(&mut self.just_granted) {
@@ -392,22 +490,33 @@ impl<'c> Loop<'c> {
             };
             let ev = match next {
                 Ok(ev) => ev,
-                Err(RecvTimeoutError::Timeout) if !self.vanished.is_empty() => {
-                    for (t, _) in std::mem::take(&mut self.vanished) {
-                        coord.state_mut().mark_finished(t);
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Some((_, at)) = self.vanished.first() {
+                        if at.elapsed() >= VANISH_GRACE {
+                            for (t, _) in std::mem::take(&mut self.vanished) {
+                                coord.state_mut().mark_finished(t);
+                            }
+                            if let Some(o) = self.decide(coord) {
+                                return Some(o);
+                            }
+                        }
+                    } else if self.quiet_since.elapsed() >= self.cfg.step_timeout {
+                        return Some(self.hang(coord));
                     }
-                    if let Some(o) = self.decide(coord) {
-                        return Some(o);
+                    if self.probe_in(coord) == Some(Duration::ZERO) && self.set_aside(coord) {
+                        if let Some(o) = self.decide(coord) {
+                            return Some(o);
+                        }
                     }
                     continue;
                 }
-                Err(RecvTimeoutError::Timeout) => return Some(self.hang(coord)),
                 Err(RecvTimeoutError::Disconnected) => {
                     return Some(Outcome::Error {
                         reason: "internal: event channel closed".into(),
                     })
                 }
             };
+            self.quiet_since = Instant::now();
             match self.handle(coord, ev) {
                 Ok(Some(o)) => return Some(o),
                 Ok(None) if self.exit.is_some() => return None,
@@ -415,6 +524,49 @@ impl<'c> Loop<'c> {
                 Err(reason) => return Some(Outcome::Error { reason }),
             }
         }
+    }
+
+    /// How long until the next look in `/proc` at the silent granted threads (zero: due
+    /// now), or `None` when no running thread could be looked at (or `--blocked-after` is
+    /// off). A look is due `blocked_after` after the last event or the last look.
+    fn probe_in(&self, coord: &Coordinator<'_>) -> Option<Duration> {
+        let after = self.cfg.blocked_after?;
+        let st = coord.state();
+        let known = |t: Tid| matches!(self.tasks.get(t as usize), Some(Some(k)) if k.ktid != 0);
+        if !st.running().any(known) {
+            return None;
+        }
+        Some(after.saturating_sub(self.quiet_since.max(self.probed_at).elapsed()))
+    }
+
+    /// Set aside every running thread that the kernel shows blocked in a call libpos does
+    /// not control (see [`blocked_outside`]): decisions go on without it until its next
+    /// post. True if any was.
+    fn set_aside(&mut self, coord: &mut Coordinator<'_>) -> bool {
+        self.probed_at = Instant::now();
+        let running: Vec<Tid> = coord.state().running().collect();
+        let mut any = false;
+        for t in running {
+            let Some(Some(task)) = self.tasks.get(t as usize).copied() else {
+                continue;
+            };
+            if task.ktid == 0 || !blocked_outside(&task) {
+                continue;
+            }
+            // A post already written but not yet read by the I/O thread: it is not blocked.
+            let conn = self.tid_conn.get(t as usize).copied().flatten();
+            if conn
+                .and_then(|c| self.conns[c].as_ref())
+                .is_some_and(has_unread)
+            {
+                continue;
+            }
+            if coord.mark_outside(t).is_ok() {
+                self.outside_episodes += 1;
+                any = true;
+            }
+        }
+        any
     }
 
     fn handle(&mut self, coord: &mut Coordinator<'_>, ev: Ev) -> Result<Option<Outcome>, String> {
@@ -457,7 +609,12 @@ impl<'c> Loop<'c> {
     ) -> Result<Option<Outcome>, String> {
         let tid = self.conn_tid.get(id).copied().flatten();
         match msg {
-            Msg::Hello { tid: t, pid } => {
+            Msg::Hello {
+                tid: t,
+                pid,
+                ktid,
+                fd,
+            } => {
                 if let Some(old) = tid {
                     return Err(format!("thread {old} said hello twice"));
                 }
@@ -473,6 +630,10 @@ impl<'c> Loop<'c> {
                 }
                 self.tid_conn[t as usize] = Some(id);
                 self.conn_tid[id] = Some(t);
+                if self.tasks.len() <= t as usize {
+                    self.tasks.resize(t as usize + 1, None);
+                }
+                self.tasks[t as usize] = Some(Task { pid, ktid, fd });
                 if t == 0 && self.maps.is_empty() {
                     // Mappings for crash symbolisation (deterministic: ASLR is off).
                     let p = if pid == self.pid { pid } else { self.pid };
@@ -531,6 +692,7 @@ impl<'c> Loop<'c> {
                     }
                     self.last_granted = Some(tid);
                     self.just_granted = true;
+                    self.quiet_since = Instant::now();
                     if self.cfg.record_trace {
                         let pc = self.pending_pc.get(tid as usize).copied().unwrap_or(0);
                         self.trace.push((Event::new(tid, op), pc));
@@ -567,7 +729,12 @@ impl<'c> Loop<'c> {
 
     fn hang(&self, coord: &Coordinator<'_>) -> Outcome {
         let st = coord.state();
-        let mut threads: Vec<String> = st.running().map(|t| st.name(t).to_string()).collect();
+        // Spinning (or blocked before anyone looked), then blocked outside control.
+        let mut threads: Vec<String> = st
+            .running()
+            .chain(st.outside())
+            .map(|t| st.name(t).to_string())
+            .collect();
         if threads.is_empty() {
             threads.extend(self.last_granted.map(|t| st.name(t).to_string()));
         }
@@ -709,7 +876,13 @@ mod tests {
     /// A connection (id) whose first message is the hello of thread `tid`.
     fn hello(tx: &Sender<Ev>, id: usize, tid: Tid) -> UnixStream {
         let s = conn(tx, id);
-        tx.send(Ev::Msg(id, Msg::Hello { tid, pid: 1 })).unwrap();
+        let hello = Msg::Hello {
+            tid,
+            pid: 1,
+            ktid: 0,
+            fd: -1,
+        };
+        tx.send(Ev::Msg(id, hello)).unwrap();
         s
     }
 
@@ -808,8 +981,13 @@ mod tests {
         let t = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(20));
             let child = conn(&late, 1);
-            late.send(Ev::Msg(1, Msg::Hello { tid: 1, pid: 1 }))
-                .unwrap();
+            let hello = Msg::Hello {
+                tid: 1,
+                pid: 1,
+                ktid: 0,
+                fd: -1,
+            };
+            late.send(Ev::Msg(1, hello)).unwrap();
             late.send(Ev::Msg(
                 1,
                 Msg::Crash {

@@ -20,7 +20,8 @@ pub enum Decision {
         result: i32,
         child: Option<Tid>,
     },
-    /// Some thread is still running uncontrolled code: wait for its next post.
+    /// Some thread is still running uncontrolled code: wait for its next post. Also when
+    /// nothing is enabled but a thread blocked outside control may still come back.
     Wait,
     /// The process exited or every thread finished.
     Over,
@@ -89,6 +90,12 @@ impl<'s> Coordinator<'s> {
         Ok(())
     }
 
+    /// Running thread `tid` was seen blocked in the kernel in a call libpos does not
+    /// control: decide without it until its next post ([`crate::state::Status::Outside`]).
+    pub fn mark_outside(&mut self, tid: Tid) -> Result<(), StateError> {
+        self.state.mark_outside(tid)
+    }
+
     /// Decide the next step, if every live thread has posted.
     pub fn decide(&mut self) -> Decision {
         if self.state.is_over() {
@@ -96,6 +103,9 @@ impl<'s> Coordinator<'s> {
         }
         if !self.state.all_posted() {
             return Decision::Wait;
+        }
+        if self.state.any_outside() && self.state.enabled_events().is_empty() {
+            return Decision::Wait; // only a thread blocked outside control can go on
         }
         let enabled = self.state.enabled_events();
         if enabled.is_empty() {
@@ -160,4 +170,46 @@ pub fn schedule_of(state: &State, trace: &[Event]) -> Vec<Step> {
             op: e.op.to_string(),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::strategy::rw::RandomWalk;
+
+    #[test]
+    fn decisions_skip_a_thread_outside_control_and_wait_when_only_it_can_go_on() {
+        let mut rw = RandomWalk::new();
+        let mut co = Coordinator::new(&mut rw, 7, 100);
+        co.post(0, Op::Create).unwrap();
+        let Decision::Grant { child: Some(a), .. } = co.decide() else {
+            panic!("create granted")
+        };
+        co.post(a, Op::Start).unwrap();
+        assert_eq!(co.decide(), Decision::Wait, "main still runs");
+        // Main blocks in the kernel (say `read` on a pipe a will write): a runs alone.
+        co.mark_outside(0).unwrap();
+        assert!(matches!(co.decide(), Decision::Grant { tid, .. } if tid == a));
+        co.post(a, Op::Join { target: 0 }).unwrap();
+        // Nothing enabled, main may come back: wait, no deadlock.
+        assert_eq!(co.decide(), Decision::Wait);
+        co.post(0, Op::Exit).unwrap();
+        assert!(matches!(
+            co.decide(),
+            Decision::Grant {
+                tid: 0,
+                op: Op::Exit,
+                ..
+            }
+        ));
+        assert!(matches!(co.decide(), Decision::Grant { tid, .. } if tid == a));
+        // A post from outside while another thread runs is accepted; decisions wait for both.
+        co.post(a, Op::Yield).unwrap();
+        assert!(matches!(co.decide(), Decision::Grant { tid, .. } if tid == a));
+        co.mark_outside(a).unwrap();
+        assert_eq!(co.decide(), Decision::Wait);
+        co.post(a, Op::Exit).unwrap();
+        assert!(matches!(co.decide(), Decision::Grant { op: Op::Exit, .. }));
+        assert_eq!(co.decide(), Decision::Over);
+    }
 }

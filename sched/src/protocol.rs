@@ -27,8 +27,16 @@ pub const MAX_TEXT: usize = 4096;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Msg {
     /// First message on every connection: who this thread is (0 for main, else the child id
-    /// the create grant returned) and the process id.
-    Hello { tid: Tid, pid: u32 },
+    /// the create grant returned) and the process id; `ktid`, the kernel's id of the thread
+    /// (0: not sent), and `fd`, its connection's descriptor in the program (-1: not sent),
+    /// let the coordinator see in `/proc` whether a granted thread is blocked in the kernel
+    /// outside control. The two ride in fields older frames left zero (`code` and `c`).
+    Hello {
+        tid: Tid,
+        pid: u32,
+        ktid: u32,
+        fd: i32,
+    },
     /// The thread is about to perform `op` and waits for a [`Reply`].
     Post(Op),
     /// `sem_init`: no reply, not a scheduling point.
@@ -244,7 +252,10 @@ impl Msg {
     /// Encode into a fixed header plus an optional text payload.
     pub fn encode(&self) -> ([u8; MSG_LEN], &[u8]) {
         match self {
-            Msg::Hello { tid, pid } => (frame(K_HELLO, 0, *tid as u64, *pid as u64, 0), &[]),
+            Msg::Hello { tid, pid, ktid, fd } => {
+                let fd = (*fd as i64 + 1).max(0) as u64;
+                (frame(K_HELLO, *ktid, *tid as u64, *pid as u64, fd), &[])
+            }
             Msg::Post(op) => {
                 let (code, a, b, c) = op_fields(op);
                 (frame(K_POST, code, a, b, c), &[])
@@ -282,6 +293,8 @@ impl Msg {
             K_HELLO => Msg::Hello {
                 tid: narrow(a, "thread id")?,
                 pid: narrow(b, "pid")?,
+                ktid: code,
+                fd: i32::try_from(c).map_err(|_| ProtocolError(format!("bad descriptor {c}")))? - 1,
             },
             K_POST => Msg::Post(op_from(code, a, b, c)?),
             K_SEM_INIT => Msg::SemInit {
@@ -390,7 +403,18 @@ mod tests {
     #[test]
     fn other_messages_round_trip_and_garbage_is_an_error() {
         for m in [
-            Msg::Hello { tid: 5, pid: 77 },
+            Msg::Hello {
+                tid: 5,
+                pid: 77,
+                ktid: 78,
+                fd: 0,
+            },
+            Msg::Hello {
+                tid: 1,
+                pid: 77,
+                ktid: 0,
+                fd: -1,
+            },
             Msg::SemInit { s: 1, value: 3 },
             Msg::BarrierInit { b: 2, count: 4 },
             Msg::Crash {
@@ -408,6 +432,16 @@ mod tests {
         assert_eq!(Msg::decode(&h).unwrap(), Err(p.len()));
         assert_eq!(Msg::with_payload(p), m);
         assert!(Msg::decode(&[0xff; MSG_LEN]).is_err());
+        // A hello of the earlier layout (nothing in `code` and `c`) has no task details.
+        assert_eq!(
+            Msg::decode(&frame(K_HELLO, 0, 2, 9, 0)).unwrap(),
+            Ok(Msg::Hello {
+                tid: 2,
+                pid: 9,
+                ktid: 0,
+                fd: -1
+            })
+        );
         let r = Reply {
             result: -1,
             value: 9,

@@ -77,6 +77,10 @@ pub enum Status {
     /// Waiting at this event for the coordinator's grant (enabled or blocked).
     Pending(Op),
     Finished,
+    /// Granted, then seen blocked in the kernel in a call libpos does not control (a `read`
+    /// of a pipe, `poll`, `waitpid`, ...): decisions no longer wait for its post, and it
+    /// rejoins with its next one ([`State::mark_outside`]). Never enabled.
+    Outside,
 }
 
 #[derive(Clone, Debug)]
@@ -204,6 +208,8 @@ pub struct State {
     /// [`State::set_status`] so the per-decision checks are O(1).
     running: usize,
     finished: usize,
+    /// Threads whose status is [`Status::Outside`].
+    outside: usize,
     /// The enabled events, kept up to date by [`State::set_status`] and by re-checking the
     /// blockable threads after synchronisation operations (see [`enabled`]).
     enabled: EnabledSet,
@@ -230,6 +236,7 @@ impl State {
         match self.threads[t as usize].status {
             Status::Running => self.running -= 1,
             Status::Finished => self.finished -= 1,
+            Status::Outside => self.outside -= 1,
             Status::Pending(op) => {
                 self.enabled.remove(t);
                 if may_block(&op) {
@@ -241,6 +248,7 @@ impl State {
         match status {
             Status::Running => self.running += 1,
             Status::Finished => self.finished += 1,
+            Status::Outside => self.outside += 1,
             Status::Pending(op) => {
                 if !may_block(&op) {
                     self.enabled.insert(Event::new(t, op));
@@ -374,7 +382,8 @@ impl State {
         self.exit_code
     }
 
-    /// No thread is running: every live thread has posted, so a decision can be made.
+    /// No thread is running: every live thread has posted (or is blocked outside control,
+    /// [`Status::Outside`]), so a decision can be made.
     pub fn all_posted(&self) -> bool {
         debug_assert_eq!(self.running, self.running().count());
         self.running == 0
@@ -396,6 +405,11 @@ impl State {
             return Err(StateError::UnknownThread(t));
         };
         if th.status != Status::Running {
+            if th.status == Status::Outside {
+                // Back from a call outside control: it posts like a running thread.
+                self.set_status(t, Status::Pending(op));
+                return Ok(());
+            }
             return Err(StateError::NotRunning(t, format!("{:?}", th.status)));
         }
         // `set_status(t, Status::Pending(op))`, inlined for the common case of an operation
@@ -408,6 +422,34 @@ impl State {
             self.enabled.insert(Event::new(t, op));
         }
         Ok(())
+    }
+
+    /// Running thread `t` is blocked in the kernel outside control: stop waiting for its post
+    /// (see [`Status::Outside`]). Not a scheduling step; the strategy never sees it enabled.
+    pub fn mark_outside(&mut self, t: Tid) -> Result<(), StateError> {
+        match self.threads.get(t as usize).map(|th| th.status) {
+            Some(Status::Running) => {
+                self.set_status(t, Status::Outside);
+                Ok(())
+            }
+            Some(s) => Err(StateError::NotRunning(t, format!("{s:?}"))),
+            None => Err(StateError::UnknownThread(t)),
+        }
+    }
+
+    /// Threads blocked outside control ([`Status::Outside`]).
+    pub fn outside(&self) -> impl Iterator<Item = Tid> + '_ {
+        self.threads
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.status == Status::Outside)
+            .map(|(i, _)| i as Tid)
+    }
+
+    /// Whether some thread is blocked outside control.
+    pub fn any_outside(&self) -> bool {
+        debug_assert_eq!(self.outside, self.outside().count());
+        self.outside > 0
     }
 
     /// A thread vanished without posting its exit (killed, `pthread_exit` from a destructor, ...).
@@ -694,6 +736,7 @@ impl State {
                     th.status = Status::Finished;
                 }
                 self.running = 0;
+                self.outside = 0;
                 self.finished = self.threads.len();
                 self.enabled.clear();
                 OK
@@ -921,7 +964,7 @@ impl State {
 
     /// Threads remain and none is enabled (only meaningful when [`State::all_posted`]).
     pub fn deadlock(&self) -> Option<Deadlock> {
-        if self.is_over() || !self.all_posted() {
+        if self.is_over() || !self.all_posted() || self.outside > 0 {
             return None;
         }
         let mut blocked = Vec::new();
@@ -1342,7 +1385,7 @@ mod tests {
         // unlocks and initialisations in between: after every post, execution and
         // notification the maintained set equals the scan of every thread.
         let mut rng = crate::rng::Rng::new(99);
-        let (mut decisions, mut with_blocked) = (0, 0);
+        let (mut decisions, mut with_blocked, mut outside) = (0, 0, 0);
         for _ in 0..800 {
             let mut s = State::with_initial_threads(1 + rng.index(5));
             s.init_barrier(0x100 + 32, 2);
@@ -1351,11 +1394,21 @@ mod tests {
                 scripts.push(Vec::new());
                 s.post(t, Op::Start).unwrap();
             }
+            // Threads blocked outside control, with the post they will come back with.
+            let mut away: Vec<(Tid, Op)> = Vec::new();
             for _ in 0..200 {
                 let scan = s.scan_enabled();
                 assert_eq!(s.enabled(), scan);
                 assert_eq!(s.enabled_events(), scan.as_slice());
+                assert_eq!(s.outside().count(), away.len());
                 let enabled = s.enabled();
+                if !away.is_empty() && (enabled.is_empty() || rng.chance(0.2)) && !s.is_over() {
+                    // Back from outside control, between two decisions.
+                    assert!(s.deadlock().is_none());
+                    let (t, op) = away.swap_remove(rng.index(away.len()));
+                    s.post(t, op).unwrap();
+                    continue;
+                }
                 if enabled.is_empty() || s.is_over() {
                     break;
                 }
@@ -1370,6 +1423,9 @@ mod tests {
                 let done = s.execute(ev.tid).unwrap();
                 decisions += 1;
                 assert_eq!(s.enabled(), s.scan_enabled());
+                if s.is_over() {
+                    away.clear(); // the process exited: nobody comes back
+                }
                 if let Some(c) = done.child {
                     scripts.push(Vec::new());
                     s.post(c, Op::Start).unwrap();
@@ -1387,18 +1443,85 @@ mod tests {
                     }
                 }
                 let next = script.pop().unwrap_or(Op::Exit);
-                s.post(ev.tid, next).unwrap();
+                if rng.chance(0.05) {
+                    s.mark_outside(ev.tid).unwrap();
+                    assert!(!s.enabled().iter().any(|e| e.tid == ev.tid));
+                    away.push((ev.tid, next));
+                    outside += 1;
+                } else {
+                    s.post(ev.tid, next).unwrap();
+                }
                 if rng.chance(0.01) {
                     let victim = rng.below(n as u64) as Tid;
                     if s.status(victim) != Status::Finished {
                         s.mark_finished(victim);
+                        away.retain(|&(t, _)| t != victim);
                     }
                 }
             }
         }
         assert!(
-            decisions > 15_000 && with_blocked > 2_000,
-            "{decisions} decisions, {with_blocked} with a blocked thread"
+            decisions > 15_000 && with_blocked > 2_000 && outside > 500,
+            "{decisions} decisions, {with_blocked} with a blocked thread, {outside} outside"
         );
+    }
+
+    #[test]
+    fn a_thread_blocked_outside_control_is_not_waited_for_and_rejoins_with_its_post() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let a = spawn(&mut s, 0);
+        // a is granted a plain write, then blocks in `read` on a pipe main will write.
+        s.post(
+            a,
+            Op::Write {
+                addr: 0x10,
+                size: 4,
+            },
+        )
+        .unwrap();
+        s.post(0, Op::Yield).unwrap();
+        s.execute(a).unwrap();
+        assert!(!s.all_posted());
+        s.mark_outside(a).unwrap();
+        assert_eq!(s.status(a), Status::Outside);
+        assert!(s.all_posted(), "decisions no longer wait for a");
+        assert_eq!(s.enabled(), vec![Event::new(0, Op::Yield)]);
+        assert_eq!(s.outside().collect::<Vec<_>>(), [a]);
+        // Only running threads can be marked; an outside one cannot be executed.
+        assert!(s.mark_outside(a).is_err());
+        assert!(s.mark_outside(0).is_err());
+        assert!(s.execute(a).is_err());
+        // Main runs and joins a: nothing is enabled, yet it is no deadlock while a may return.
+        s.execute(0).unwrap();
+        s.post(0, Op::Join { target: a }).unwrap();
+        assert!(s.enabled().is_empty());
+        assert!(s.deadlock().is_none());
+        // a comes back with its next post (as a running thread would) and is enabled again.
+        s.post(a, Op::Exit).unwrap();
+        assert!(!s.any_outside());
+        assert_eq!(s.enabled(), vec![Event::new(a, Op::Exit)]);
+        s.execute(a).unwrap();
+        assert_eq!(s.enabled(), vec![Event::new(0, Op::Join { target: a })]);
+        // An outside thread that vanishes counts as finished.
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let b = spawn(&mut s, 0);
+        s.post(b, Op::Yield).unwrap();
+        s.execute(b).unwrap();
+        s.mark_outside(b).unwrap();
+        s.mark_finished(b);
+        assert!(!s.any_outside());
+        // A real deadlock is still one once nobody is outside.
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let a = spawn(&mut s, 0);
+        s.post(0, Op::Join { target: a }).unwrap();
+        s.post(a, Op::Yield).unwrap();
+        s.execute(a).unwrap();
+        s.mark_outside(a).unwrap();
+        assert!(s.deadlock().is_none());
+        s.post(a, Op::Join { target: a }).unwrap();
+        assert!(s.deadlock().is_some());
     }
 }
