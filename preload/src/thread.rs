@@ -49,13 +49,19 @@ struct Start {
     tid: Tid,
 }
 
-/// First frame of every controlled child: connect as `tid`, run the routine, post `Exit`.
+/// First frame of every controlled child: connect as `tid`, post `Start` and wait for its
+/// grant, run the routine, post `Exit`.
 /// It holds no value with a destructor while the routine runs, so `pthread_exit`'s forced
 /// unwind passes through it cleanly.
 extern "C-unwind" fn trampoline(p: *mut c_void) -> *mut c_void {
     // SAFETY: p is the Box<Start> leaked by pthread_create for this thread alone.
     let Start { routine, arg, tid } = *unsafe { Box::from_raw(p as *mut Start) };
     conn::adopt(tid);
+    // Stay stopped at the entry until granted: only one controlled thread ever runs between
+    // two scheduling points (otherwise the routine's first steps race with the creator's).
+    if let Some(me) = conn::me() {
+        me.post(Op::Start);
+    }
     let ret = routine(arg);
     exit_thread();
     ret
@@ -117,9 +123,12 @@ pub unsafe extern "C" fn pthread_create(
 fn stillborn(tid: Tid) {
     let fd = crate::fds::connect().unwrap_or_else(|e| conn::die(&e));
     let ghost = conn::Me { fd, tid };
+    // No kernel thread of its own: the coordinator must not look at ours for it.
     let (hello, _) = Msg::Hello {
         tid,
         pid: std::process::id(),
+        ktid: 0,
+        fd: -1,
     }
     .encode();
     if !conn::write_all(fd, &hello) {

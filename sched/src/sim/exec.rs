@@ -57,6 +57,7 @@ fn op_of(p: &Program, s: &Stmt, tid_of: impl Fn(usize) -> Tid) -> Op {
         Stmt::Join(t) => Op::Join { target: tid_of(t) },
         Stmt::BarrierWait(o) => Op::BarrierWait { b: addr(o) },
         Stmt::BarrierLeave(o) => Op::BarrierLeave { b: addr(o) },
+        Stmt::Start => Op::Start,
     }
 }
 
@@ -312,8 +313,10 @@ mod tests {
                 "join",
                 "join",
                 "process_exit",
+                "start",
                 "write",
                 "exit",
+                "start",
                 "read",
                 "exit"
             ]

@@ -25,8 +25,9 @@
 //! `barrier_wait B; barrier_leave B` (always as that pair: `pthread_barrier_wait` as libpos
 //! posts it, an arrival then a leave that blocks until the count arrived). Each object name is
 //! one object (distinct names never alias) and has one kind, fixed by the statements using
-//! it. Events are numbered from 1 within their thread; `bug:` takes a comma-separated
-//! conjunction of `T.i < U.j` (happens-before in the partial order).
+//! it. Events are numbered from 1 within their thread (a created thread's start is its
+//! event 0); `bug:` takes a comma-separated conjunction of `T.i < U.j` (happens-before in
+//! the partial order).
 //!
 //! Two modes:
 //! - **paper mode** (no thread called `main`): every thread exists at step 0 (tids in
@@ -36,7 +37,8 @@
 //!   `create`/`join` are not allowed.
 //! - **real-program mode** (a `main` thread): exactly what libpos reports for a real binary.
 //!   Only main exists at first; `create T` is [`crate::Op::Create`] and `T` gets the next
-//!   tid; `T`'s first post is its first listed event (no Start event); every created thread
+//!   tid; `T`'s first post is its start ([`crate::Op::Start`], event `T.0`: libpos keeps a
+//!   created thread stopped at its entry until that is granted); every created thread
 //!   ends with [`crate::Op::Exit`] and main with `ProcessExit{code: 0}`, both scheduling
 //!   points; `join T` waits for `T`'s exit and must follow `create T` in the same thread.
 //!   After a create is granted, the parent's next event is posted before the child's first.

@@ -24,6 +24,10 @@ pub enum Stmt {
     BarrierWait(usize),
     /// Leaving a barrier: blocks until the barrier's count of threads arrived.
     BarrierLeave(usize),
+    /// Not written in models: in real-program mode, the first event of every created
+    /// thread ([`crate::Op::Start`]), which libpos posts before the thread's routine runs;
+    /// numbered 0 (listed events are numbered from 1).
+    Start,
 }
 
 /// A named object; its kind is fixed by the statements that use it.
@@ -196,9 +200,19 @@ impl Program {
         self.threads.iter().position(|t| t.name == name)
     }
 
-    /// `A.3` style label of a listed event.
+    /// `A.3` style label of an event (`A.0`: a created thread's start).
     pub fn label(&self, e: EventRef) -> String {
-        format!("{}.{}", self.threads[e.thread].name, e.index + 1)
+        let n = e.index + 1 - self.first_listed(e.thread);
+        format!("{}.{n}", self.threads[e.thread].name)
+    }
+
+    /// Position of `thread`'s first listed statement in its body: 1 after the synthesized
+    /// [`Stmt::Start`] of a created thread in real-program mode, else 0.
+    pub fn first_listed(&self, thread: usize) -> usize {
+        usize::from(matches!(
+            self.threads[thread].body.first(),
+            Some(Stmt::Start)
+        ))
     }
 
     /// Source text of one statement.
@@ -216,6 +230,7 @@ impl Program {
             Stmt::Join(x) => format!("join {}", t(x)),
             Stmt::BarrierWait(x) => format!("barrier_wait {}", o(x)),
             Stmt::BarrierLeave(x) => format!("barrier_leave {}", o(x)),
+            Stmt::Start => "start".to_string(),
         }
     }
 
@@ -233,7 +248,12 @@ impl Program {
             }
         }
         for t in &self.threads {
-            let body: Vec<String> = t.body.iter().map(|s| self.stmt_text(s)).collect();
+            let body: Vec<String> = t
+                .body
+                .iter()
+                .filter(|s| **s != Stmt::Start)
+                .map(|s| self.stmt_text(s))
+                .collect();
             out.push_str(&format!("thread {}: {}\n", t.name, body.join("; ")));
         }
         if !self.bug.is_empty() {
@@ -316,6 +336,9 @@ fn build(
     let mut created_by: Vec<Option<usize>> = vec![None; order.len()];
     for (ti, rt) in order.iter().enumerate() {
         let mut body = Vec::new();
+        if mode == Mode::Real && ti != 0 {
+            body.push(Stmt::Start);
+        }
         let mut created_here: Vec<usize> = Vec::new();
         for (ln, verb, arg) in &rt.stmts {
             let ln = *ln;
@@ -460,12 +483,17 @@ fn event_ref(p: &Program, s: &str, ln: usize) -> Result<EventRef, ParseError> {
     let Some(thread) = p.thread_index(t) else {
         return err(ln, format!("unknown thread {t:?}"));
     };
-    let len = p.threads[thread].body.len();
+    let skip = p.first_listed(thread);
+    let len = p.threads[thread].body.len() - skip;
     match i.parse::<usize>() {
-        Ok(k) if (1..=len).contains(&k) => Ok(EventRef {
+        Ok(k) if (1 - skip..=len).contains(&k) => Ok(EventRef {
             thread,
-            index: k - 1,
+            index: k + skip - 1,
         }),
+        _ if skip == 1 => err(
+            ln,
+            format!("{s:?}: thread {t} has events 0 (its start) and 1..={len}"),
+        ),
         _ => err(
             ln,
             format!("{s:?}: thread {t} has events 1..={len} (1-based)"),
@@ -523,6 +551,30 @@ mod tests {
         assert_eq!(p.threads[0].name, "main");
         assert_eq!(p.threads[0].body, vec![Stmt::Create(1), Stmt::Join(1)]);
         assert_eq!(p.objects[0].init, 1);
+        // A created thread begins with its start (event 0), as libpos posts it.
+        assert_eq!(
+            p.threads[1].body,
+            vec![Stmt::Start, Stmt::Wait(0), Stmt::Lock(1), Stmt::Unlock(1)]
+        );
+        let bug = "thread main: create A\nthread A: read x; write x\nbug: A.2 < A.0\n";
+        let q = Program::parse(bug).unwrap();
+        assert_eq!(
+            q.bug,
+            vec![(
+                EventRef {
+                    thread: 1,
+                    index: 2
+                },
+                EventRef {
+                    thread: 1,
+                    index: 0
+                }
+            )]
+        );
+        assert_eq!(q.label(q.bug[0].0), "A.2");
+        assert_eq!(q.to_text(), bug, "the start is not written back");
+        assert!(Program::parse("thread main: create A\nthread A: read x\nbug: A.2 < A.1").is_err());
+        assert!(Program::parse("thread A: read x\nbug: A.0 < A.1").is_err());
     }
 
     #[test]
