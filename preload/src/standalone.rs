@@ -222,6 +222,8 @@ fn signal_name(sig: c_int) -> &'static str {
 struct Peer {
     fd: c_int,
     tid: Option<Tid>,
+    /// The kernel's id of the thread (0: unknown).
+    ktid: u32,
 }
 
 /// The in-process coordinator's event loop.
@@ -322,6 +324,9 @@ impl Server {
                             return self.conclude(coord, cfg, End::Exit(code), Some((fd, reply)));
                         }
                         self.send(tid, reply);
+                        if op == Op::Exit {
+                            self.await_gone(tid);
+                        }
                     }
                     Decision::Over => return self.conclude(coord, cfg, End::Finished, None),
                     Decision::Deadlock(d) => {
@@ -356,7 +361,40 @@ impl Server {
         };
         if fd >= 0 {
             let fd = fds::adopt_fd(fd);
-            self.peers.push(Peer { fd, tid: None });
+            self.peers.push(Peer {
+                fd,
+                tid: None,
+                ktid: 0,
+            });
+        }
+    }
+
+    /// Wait (at most 100 ms) until thread `tid`, whose exit was just granted, is gone: past
+    /// its `Exit` it still runs glibc's teardown outside control (destructors, returning its
+    /// malloc arena), which must not race with the next granted thread (the heap a later
+    /// thread gets would depend on timing). The main thread stays a zombie: not waited for.
+    fn await_gone(&self, tid: Tid) {
+        let ktid = self
+            .peers
+            .iter()
+            .find(|p| p.tid == Some(tid))
+            .map_or(0, |p| p.ktid);
+        if ktid == 0 || ktid == std::process::id() {
+            return;
+        }
+        let _b = Busy::enter();
+        let stat = format!("/proc/self/task/{ktid}/stat");
+        let start = std::time::Instant::now();
+        while let Ok(text) = std::fs::read_to_string(&stat) {
+            let state = text
+                .rfind(')')
+                .and_then(|i| text[i + 1..].split_whitespace().next());
+            if matches!(state, Some("Z" | "X" | "x"))
+                || start.elapsed() >= std::time::Duration::from_millis(100)
+            {
+                return;
+            }
+            std::thread::yield_now();
         }
     }
 
@@ -396,7 +434,10 @@ impl Server {
             Err(e) => conn::die(&e.to_string()),
         };
         match msg {
-            Msg::Hello { tid, .. } => self.peers[i].tid = Some(tid),
+            Msg::Hello { tid, ktid, .. } => {
+                self.peers[i].tid = Some(tid);
+                self.peers[i].ktid = ktid;
+            }
             Msg::Post(op) => match self.peers[i].tid {
                 Some(t) => self.posts.push((t, op)),
                 None => conn::die("post before hello"),

@@ -374,6 +374,35 @@ fn in_foreign_call(call: &str, fd: i32) -> bool {
     fd < 0 || arg0 != Some(fd as u64)
 }
 
+/// At most how long the decision loop waits for a thread whose exit was granted to be gone.
+const EXIT_WAIT: Duration = Duration::from_millis(100);
+
+/// Wait (at most [`EXIT_WAIT`]) until the kernel shows `task`, whose exit was just granted,
+/// gone. Past its `Exit` a thread still runs glibc's teardown outside control (thread-local
+/// and key destructors, returning its malloc arena and cache): granting the next step
+/// meanwhile would let that race with another thread, and the heap a later thread sees (its
+/// addresses in the schedule, anything that depends on them) would depend on timing, not on
+/// the schedule (a detached thread's arena is reused by the next new thread, or not yet).
+fn await_gone(task: &Task) {
+    if task.ktid == 0 || task.ktid == task.pid {
+        return; // unknown, or the main thread: it stays a zombie until the process ends
+    }
+    let stat = format!("/proc/{}/task/{}/stat", task.pid, task.ktid);
+    let start = Instant::now();
+    loop {
+        let Ok(text) = std::fs::read_to_string(&stat) else {
+            return;
+        };
+        let state = text
+            .rfind(')')
+            .and_then(|i| text[i + 1..].split_whitespace().next());
+        if matches!(state, Some("Z" | "X" | "x")) || start.elapsed() >= EXIT_WAIT {
+            return;
+        }
+        std::thread::yield_now();
+    }
+}
+
 /// Whether a connection holds bytes the I/O thread has not read yet (a post in flight).
 fn has_unread(s: &UnixStream) -> bool {
     let mut b = [0u8; 1];
@@ -708,6 +737,11 @@ impl<'c> Loop<'c> {
                         }
                         // A failed write means the thread died: its EOF or the exit tells.
                         let _ = (&*s).write_all(&reply.encode());
+                    }
+                    if op == Op::Exit {
+                        if let Some(Some(task)) = self.tasks.get(tid as usize) {
+                            await_gone(task);
+                        }
                     }
                 }
                 Decision::Wait | Decision::Over => return None,

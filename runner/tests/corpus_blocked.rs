@@ -2,7 +2,10 @@
 //! libpos does not control (`read` of a pipe, `poll`, `waitpid`). The correct ones must
 //! never be reported buggy nor hung (the blocked thread is set aside and the others run;
 //! such runs are reported `partial`); the genuinely hung ones (every live thread blocked
-//! for good, or spinning) must still be a `hang`.
+//! for good, or spinning) must still be a `hang`. And determinism: a created thread stays
+//! stopped at its entry until granted, a thread's teardown after its exit does not race
+//! with the next step, so the same seed gives the same hits and schedules, and a lock-heavy
+//! program's bug replays 100 times of 100.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -65,7 +68,12 @@ fn count(entry: &Value, key: &str) -> u64 {
 #[test]
 fn correct_programs_that_block_outside_control_are_never_buggy_nor_hung() {
     let dir = tempfile::tempdir().unwrap();
-    for name in ["pipe_pair", "poll_socketpair", "waitpid_child"] {
+    for name in [
+        "pipe_pair",
+        "poll_socketpair",
+        "waitpid_child",
+        "heap_after_detach",
+    ] {
         for algo in ["rw", "pct3", "pos"] {
             let (e, out) = run(
                 dir.path(),
@@ -79,6 +87,10 @@ fn correct_programs_that_block_outside_control_are_never_buggy_nor_hung() {
             assert_eq!(count(&e, "ok"), 200, "{what}");
             // The blocking happened outside control, and was reported.
             let partial = e["partial"].as_u64().unwrap_or(0);
+            if name == "heap_after_detach" {
+                assert_eq!(partial, 0, "it never blocks outside control: {what}");
+                continue;
+            }
             assert!(partial > 0, "{what}");
             assert!(
                 e["outside_episodes"].as_u64().unwrap_or(0) >= partial,
@@ -174,4 +186,138 @@ fn a_partial_schedule_says_so_when_replayed() {
         "{t}"
     );
     assert!(t.contains("may not replay exactly"), "{t}");
+}
+
+/// `poscheck cc` build of a corpus program (memory accesses become scheduling points).
+fn cc_build(name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/corpus/blocked")
+        .join(format!("{name}.c"));
+    let bin = bins().join(format!("{name}-cc"));
+    let o = Command::new(POSCHECK)
+        .args(["cc", "-O1", "-Wall", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "poscheck cc failed: {}", text(&o));
+    bin
+}
+
+#[test]
+fn a_created_thread_waits_for_its_start_so_the_same_seed_gives_the_same_hits() {
+    // Main spins 2 ms after pthread_create, then reads what the child writes first thing
+    // (a plain write, no point). The child runs only once its start is granted: whether it
+    // wrote before main's read is the schedule's choice (under rw: its start first, 1/2),
+    // never the spin's (when it ran in parallel, the write came first in every run).
+    let bin = cc_build("spin_after_create");
+    let dir = tempfile::tempdir().unwrap();
+    for algo in ["rw", "pos"] {
+        let mut seen = Vec::new();
+        for round in 0..2 {
+            let out_dir = dir.path().join(format!("{algo}-{round}"));
+            let json = dir.path().join(format!("{algo}-{round}.json"));
+            let o = Command::new(POSCHECK)
+                .args([
+                    "run", "--algo", algo, "--tries", "300", "--seed", "20261124",
+                ])
+                .args(["--points", "mem", "--json"])
+                .arg(&json)
+                .arg("--out-dir")
+                .arg(&out_dir)
+                .arg(&bin)
+                .current_dir(dir.path())
+                .output()
+                .unwrap();
+            let doc: Value = serde_json::from_str(
+                &std::fs::read_to_string(&json).unwrap_or_else(|_| panic!("{}", text(&o))),
+            )
+            .unwrap();
+            let e = &doc["programs"][0];
+            let hits = e["hits"].as_u64().unwrap();
+            assert_eq!(count(e, "assert"), hits, "{e}\n{}", text(&o));
+            let schedule = std::fs::read(e["schedule"].as_str().unwrap()).unwrap();
+            seen.push((hits, schedule));
+        }
+        assert_eq!(seen[0].0, seen[1].0, "{algo}: same seed, same hits");
+        assert!(
+            seen[0].1 == seen[1].1,
+            "{algo}: same seed, same saved schedule"
+        );
+        if algo == "rw" {
+            // 300 tries at 1/2: 150, sd 8.7; 5 sd either side.
+            let hits = seen[0].0;
+            assert!((107..=193).contains(&hits), "rw: {hits} hits of 300");
+        }
+    }
+}
+
+#[test]
+fn the_heap_and_the_schedule_are_the_same_every_run_with_the_same_seed() {
+    // Standalone mode (its own coordinator, schedule written by POS_SCHEDULE_OUT) with
+    // address randomisation off as the runner has it: the later threads' heap addresses are
+    // in the schedule's text, which must not vary. Two programs at a time, for some load.
+    common::require_libpos();
+    let lib = Path::new(POSCHECK).with_file_name("libpos.so");
+    let bin = bins().join("heap_after_detach");
+    let dir = tempfile::tempdir().unwrap();
+    let mut schedules = Vec::new();
+    for round in 0..10 {
+        let children: Vec<_> = (0..2)
+            .map(|k| {
+                let out = dir.path().join(format!("{round}-{k}.json"));
+                // LD_PRELOAD set by `env` after `setarch`: libpos must load in the program.
+                let child = Command::new("setarch")
+                    .args(["-R", "env"])
+                    .arg(format!("LD_PRELOAD={}", lib.display()))
+                    .arg(&bin)
+                    .env("POS_ALGO", "pos")
+                    .env("POS_SEED", "3")
+                    .env("POS_SCHEDULE_OUT", &out)
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("setarch (util-linux) is needed");
+                (out, child)
+            })
+            .collect();
+        for (out, child) in children {
+            let done = child.wait_with_output().unwrap();
+            assert!(done.status.success(), "{}", text(&done));
+            schedules.push(std::fs::read(&out).unwrap_or_else(|_| panic!("{}", text(&done))));
+        }
+    }
+    let text0 = String::from_utf8_lossy(&schedules[0]).into_owned();
+    assert!(text0.contains("lock"), "{text0}");
+    let differing = schedules.iter().filter(|s| **s != schedules[0]).count();
+    assert_eq!(differing, 0, "schedules differ from the first: {text0}");
+}
+
+#[test]
+fn a_lock_heavy_library_bug_replays_100_times_of_100() {
+    let dir = tempfile::tempdir().unwrap();
+    for algo in ["rw", "pct3", "pos"] {
+        let (e, out) = run(
+            dir.path(),
+            "lock_library",
+            &["--algo", algo, "--tries", "200", "--seed", "20261124"],
+        );
+        let what = format!("lock_library under {algo}: {e}\n{}", text(&out));
+        assert!(
+            count(&e, "assert") > 0,
+            "the duplicate insert is found: {what}"
+        );
+        assert_eq!(e["partial"].as_u64().unwrap_or(0), 0, "{what}");
+        let schedule = e["schedule"].as_str().unwrap();
+        let r = Command::new(POSCHECK)
+            .args(["replay", "--times", "100", schedule])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let t = text(&r);
+        assert!(
+            t.contains("recorded outcome assert: reproduced 100 of 100 times"),
+            "{algo}: {t}"
+        );
+    }
 }
