@@ -29,7 +29,7 @@
 //! - `POS_REAL_SLEEP=1`: sleeps are yield points that then really sleep (runner's
 //!   `--real-sleep`); by default they return at once.
 //! - Standalone mode only: `POS_ALGO`, `POS_SEED`, `POS_DEPTH`, `POS_SCHEDULE`,
-//!   `POS_SCHEDULE_OUT`, `POS_STEP_TIMEOUT` (see [`standalone`]).
+//!   `POS_SCHEDULE_OUT`, `POS_STEP_TIMEOUT`, `POS_BLOCKED_AFTER` (see [`standalone`]).
 
 pub mod conn;
 pub mod fds;

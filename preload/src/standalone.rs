@@ -6,8 +6,11 @@
 //! Configuration (environment): `POS_ALGO` (default `pos`), `POS_SEED` (default: fresh from
 //! the kernel's random source), `POS_DEPTH` (PCT depth), `POS_SCHEDULE=<file>` (replay a
 //! recorded schedule), `POS_SCHEDULE_OUT=<file>` (write this run's schedule as JSON),
-//! `POS_STEP_TIMEOUT=<seconds>` (default 10, 0 = none: how long a granted thread may run
-//! without reaching its next scheduling point before the run is reported as a hang). The run
+//! `POS_STEP_TIMEOUT=<seconds>` (default 10, 0 = none: how long nothing may happen before
+//! the run is reported as a hang), `POS_BLOCKED_AFTER=<ms>` (default 30, 0 = never: after
+//! this long without a post, a granted thread that `/proc` shows asleep in a system call
+//! libpos does not control is set aside and the others run, as the runner's
+//! `--blocked-after`; the outcome line is then followed by a `partial run` note). The run
 //! uses `rng::try_seed(POS_SEED, 0)`, i.e. it is try 0 of a runner session with that base
 //! seed, so the same `POS_SEED` gives the same schedule.
 //!
@@ -40,8 +43,11 @@ pub struct Config {
     pub schedule_in: Option<String>,
     pub schedule_out: Option<String>,
     pub points: String,
-    /// Milliseconds a granted thread may run without reaching its next point (0: no limit).
+    /// Milliseconds without any progress before the run is a hang (0: no limit).
     pub step_timeout_ms: i32,
+    /// Milliseconds of silence before a granted thread is looked up in `/proc` for being
+    /// blocked outside control (0: never).
+    pub blocked_after_ms: i32,
 }
 
 fn env(name: &str) -> Option<String> {
@@ -99,8 +105,16 @@ impl Config {
             }
             None => DEFAULT_STEP_TIMEOUT_MS,
         };
+        let blocked_after_ms = match env("POS_BLOCKED_AFTER") {
+            Some(t) => t
+                .parse::<u32>()
+                .map_err(|_| format!("bad POS_BLOCKED_AFTER {t:?}"))?
+                .min(i32::MAX as u32) as i32,
+            None => 30,
+        };
         Ok(Config {
             step_timeout_ms,
+            blocked_after_ms,
             algo: env("POS_ALGO").unwrap_or_else(|| "pos".into()),
             seed,
             depth,
@@ -224,6 +238,8 @@ struct Peer {
     tid: Option<Tid>,
     /// The kernel's id of the thread (0: unknown).
     ktid: u32,
+    /// The thread's end of this connection, in the program (-1: unknown).
+    fd_there: c_int,
 }
 
 /// The in-process coordinator's event loop.
@@ -234,6 +250,8 @@ struct Server {
     /// running thread has posted, so arrival order (OS timing) cannot change the strategy's
     /// view and the same seed gives the same schedule.
     posts: Vec<(Tid, Op)>,
+    /// Times a granted thread was set aside as blocked outside control.
+    outside: u64,
 }
 
 impl Server {
@@ -242,6 +260,7 @@ impl Server {
             listener,
             peers: Vec::new(),
             posts: Vec::new(),
+            outside: 0,
         }
     }
 
@@ -253,23 +272,31 @@ impl Server {
         let seed = rng::try_seed(cfg.seed, 0);
         let mut coord = Coordinator::new(strategy.as_mut(), seed, DEFAULT_MAX_STEPS);
         let mut pfds: Vec<libc::pollfd> = Vec::new();
+        // Since when nothing happened, and when silent threads were last looked up.
+        let mut quiet = std::time::Instant::now();
+        let mut probed = quiet;
         loop {
             pfds.clear();
             pfds.push(pollin(self.listener));
             pfds.extend(self.peers.iter().map(|p| pollin(p.fd)));
-            // SAFETY: pfds is a valid array of pollfd.
-            let timeout = if cfg.step_timeout_ms > 0 {
-                cfg.step_timeout_ms
-            } else {
-                -1
+            let ms = |d: std::time::Duration| d.as_millis().min(i32::MAX as u128) as i32;
+            let hang_in = (cfg.step_timeout_ms > 0)
+                .then(|| (cfg.step_timeout_ms - ms(quiet.elapsed())).max(0));
+            let probe_in = (cfg.blocked_after_ms > 0 && !self.silent(&coord).is_empty())
+                .then(|| (cfg.blocked_after_ms - ms(quiet.max(probed).elapsed())).max(0));
+            let timeout = match (hang_in, probe_in) {
+                (Some(h), Some(p)) => h.min(p),
+                (h, p) => h.or(p).unwrap_or(-1),
             };
+            // SAFETY: pfds is a valid array of pollfd.
             let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout) };
-            if n == 0 {
-                let running: Vec<String> = coord
-                    .state()
+            if n == 0 && hang_in.is_some() && ms(quiet.elapsed()) >= cfg.step_timeout_ms {
+                let st = coord.state();
+                let running: Vec<String> = st
                     .running()
                     .filter(|&t| !self.posts.iter().any(|&(p, _)| p == t))
-                    .map(|t| coord.state().name(t).to_string())
+                    .chain(st.outside())
+                    .map(|t| st.name(t).to_string())
                     .collect();
                 let why = format!(
                     "thread(s) {} did not reach a scheduling point within {} ms",
@@ -279,6 +306,16 @@ impl Server {
                 self.conclude(coord, cfg, End::Hang(why), None);
                 // SAFETY: nothing can continue; end the process.
                 unsafe { libc::_exit(1) }
+            }
+            if n == 0 {
+                probed = std::time::Instant::now();
+                for (t, fd_there, ktid) in self.silent(&coord) {
+                    if blocked_outside(ktid, fd_there) && coord.mark_outside(t).is_ok() {
+                        self.outside += 1;
+                    }
+                }
+            } else {
+                quiet = std::time::Instant::now();
             }
             if n < 0 {
                 if conn::errno() == libc::EINTR {
@@ -324,6 +361,7 @@ impl Server {
                             return self.conclude(coord, cfg, End::Exit(code), Some((fd, reply)));
                         }
                         self.send(tid, reply);
+                        quiet = std::time::Instant::now();
                         if op == Op::Exit {
                             self.await_gone(tid);
                         }
@@ -365,8 +403,23 @@ impl Server {
                 fd,
                 tid: None,
                 ktid: 0,
+                fd_there: -1,
             });
         }
+    }
+
+    /// The running threads that have not posted and can be looked up in `/proc`: (tid, its
+    /// connection's descriptor in the program, kernel tid).
+    fn silent(&self, coord: &Coordinator) -> Vec<(Tid, c_int, u32)> {
+        coord
+            .state()
+            .running()
+            .filter(|&t| !self.posts.iter().any(|&(p, _)| p == t))
+            .filter_map(|t| {
+                let p = self.peers.iter().find(|p| p.tid == Some(t))?;
+                (p.ktid != 0).then_some((t, p.fd_there, p.ktid))
+            })
+            .collect()
     }
 
     /// Wait (at most 100 ms) until thread `tid`, whose exit was just granted, is gone: past
@@ -434,9 +487,10 @@ impl Server {
             Err(e) => conn::die(&e.to_string()),
         };
         match msg {
-            Msg::Hello { tid, ktid, .. } => {
+            Msg::Hello { tid, ktid, fd, .. } => {
                 self.peers[i].tid = Some(tid);
                 self.peers[i].ktid = ktid;
+                self.peers[i].fd_there = fd;
             }
             Msg::Post(op) => match self.peers[i].tid {
                 Some(t) => self.posts.push((t, op)),
@@ -478,6 +532,14 @@ impl Server {
             Some(d) => eprintln!("poscheck: outcome={} steps={steps}: {d}", end.kind()),
             None => eprintln!("poscheck: outcome={} steps={steps}", end.kind()),
         }
+        if self.outside > 0 {
+            eprintln!(
+                "poscheck: partial run: {} time(s) a thread was blocked outside control (in a \
+                 call libpos does not control) while the others ran; this schedule may not \
+                 replay exactly",
+                self.outside
+            );
+        }
         if let Some(path) = &cfg.schedule_out {
             let (program, args) = command_line();
             let s = Schedule {
@@ -501,6 +563,33 @@ impl Server {
             write_all(fd, &reply.encode());
         }
     }
+}
+
+/// Whether the kernel shows thread `ktid` of this process asleep (`S`, `D`) in a system
+/// call that is not on its connection `fd` (there it is in libpos): blocked outside control.
+fn blocked_outside(ktid: u32, fd: c_int) -> bool {
+    let dir = format!("/proc/self/task/{ktid}");
+    let Ok(stat) = std::fs::read_to_string(format!("{dir}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().next());
+    if !matches!(state, Some("S" | "D")) {
+        return false;
+    }
+    let Ok(call) = std::fs::read_to_string(format!("{dir}/syscall")) else {
+        return false;
+    };
+    let mut words = call.split_whitespace();
+    match words.next().map(str::parse::<i64>) {
+        Some(Ok(nr)) if nr >= 0 => {}
+        _ => return false, // "running", or not in a system call
+    }
+    let arg0 = words
+        .next()
+        .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok());
+    fd < 0 || arg0 != Some(fd as u64)
 }
 
 fn pollin(fd: c_int) -> libc::pollfd {

@@ -321,3 +321,29 @@ fn a_lock_heavy_library_bug_replays_100_times_of_100() {
         );
     }
 }
+
+#[test]
+fn standalone_mode_sets_blocked_threads_aside_too() {
+    common::require_libpos();
+    let lib = Path::new(POSCHECK).with_file_name("libpos.so");
+    let standalone = |name: &str, seed: u32| {
+        Command::new(bins().join(name))
+            .env("LD_PRELOAD", &lib)
+            .env("POS_ALGO", "rw")
+            .env("POS_SEED", seed.to_string())
+            .env("POS_STEP_TIMEOUT", "0.5")
+            .output()
+            .unwrap()
+    };
+    let mut partial = 0;
+    for seed in 0..10 {
+        let o = standalone("poll_socketpair", seed);
+        let t = text(&o);
+        assert!(o.status.success() && t.contains("outcome=ok"), "{t}");
+        partial += usize::from(t.contains("poscheck: partial run:"));
+    }
+    assert!(partial > 0, "the poller was never set aside");
+    let o = standalone("pipes_nobody_writes", 1);
+    let t = text(&o);
+    assert!(t.contains("outcome=hang") && t.contains("0.1, 0.2"), "{t}");
+}
