@@ -312,7 +312,7 @@ fn exit_paths_and_protected_fds() {
     assert_eq!(out.status.code(), Some(5), "{out:?}");
     assert_eq!(
         outcome(&out),
-        "poscheck: outcome=exit-code steps=8: exit code 5"
+        "poscheck: outcome=exit-code steps=9: exit code 5"
     );
     // main calls pthread_exit: the run ends when the last thread does.
     let out = run(&exe, &[], &[("POS_SEED", "3")]);
@@ -351,10 +351,10 @@ fn a_thread_that_never_reaches_a_point_is_reported_as_a_hang() {
     assert!(start.elapsed() < std::time::Duration::from_secs(20));
     assert_eq!(kind(&out), "hang", "{out:?}");
     assert_eq!(out.status.code(), Some(1));
-    // Main's join is posted (and waiting); only the spinner is still running.
+    // Main's join is posted (and waiting); only the spinner, granted its start, still runs.
     assert_eq!(
         outcome(&out),
-        "poscheck: outcome=hang steps=1: thread(s) 0.1 did not reach a scheduling point \
+        "poscheck: outcome=hang steps=2: thread(s) 0.1 did not reach a scheduling point \
          within 300 ms"
     );
 }

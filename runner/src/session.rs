@@ -932,6 +932,26 @@ mod tests {
     }
 
     #[test]
+    fn only_a_sleep_in_a_call_off_the_thread_s_own_connection_is_outside_control() {
+        // `/proc/PID/task/TID/syscall`: number, six arguments, stack pointer, pc.
+        let read_pipe = "0 0x7 0x7ffd1230 0x1 0x0 0x0 0x0 0x7ffd1200 0x7f0012345678";
+        assert!(in_foreign_call(read_pipe, 5), "read on a pipe (fd 7)");
+        assert!(
+            !in_foreign_call(read_pipe, 7),
+            "read on its own connection: in libpos"
+        );
+        assert!(in_foreign_call(read_pipe, -1), "connection unknown");
+        assert!(!in_foreign_call("running", 5));
+        assert!(!in_foreign_call("-1 0x7ffd1200 0x7f0012345678", 5));
+        assert!(!in_foreign_call("", 5));
+        // poll(fds, 1, -1): its first argument is a pointer, never the connection.
+        assert!(in_foreign_call(
+            "7 0x7ffd1230 0x1 0xffffffff 0x0 0x0 0x0 0x1 0x2",
+            3
+        ));
+    }
+
+    #[test]
     fn a_post_before_hello_is_an_error() {
         let (c, mut rw, (tx, rx)) = setup();
         let mut coord = Coordinator::new(&mut rw, 1, 100);
