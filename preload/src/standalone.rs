@@ -312,10 +312,12 @@ impl Server {
                         op,
                         result,
                         child,
+                        now,
                     } => {
                         let reply = Reply {
                             result,
-                            value: child.map_or(0, u64::from),
+                            // A create's reply carries the child, every other the virtual time.
+                            value: child.map_or(now, u64::from),
                         };
                         if let Op::ProcessExit { code } = op {
                             let fd = self.fd_of(tid).unwrap_or(-1);
@@ -447,6 +449,8 @@ impl Server {
                 try_index: 0,
                 points: cfg.points.clone(),
                 outcome: end.kind().into(),
+                timeouts: String::new(),
+                real_sleep: crate::process::REAL_SLEEP.load(std::sync::atomic::Ordering::Relaxed),
                 steps: sched,
             };
             let written = serde_json::to_string_pretty(&s)
