@@ -63,7 +63,7 @@ fn base_ns(c: clockid_t, cell: &AtomicI64) -> u64 {
         };
         // SAFETY: ts is a valid out-pointer.
         unsafe { real::clock_gettime(c, &mut ts) };
-        let fresh = (ts.tv_sec as i64).max(1);
+        let fresh = ts.tv_sec.max(1);
         b = match cell.compare_exchange(0, fresh, Ordering::Relaxed, Ordering::Relaxed) {
             Ok(_) => fresh,
             Err(other) => other,
