@@ -159,3 +159,38 @@ fn real_sleep_keeps_the_old_model() {
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
     assert!(String::from_utf8_lossy(&bad.stderr).starts_with("poscheck: error: --timeouts"));
 }
+
+#[test]
+fn explore_takes_the_timeout_path_only_with_timeouts_any() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "gcc", "bug_timeout_path.c");
+    let out = dir.path().join("ex");
+    for (extra, bugs) in [(&[][..], false), (&["--timeouts", "any"][..], true)] {
+        let mut args = vec![
+            "explore",
+            "--algo",
+            "dpor",
+            "--out-dir",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        args.push(prog.to_str().unwrap());
+        let o = poscheck(&args);
+        let t = text(&o);
+        assert!(t.contains("exploration: complete"), "{t}");
+        assert_eq!(t.contains("buggy executions: 0"), !bugs, "{extra:?}: {t}");
+    }
+    // The saved schedule records the rule and replays with it.
+    let schedule = out.join(format!(
+        "{}.explore-dpor.bug0.json",
+        prog.file_name().unwrap().to_str().unwrap()
+    ));
+    let r = poscheck(&["replay", "--times", "100", schedule.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&r.stdout)
+            .contains("recorded outcome assert: reproduced 100 of 100"),
+        "{}",
+        text(&r)
+    );
+}
