@@ -9,6 +9,9 @@
 //! - Each read advances the thread's view by [`READ_STEP`], and the view never goes back,
 //!   so a busy-wait on the clock (`while (now() - t0 < 2 ms) {}`) ends after a fixed number
 //!   of reads: deterministically, without scheduling points.
+//! - No read is below one any thread was shown before ([`MAX_SHOWN`]): a time stamp passed
+//!   to another thread (a new thread's start time, say) is never in that thread's future.
+//!   Deterministic too, since only one controlled thread runs between scheduling points.
 //! - A sleep posts `Op::SleepUntil` with the deadline view + duration; the coordinator
 //!   grants it when virtual time reaches it (see the state machine's clock rules).
 //! - A timed wait's absolute deadline on its clock becomes virtual by subtracting the base.
@@ -21,7 +24,7 @@ use crate::process::REAL_SLEEP;
 use crate::real;
 use libc::{c_int, clockid_t, time_t, timespec, timeval};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 /// How far one clock read moves the reading thread's view of time (1 µs).
 pub const READ_STEP: u64 = 1_000;
@@ -34,6 +37,9 @@ thread_local! {
     /// Latest virtual time this thread has been shown (reads, sleeps).
     static VIEW: Cell<u64> = const { Cell::new(0) };
 }
+
+/// The largest virtual time shown to any thread of the process.
+static MAX_SHOWN: AtomicU64 = AtomicU64::new(0);
 
 /// The real clocks' values at the run's start, in whole seconds (0 = not read yet).
 static BASE_REALTIME: AtomicI64 = AtomicI64::new(0);
@@ -80,13 +86,18 @@ pub fn heard(v: u64) {
 
 /// Virtual time as this thread knows it, without advancing it.
 fn current() -> u64 {
-    NOW.with(|n| n.get()).max(VIEW.with(|v| v.get()))
+    NOW.with(|n| n.get())
+        .max(VIEW.with(|v| v.get()))
+        .max(MAX_SHOWN.load(Ordering::Relaxed))
 }
 
 /// A clock read: the thread's view moves on by [`READ_STEP`] (and up to the coordinator's).
 fn read() -> u64 {
-    let v = (VIEW.with(|v| v.get()) + READ_STEP).max(NOW.with(|n| n.get()));
+    let v = (VIEW.with(|v| v.get()) + READ_STEP)
+        .max(NOW.with(|n| n.get()))
+        .max(MAX_SHOWN.load(Ordering::Relaxed));
     VIEW.with(|c| c.set(v));
+    MAX_SHOWN.fetch_max(v, Ordering::Relaxed);
     v
 }
 
@@ -248,6 +259,10 @@ mod tests {
         assert_eq!(read(), 5 * NS);
         heard(NS); // a stale value never moves the view back
         assert!(read() > 5 * NS);
+        // Another thread starts at the largest time shown so far, not at zero.
+        let shown = read();
+        let other = std::thread::spawn(read).join().unwrap();
+        assert!(other >= shown);
         assert_eq!(to_ns(&to_timespec(3 * NS + 7)), Some(3 * NS + 7));
         let bad = timespec {
             tv_sec: 1,
