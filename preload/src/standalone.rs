@@ -7,7 +7,9 @@
 //! the kernel's random source), `POS_DEPTH` (PCT depth), `POS_SCHEDULE=<file>` (replay a
 //! recorded schedule), `POS_SCHEDULE_OUT=<file>` (write this run's schedule as JSON),
 //! `POS_STEP_TIMEOUT=<seconds>` (default 10, 0 = none: how long a granted thread may run
-//! without reaching its next scheduling point before the run is reported as a hang). The run
+//! without reaching its next scheduling point before the run is reported as a hang),
+//! `POS_TIMEOUTS=any` (timed waits may also time out before their deadline, as the runner's
+//! `--timeouts any`; default `deadline`). The run
 //! uses `rng::try_seed(POS_SEED, 0)`, i.e. it is try 0 of a runner session with that base
 //! seed, so the same `POS_SEED` gives the same schedule.
 //!
@@ -42,6 +44,9 @@ pub struct Config {
     pub points: String,
     /// Milliseconds a granted thread may run without reaching its next point (0: no limit).
     pub step_timeout_ms: i32,
+    /// `POS_TIMEOUTS=any`: timed waits may time out before their deadline (the runner's
+    /// `--timeouts any`); `deadline` or unset: only at their deadline.
+    pub timeouts_any: bool,
 }
 
 fn env(name: &str) -> Option<String> {
@@ -99,8 +104,14 @@ impl Config {
             }
             None => DEFAULT_STEP_TIMEOUT_MS,
         };
+        let timeouts_any = match env("POS_TIMEOUTS").as_deref() {
+            None | Some("deadline") => false,
+            Some("any") => true,
+            Some(t) => return Err(format!("bad POS_TIMEOUTS {t:?} (deadline or any)")),
+        };
         Ok(Config {
             step_timeout_ms,
+            timeouts_any,
             algo: env("POS_ALGO").unwrap_or_else(|| "pos".into()),
             seed,
             depth,
@@ -250,6 +261,11 @@ impl Server {
     fn run(mut self, mut strategy: Box<dyn Strategy>, cfg: &Config) {
         let seed = rng::try_seed(cfg.seed, 0);
         let mut coord = Coordinator::new(strategy.as_mut(), seed, DEFAULT_MAX_STEPS);
+        if cfg.timeouts_any {
+            coord
+                .state_mut()
+                .set_timeout_policy(pos_sched::state::clock::TimeoutPolicy::Any);
+        }
         let mut pfds: Vec<libc::pollfd> = Vec::new();
         loop {
             pfds.clear();
@@ -449,7 +465,11 @@ impl Server {
                 try_index: 0,
                 points: cfg.points.clone(),
                 outcome: end.kind().into(),
-                timeouts: String::new(),
+                timeouts: if cfg.timeouts_any {
+                    "any".into()
+                } else {
+                    String::new()
+                },
                 real_sleep: crate::process::REAL_SLEEP.load(std::sync::atomic::Ordering::Relaxed),
                 steps: sched,
             };
