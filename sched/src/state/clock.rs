@@ -30,6 +30,20 @@
 //! * A deadlock with no deadline pending is still a deadlock.
 //!
 //! Everything here is a function of the schedule, so runs replay exactly.
+//!
+//! Systematic exploration: under [`TimeoutPolicy::Any`] a timeout is an ordinary event, whose
+//! result (taken or timed out) depends only on its own object, so the usual dependency
+//! relation covers it. Under the default policy a timed event's enabledness is monotone
+//! (once its deadline is reached it stays enabled) and the clock moves only when no other
+//! thread can progress; a sleep touches no object and is independent of every event.
+//! Exploration never reports a run the rules exclude, but it does not enumerate the orders
+//! the clock rule excludes (that a sleeper wakes before the others block).
+//!
+//! Adding a timed operation (e.g. a futex wait with a timeout): give the [`crate::event::Op`]
+//! a `deadline` field, return it from [`crate::event::Op::deadline`], list it in the state
+//! machine's `may_block`, and in `why_blocked` block it as its untimed form does unless
+//! [`Clock::may_time_out`]; when it executes without its condition, return
+//! `State::time_out(deadline)` (ETIMEDOUT, clock moved to the deadline).
 
 /// When a timed wait may time out.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
