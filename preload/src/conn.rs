@@ -197,14 +197,20 @@ impl Me {
     #[inline]
     pub fn post(self, op: Op) -> Reply {
         let (frame, _) = Msg::Post(op).encode();
-        self.exchange(&frame)
+        let reply = self.exchange(&frame);
+        if op != Op::Create {
+            crate::clock::heard(reply.value);
+        }
+        reply
     }
 
     /// Post a memory access with the pc of the instrumented instruction (see
     /// [`Msg::encode_post_at`]) and block until it is granted.
     #[inline]
     pub fn post_at(self, op: Op, pc: u64) -> Reply {
-        self.exchange(&Msg::encode_post_at(&op, pc))
+        let reply = self.exchange(&Msg::encode_post_at(&op, pc));
+        crate::clock::heard(reply.value);
+        reply
     }
 
     /// Send a post frame and read the coordinator's [`Reply`]. Meanwhile the thread is

@@ -26,11 +26,13 @@
 //!   from the executable's load base (see [`tsan::parse_races`]).
 //! - `POSCHECK_SPIN_US`: how long a thread polls for its grant before blocking (default 0;
 //!   the runner sets it when a core is free for the polling).
-//! - `POS_REAL_SLEEP=1`: sleeps are yield points that then really sleep (runner's
-//!   `--real-sleep`); by default they return at once.
+//! - `POS_REAL_SLEEP=1`: sleeps are yield points that then really sleep, clock reads are
+//!   real and a timed wait times out at once when its object is unavailable (runner's
+//!   `--real-sleep`, the old model); by default all of these run in virtual time ([`clock`]).
 //! - Standalone mode only: `POS_ALGO`, `POS_SEED`, `POS_DEPTH`, `POS_SCHEDULE`,
 //!   `POS_SCHEDULE_OUT`, `POS_STEP_TIMEOUT`, `POS_BLOCKED_AFTER` (see [`standalone`]).
 
+pub mod clock;
 pub mod conn;
 pub mod fds;
 pub mod forkserver;

@@ -22,10 +22,13 @@ pub unsafe extern "C" fn sched_yield() -> c_int {
     }
 }
 
-/// A sleep is a yield point (`Op::Sleep`); by default it then returns at once (time is not
-/// what makes a schedule, the coordinator is), with `POS_REAL_SLEEP=1` it also sleeps.
+/// A sleep of a controlled thread waits in virtual time ([`crate::clock`]) for `ns`; with
+/// `POS_REAL_SLEEP=1` it is a yield point (`Op::Sleep`) that then sleeps for real.
 /// Returns true when the caller should perform the real sleep.
-fn sleep_point() -> bool {
+fn sleep_point(ns: u64) -> bool {
+    if crate::clock::sleep_for(ns) {
+        return false;
+    }
     match conn::me() {
         None => true,
         Some(me) => {
@@ -41,7 +44,7 @@ fn sleep_point() -> bool {
 /// As `sleep(3)`.
 #[no_mangle]
 pub unsafe extern "C" fn sleep(s: c_uint) -> c_uint {
-    if sleep_point() {
+    if sleep_point(s as u64 * 1_000_000_000) {
         real::sleep(s)
     } else {
         0
@@ -54,7 +57,7 @@ pub unsafe extern "C" fn sleep(s: c_uint) -> c_uint {
 /// As `usleep(3)`.
 #[no_mangle]
 pub unsafe extern "C" fn usleep(u: useconds_t) -> c_int {
-    if sleep_point() {
+    if sleep_point(u as u64 * 1_000) {
         real::usleep(u)
     } else {
         0
@@ -67,7 +70,20 @@ pub unsafe extern "C" fn usleep(u: useconds_t) -> c_int {
 /// As `nanosleep(2)`.
 #[no_mangle]
 pub unsafe extern "C" fn nanosleep(req: *const timespec, rem: *mut timespec) -> c_int {
-    if sleep_point() {
+    if let Some(r) = crate::clock::clock_sleep(libc::CLOCK_MONOTONIC, 0, req) {
+        if r != 0 {
+            conn::set_errno(r);
+            return -1;
+        }
+        if !rem.is_null() {
+            *rem = timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+        }
+        return 0;
+    }
+    if sleep_point(0) {
         real::nanosleep(req, rem)
     } else {
         0
@@ -85,7 +101,10 @@ pub unsafe extern "C" fn clock_nanosleep(
     req: *const timespec,
     rem: *mut timespec,
 ) -> c_int {
-    if sleep_point() {
+    if let Some(r) = crate::clock::clock_sleep(c, flags, req) {
+        return r;
+    }
+    if sleep_point(0) {
         real::clock_nanosleep(c, flags, req, rem)
     } else {
         0

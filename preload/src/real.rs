@@ -119,6 +119,12 @@ real_fns! {
     fn usleep(u: libc::useconds_t) -> c_int;
     fn nanosleep(req: Ts, rem: *mut libc::timespec) -> c_int;
     fn clock_nanosleep(c: libc::clockid_t, flags: c_int, req: Ts, rem: *mut libc::timespec) -> c_int;
+    fn clock_gettime(c: libc::clockid_t, t: *mut libc::timespec) -> c_int;
+    fn time(t: *mut libc::time_t) -> libc::time_t;
+    fn gettimeofday(tv: *mut libc::timeval, tz: *mut c_void) -> c_int;
+    fn pthread_timedjoin_np(t: libc::pthread_t, ret: *mut *mut c_void, abs: Ts) -> c_int;
+    fn pthread_clockjoin_np(t: libc::pthread_t, ret: *mut *mut c_void, c: libc::clockid_t, abs: Ts) -> c_int;
+    fn pthread_tryjoin_np(t: libc::pthread_t, ret: *mut *mut c_void) -> c_int;
     fn close(fd: c_int) -> c_int;
     fn dup2(old: c_int, new: c_int) -> c_int;
     fn dup3(old: c_int, new: c_int, flags: c_int) -> c_int;

@@ -10,7 +10,9 @@
 //! the run is reported as a hang), `POS_BLOCKED_AFTER=<ms>` (default 30, 0 = never: after
 //! this long without a post, a granted thread that `/proc` shows asleep in a system call
 //! libpos does not control is set aside and the others run, as the runner's
-//! `--blocked-after`; the outcome line is then followed by a `partial run` note). The run
+//! `--blocked-after`; the outcome line is then followed by a `partial run` note),
+//! `POS_TIMEOUTS=any` (timed waits may also time out before their deadline, as the runner's
+//! `--timeouts any`; default `deadline`). The run
 //! uses `rng::try_seed(POS_SEED, 0)`, i.e. it is try 0 of a runner session with that base
 //! seed, so the same `POS_SEED` gives the same schedule.
 //!
@@ -48,6 +50,9 @@ pub struct Config {
     /// Milliseconds of silence before a granted thread is looked up in `/proc` for being
     /// blocked outside control (0: never).
     pub blocked_after_ms: i32,
+    /// `POS_TIMEOUTS=any`: timed waits may time out before their deadline (the runner's
+    /// `--timeouts any`); `deadline` or unset: only at their deadline.
+    pub timeouts_any: bool,
 }
 
 fn env(name: &str) -> Option<String> {
@@ -112,9 +117,15 @@ impl Config {
                 .min(i32::MAX as u32) as i32,
             None => 30,
         };
+        let timeouts_any = match env("POS_TIMEOUTS").as_deref() {
+            None | Some("deadline") => false,
+            Some("any") => true,
+            Some(t) => return Err(format!("bad POS_TIMEOUTS {t:?} (deadline or any)")),
+        };
         Ok(Config {
             step_timeout_ms,
             blocked_after_ms,
+            timeouts_any,
             algo: env("POS_ALGO").unwrap_or_else(|| "pos".into()),
             seed,
             depth,
@@ -271,6 +282,11 @@ impl Server {
     fn run(mut self, mut strategy: Box<dyn Strategy>, cfg: &Config) {
         let seed = rng::try_seed(cfg.seed, 0);
         let mut coord = Coordinator::new(strategy.as_mut(), seed, DEFAULT_MAX_STEPS);
+        if cfg.timeouts_any {
+            coord
+                .state_mut()
+                .set_timeout_policy(pos_sched::state::clock::TimeoutPolicy::Any);
+        }
         let mut pfds: Vec<libc::pollfd> = Vec::new();
         // Since when nothing happened, and when silent threads were last looked up.
         let mut quiet = std::time::Instant::now();
@@ -351,10 +367,12 @@ impl Server {
                         op,
                         result,
                         child,
+                        now,
                     } => {
                         let reply = Reply {
                             result,
-                            value: child.map_or(0, u64::from),
+                            // A create's reply carries the child, every other the virtual time.
+                            value: child.map_or(now, u64::from),
                         };
                         if let Op::ProcessExit { code } = op {
                             let fd = self.fd_of(tid).unwrap_or(-1);
@@ -550,6 +568,12 @@ impl Server {
                 try_index: 0,
                 points: cfg.points.clone(),
                 outcome: end.kind().into(),
+                timeouts: if cfg.timeouts_any {
+                    "any".into()
+                } else {
+                    String::new()
+                },
+                real_sleep: crate::process::REAL_SLEEP.load(std::sync::atomic::Ordering::Relaxed),
                 steps: sched,
             };
             let written = serde_json::to_string_pretty(&s)

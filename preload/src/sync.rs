@@ -11,6 +11,7 @@
 //! Initialisers and destructors always run for real (they validate arguments and set the
 //! mutex kind that we read back); uncontrolled threads use the real functions throughout.
 
+use crate::clock;
 use crate::conn::{self, Me};
 use crate::real;
 use libc::{c_int, c_uint, pthread_barrier_t, pthread_cond_t, pthread_mutex_t, pthread_rwlock_t};
@@ -73,6 +74,18 @@ fn lock_op(me: Me, op: Op) -> c_int {
     me.post(op).result
 }
 
+/// A timed pthread operation: `op` built from the virtual deadline of `*t` on clock `c`
+/// ([`clock::deadline`]), or the error code of a malformed deadline.
+///
+/// # Safety
+/// `t` must be NULL or point to a `timespec`.
+unsafe fn timed_op(me: Me, c: clockid_t, t: *const timespec, op: impl FnOnce(u64) -> Op) -> c_int {
+    match clock::deadline(c, t) {
+        Ok(d) => me.post(op(d)).result,
+        Err(e) => e,
+    }
+}
+
 point! {
     /// `pthread_mutex_lock`: `Op::Lock`.
     fn pthread_mutex_lock(m: *mut pthread_mutex_t) =>
@@ -84,15 +97,19 @@ point! {
         |me| lock_op(me, Op::TryLock { m: addr(m), kind: mutex_kind(m) })
 }
 point! {
-    /// `pthread_mutex_timedlock`: `Op::TimedLock` (ETIMEDOUT when held; the deadline is
-    /// not modelled: timing out is possible exactly when the mutex is unavailable).
+    /// `pthread_mutex_timedlock`: `Op::TimedLock` with the `CLOCK_REALTIME` deadline in
+    /// virtual time (ETIMEDOUT only once virtual time reaches it, see [`clock`]).
     fn pthread_mutex_timedlock(m: *mut pthread_mutex_t, t: *const timespec) =>
-        |me| lock_op(me, Op::TimedLock { m: addr(m), kind: mutex_kind(m) })
+        |me| timed_op(me, libc::CLOCK_REALTIME, t, |deadline| {
+            Op::TimedLock { m: addr(m), kind: mutex_kind(m), deadline }
+        })
 }
 point! {
-    /// `pthread_mutex_clocklock`: as `pthread_mutex_timedlock`.
+    /// `pthread_mutex_clocklock`: as `pthread_mutex_timedlock`, on clock `c`.
     fn pthread_mutex_clocklock(m: *mut pthread_mutex_t, c: clockid_t, t: *const timespec) =>
-        |me| lock_op(me, Op::TimedLock { m: addr(m), kind: mutex_kind(m) })
+        |me| timed_op(me, c, t, |deadline| {
+            Op::TimedLock { m: addr(m), kind: mutex_kind(m), deadline }
+        })
 }
 point! {
     /// `pthread_mutex_unlock`: `Op::Unlock` (EPERM for a non-owner of a checking mutex).
@@ -135,24 +152,24 @@ point! {
         |me| lock_op(me, Op::TryWrLock { l: addr(l) })
 }
 point! {
-    /// `pthread_rwlock_timedrdlock`: `Op::TimedRdLock`.
+    /// `pthread_rwlock_timedrdlock`: `Op::TimedRdLock` (`CLOCK_REALTIME` deadline).
     fn pthread_rwlock_timedrdlock(l: *mut pthread_rwlock_t, t: *const timespec) =>
-        |me| lock_op(me, Op::TimedRdLock { l: addr(l) })
+        |me| timed_op(me, libc::CLOCK_REALTIME, t, |deadline| Op::TimedRdLock { l: addr(l), deadline })
 }
 point! {
-    /// `pthread_rwlock_timedwrlock`: `Op::TimedWrLock`.
+    /// `pthread_rwlock_timedwrlock`: `Op::TimedWrLock` (`CLOCK_REALTIME` deadline).
     fn pthread_rwlock_timedwrlock(l: *mut pthread_rwlock_t, t: *const timespec) =>
-        |me| lock_op(me, Op::TimedWrLock { l: addr(l) })
+        |me| timed_op(me, libc::CLOCK_REALTIME, t, |deadline| Op::TimedWrLock { l: addr(l), deadline })
 }
 point! {
-    /// `pthread_rwlock_clockrdlock`: `Op::TimedRdLock`.
+    /// `pthread_rwlock_clockrdlock`: `Op::TimedRdLock` (deadline on clock `c`).
     fn pthread_rwlock_clockrdlock(l: *mut pthread_rwlock_t, c: clockid_t, t: *const timespec) =>
-        |me| lock_op(me, Op::TimedRdLock { l: addr(l) })
+        |me| timed_op(me, c, t, |deadline| Op::TimedRdLock { l: addr(l), deadline })
 }
 point! {
-    /// `pthread_rwlock_clockwrlock`: `Op::TimedWrLock`.
+    /// `pthread_rwlock_clockwrlock`: `Op::TimedWrLock` (deadline on clock `c`).
     fn pthread_rwlock_clockwrlock(l: *mut pthread_rwlock_t, c: clockid_t, t: *const timespec) =>
-        |me| lock_op(me, Op::TimedWrLock { l: addr(l) })
+        |me| timed_op(me, c, t, |deadline| Op::TimedWrLock { l: addr(l), deadline })
 }
 point! {
     /// `pthread_rwlock_unlock`: `Op::RwUnlock`.
@@ -160,33 +177,51 @@ point! {
 }
 
 /// An emulated condvar wait: `CondWait` releases the mutex and makes us a waiter, then
-/// `CondWake` is enabled once we are signalled (or, when `timed`, may time out) and the
-/// mutex is free. Emulation means the serialisation itself can lose no wakeup.
-fn cond_wait(me: Me, c: *mut pthread_cond_t, m: *mut pthread_mutex_t, timed: bool) -> c_int {
+/// `CondWake` is enabled once we are signalled (or, with a `deadline`, once virtual time
+/// reaches it) and the mutex is free. Emulation means the serialisation itself can lose no
+/// wakeup.
+fn cond_wait(me: Me, c: *mut pthread_cond_t, m: *mut pthread_mutex_t, deadline: u64) -> c_int {
     let (c, m) = (addr(c), addr(m));
     let r = me.post(Op::CondWait { c, m }).result;
     if r != 0 {
         return r;
     }
-    me.post(Op::CondWake { c, m, timed }).result
+    me.post(Op::CondWake { c, m, deadline }).result
+}
+
+/// A timed condvar wait with the absolute deadline `*t` on clock `k`.
+///
+/// # Safety
+/// `c` must point to a condvar, `t` be NULL or point to a `timespec`.
+unsafe fn cond_timed(
+    me: Me,
+    c: *mut pthread_cond_t,
+    m: *mut pthread_mutex_t,
+    k: clockid_t,
+    t: *const timespec,
+) -> c_int {
+    match clock::deadline(k, t) {
+        Ok(d) => cond_wait(me, c, m, d),
+        Err(e) => e,
+    }
 }
 
 point! {
-    /// `pthread_cond_wait`: `CondWait` then `CondWake{timed: false}`.
+    /// `pthread_cond_wait`: `CondWait` then `CondWake` with no deadline.
     fn pthread_cond_wait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t) =>
-        |me| cond_wait(me, c, m, false)
+        |me| cond_wait(me, c, m, pos_sched::NO_DEADLINE)
 }
 point! {
-    /// `pthread_cond_timedwait`: `CondWait` then `CondWake{timed: true}` (may return
-    /// ETIMEDOUT).
+    /// `pthread_cond_timedwait`: `CondWait` then `CondWake` with the deadline on the
+    /// condvar's clock (may return ETIMEDOUT once virtual time reaches it).
     fn pthread_cond_timedwait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, t: *const timespec) =>
-        |me| cond_wait(me, c, m, true)
+        |me| cond_timed(me, c, m, clock::cond_clock(c), t)
 }
 point! {
-    /// `pthread_cond_clockwait`: as `pthread_cond_timedwait`.
+    /// `pthread_cond_clockwait`: as `pthread_cond_timedwait`, on clock `k`.
     fn pthread_cond_clockwait(
         c: *mut pthread_cond_t, m: *mut pthread_mutex_t, k: clockid_t, t: *const timespec
-    ) => |me| cond_wait(me, c, m, true)
+    ) => |me| cond_timed(me, c, m, k, t)
 }
 point! {
     /// `pthread_cond_signal`: `Op::CondSignal`.
@@ -255,14 +290,33 @@ point! {
     fn sem_trywait(s: *mut sem_t) => |me| sem_op(me, s, Op::SemTryWait { s: addr(s) })
 }
 point! {
-    /// `sem_timedwait`: `Op::SemTimedWait` (-1/ETIMEDOUT when the count is zero).
+    /// `sem_timedwait`: `Op::SemTimedWait` with the `CLOCK_REALTIME` deadline (-1/ETIMEDOUT
+    /// once virtual time reaches it with the count still zero).
     fn sem_timedwait(s: *mut sem_t, t: *const timespec) =>
-        |me| sem_op(me, s, Op::SemTimedWait { s: addr(s) })
+        |me| sem_timed(me, s, libc::CLOCK_REALTIME, t)
 }
 point! {
-    /// `sem_clockwait`: as `sem_timedwait`.
+    /// `sem_clockwait`: as `sem_timedwait`, on clock `c`.
     fn sem_clockwait(s: *mut sem_t, c: clockid_t, t: *const timespec) =>
-        |me| sem_op(me, s, Op::SemTimedWait { s: addr(s) })
+        |me| sem_timed(me, s, c, t)
+}
+
+/// `sem_timedwait` on clock `c`.
+///
+/// # Safety
+/// `s` must point to a semaphore, `t` be NULL or point to a `timespec`.
+unsafe fn sem_timed(me: Me, s: *mut sem_t, c: clockid_t, t: *const timespec) -> c_int {
+    match clock::deadline(c, t) {
+        Ok(deadline) => sem_op(
+            me,
+            s,
+            Op::SemTimedWait {
+                s: addr(s),
+                deadline,
+            },
+        ),
+        Err(e) => sem_result(e),
+    }
 }
 point! {
     /// `sem_post`: `Op::SemPost`.

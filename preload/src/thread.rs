@@ -156,6 +156,79 @@ pub unsafe extern "C" fn pthread_join(t: pthread_t, ret: *mut *mut c_void) -> c_
     real::pthread_join(t, ret)
 }
 
+/// `pthread_timedjoin_np`: `Op::TimedJoin` with the `CLOCK_REALTIME` deadline in virtual
+/// time (ETIMEDOUT once it is reached with the target still running), then the real join.
+///
+/// # Safety
+/// As `pthread_timedjoin_np(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_timedjoin_np(
+    t: pthread_t,
+    ret: *mut *mut c_void,
+    abs: *const libc::timespec,
+) -> c_int {
+    let (Some(me), Some(target)) = (conn::me(), tid_of(t)) else {
+        return real::pthread_timedjoin_np(t, ret, abs);
+    };
+    timed_join(me, t, target, ret, libc::CLOCK_REALTIME, abs)
+}
+
+/// `pthread_clockjoin_np`: as `pthread_timedjoin_np`, on clock `c`.
+///
+/// # Safety
+/// As `pthread_clockjoin_np(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_clockjoin_np(
+    t: pthread_t,
+    ret: *mut *mut c_void,
+    c: libc::clockid_t,
+    abs: *const libc::timespec,
+) -> c_int {
+    let (Some(me), Some(target)) = (conn::me(), tid_of(t)) else {
+        return real::pthread_clockjoin_np(t, ret, c, abs);
+    };
+    timed_join(me, t, target, ret, c, abs)
+}
+
+/// The timed joins: post `Op::TimedJoin`; on success reap the finished thread.
+unsafe fn timed_join(
+    me: conn::Me,
+    t: pthread_t,
+    target: Tid,
+    ret: *mut *mut c_void,
+    c: libc::clockid_t,
+    abs: *const libc::timespec,
+) -> c_int {
+    let deadline = match crate::clock::deadline(c, abs) {
+        Ok(d) => d,
+        Err(e) => return e,
+    };
+    let r = me.post(Op::TimedJoin { target, deadline }).result;
+    if r != 0 {
+        return r;
+    }
+    forget(t);
+    real::pthread_join(t, ret)
+}
+
+/// `pthread_tryjoin_np`: `Op::TryJoin` (EBUSY while the target runs; never waits), then the
+/// real join of the finished thread.
+///
+/// # Safety
+/// As `pthread_tryjoin_np(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_tryjoin_np(t: pthread_t, ret: *mut *mut c_void) -> c_int {
+    let (Some(me), Some(target)) = (conn::me(), tid_of(t)) else {
+        return real::pthread_tryjoin_np(t, ret);
+    };
+    let r = me.post(Op::TryJoin { target }).result;
+    if r != 0 {
+        return r;
+    }
+    forget(t);
+    real::pthread_join(t, ret)
+}
+
 /// `pthread_detach`: a scheduling point (`Op::Detach`), then the real detach.
 ///
 /// # Safety

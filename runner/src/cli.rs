@@ -58,9 +58,14 @@ pub struct ControlArgs {
     /// Exit codes that are not a bug (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "0", value_name = "CODES")]
     pub ok_exit_codes: Vec<i32>,
-    /// Keep the real delays of sleep/usleep/nanosleep (by default they return at once).
+    /// Real time instead of virtual time: sleeps really sleep, clock reads are real, and a
+    /// timed wait times out at once when its object is unavailable (the old model).
     #[arg(long)]
     pub real_sleep: bool,
+    /// When a timed wait may time out: `deadline` (default: only once virtual time reaches
+    /// its deadline) or `any` (also earlier, as a scheduling choice: explores timeout paths).
+    #[arg(long, default_value = "deadline", value_name = "WHEN")]
+    pub timeouts: String,
     /// Spawn the program for every run instead of forking runs from one started copy per
     /// worker (slower; for programs that must see a fresh exec).
     #[arg(long)]

@@ -202,6 +202,8 @@ pub fn run_program(s: &Session, algo: &str, job: &Job) -> Result<ProgramRun> {
                 // The mode the tries used, with the racing pcs in races mode (`points`).
                 points: tally.points.clone(),
                 outcome: r.outcome.kind().to_string(),
+                timeouts: report::timeouts_label(&plan.cfg),
+                real_sleep: plan.cfg.real_sleep,
                 steps: r.schedule.clone(),
             },
             pct_k: tally.pct_k,

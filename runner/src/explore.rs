@@ -306,6 +306,8 @@ fn summarise(
                     try_index: i as u64,
                     points: points.to_string(),
                     outcome: kind.clone(),
+                    timeouts: crate::report::timeouts_label(exec.cfg),
+                    real_sleep: exec.cfg.real_sleep,
                     steps: b.schedule.clone(),
                 },
                 pct_k: None,

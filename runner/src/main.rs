@@ -105,6 +105,11 @@ pub(crate) fn apply_control(cfg: &mut session::RunConfig, c: &cli::ControlArgs) 
     cfg.max_steps = c.max_steps;
     cfg.ok_exit_codes = c.ok_exit_codes.clone();
     cfg.real_sleep = c.real_sleep;
+    cfg.timeouts_any = match c.timeouts.as_str() {
+        "deadline" => false,
+        "any" => true,
+        other => bail!("--timeouts must be `deadline` or `any`, not {other:?}"),
+    };
     cfg.fork_server = !c.no_fork_server;
     cfg.blocked_after = (c.blocked_after > 0).then(|| Duration::from_millis(c.blocked_after));
     Ok(())

@@ -22,6 +22,9 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
     };
     let mut cfg = RunConfig::new(program, args, libpos::find()?);
     crate::apply_control(&mut cfg, &a.control)?;
+    // The recorded time rules (a flag given to replay adds to them).
+    cfg.timeouts_any |= sch.timeouts == "any";
+    cfg.real_sleep |= sch.real_sleep;
     // The recorded points mode; `races:` carries the racing pcs. A bare `races` (a schedule
     // saved without them) profiles again with the recorded base seed, which finds the same
     // sites (see `points`).

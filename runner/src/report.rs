@@ -8,6 +8,15 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// The `timeouts` field of a saved schedule for a run configuration.
+pub fn timeouts_label(cfg: &crate::session::RunConfig) -> String {
+    if cfg.timeouts_any {
+        "any".into()
+    } else {
+        String::new()
+    }
+}
+
 /// A schedule file: the core's [`Schedule`] plus the runner's extras.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SavedSchedule {

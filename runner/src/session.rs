@@ -59,8 +59,11 @@ pub struct RunConfig {
     /// Keep every executed event with its instrumented pc ([`RunResult::trace`]), for the
     /// race detector of the `races` profiling runs.
     pub record_trace: bool,
-    /// Keep the delays of sleep/usleep/nanosleep (`POS_REAL_SLEEP=1`).
+    /// Real sleeps and clock reads, timed waits time out when unavailable
+    /// (`POS_REAL_SLEEP=1`, `--real-sleep`).
     pub real_sleep: bool,
+    /// `--timeouts any`: a timed wait may also time out before its deadline.
+    pub timeouts_any: bool,
     /// Record per-step grant latencies (for `poscheck bench`).
     pub record_latency: bool,
     /// The program's file mappings, read from `/proc` in the first run and shared by the
@@ -93,6 +96,7 @@ impl RunConfig {
             races_file: None,
             record_trace: false,
             real_sleep: false,
+            timeouts_any: false,
             record_latency: false,
             maps: Arc::default(),
             fork_server: true,
@@ -188,6 +192,11 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     .context("cannot start the run's I/O thread")?;
 
     let mut coord = Coordinator::new(strategy, seed, cfg.max_steps);
+    if cfg.timeouts_any {
+        coord
+            .state_mut()
+            .set_timeout_policy(pos_sched::state::clock::TimeoutPolicy::Any);
+    }
     let mut lp = Loop::new(cfg, program.pid());
     let outcome = lp.drive(&mut coord, &rx);
     program.kill();
@@ -715,6 +724,7 @@ impl<'c> Loop<'c> {
                     op,
                     result,
                     child,
+                    now,
                 } => {
                     if let Op::ProcessExit { .. } = op {
                         self.exiting = true;
@@ -728,7 +738,8 @@ impl<'c> Loop<'c> {
                     }
                     let reply = Reply {
                         result,
-                        value: child.map_or(0, u64::from),
+                        // A create's reply carries the child, every other the virtual time.
+                        value: child.map_or(now, u64::from),
                     };
                     let conn = self.tid_conn.get(tid as usize).copied().flatten();
                     if let Some(s) = conn.and_then(|c| self.conns[c].as_ref()) {

@@ -207,17 +207,27 @@ fn synchronisation_primitives_behave_as_the_model_says() {
     let p = &r["programs"][0];
     assert_eq!(p["first_outcome"]["kind"], "deadlock", "{}", text(&out));
     assert!(text(&out).contains("waits for a signal on condvar"));
-    // trylock / timedlock: both results happen, and nothing else.
-    for (prog, busy) in [("trylock", 3), ("timedlock", 4)] {
-        let (r, out) = s.run_json(&[
-            "--algo",
-            "rw",
-            "--tries",
-            "300",
-            "--seed",
-            "2",
-            bin(prog).to_str().unwrap(),
-        ]);
+    // A 1 s timed lock behind a short critical section never times out in virtual time.
+    let (r, out) = s.run_json(&[
+        "--algo",
+        "rw",
+        "--tries",
+        "300",
+        "--seed",
+        "2",
+        bin("timedlock").to_str().unwrap(),
+    ]);
+    let o = outcomes(&r["programs"][0]);
+    assert_eq!(o.get("ok"), Some(&300), "{o:?}: {}", text(&out));
+    // trylock, and timedlock with `--timeouts any`: both results happen, and nothing else.
+    for (prog, busy, extra) in [("trylock", 3, None), ("timedlock", 4, Some("any"))] {
+        let mut args = vec!["--algo", "rw", "--tries", "300", "--seed", "2"];
+        if let Some(t) = extra {
+            args.extend(["--timeouts", t]);
+        }
+        let path = bin(prog);
+        args.push(path.to_str().unwrap());
+        let (r, out) = s.run_json(&args);
         let o = outcomes(&r["programs"][0]);
         // Each order has probability >= 1/4 under rw: 300 tries miss one with p < 1e-30.
         assert!(

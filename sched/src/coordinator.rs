@@ -19,6 +19,9 @@ pub enum Decision {
         op: Op,
         result: i32,
         child: Option<Tid>,
+        /// Virtual time after the step (ns since the run's start, see
+        /// [`crate::state::clock`]), handed to the thread so that its clock reads agree.
+        now: u64,
     },
     /// Some thread is still running uncontrolled code: wait for its next post. Also when
     /// nothing is enabled but a thread blocked outside control may still come back.
@@ -104,6 +107,9 @@ impl<'s> Coordinator<'s> {
         if !self.state.all_posted() {
             return Decision::Wait;
         }
+        if self.state.any_timed() {
+            self.let_time_pass();
+        }
         if self.state.any_outside() && self.state.enabled_events().is_empty() {
             return Decision::Wait; // only a thread blocked outside control can go on
         }
@@ -131,11 +137,31 @@ impl<'s> Coordinator<'s> {
         self.steps += 1;
         self.trace.push(ev);
         self.strategy.executed(&ev);
+        if done.result == crate::state::code::ETIMEDOUT && ev.op.deadline().is_some() {
+            self.strategy.timed_out(&ev);
+        }
         Decision::Grant {
             tid: ev.tid,
             op: ev.op,
             result: done.result,
             child: done.child,
+            now: self.state.now(),
+        }
+    }
+
+    /// Virtual time passes when no thread can make progress otherwise: nothing is enabled, or
+    /// only yields are (threads spinning on `sched_yield`, real sleeps). The clock then jumps
+    /// to the earliest pending deadline (see [`crate::state::clock`] for why yields count).
+    fn let_time_pass(&mut self) {
+        loop {
+            let idle = self
+                .state
+                .enabled_events()
+                .iter()
+                .all(|e| matches!(e.op, Op::Yield | Op::Sleep));
+            if !idle || !self.state.advance_clock() {
+                return;
+            }
         }
     }
 

@@ -108,10 +108,12 @@ pub enum Op {
         m: u64,
         kind: MutexKind,
     },
-    /// Takes the mutex if it is free, otherwise times out (a legal outcome only then).
+    /// `pthread_mutex_timedlock`/`clocklock`: takes the mutex once it is free, or times out
+    /// at `deadline` (virtual ns, see [`crate::state::clock`]).
     TimedLock {
         m: u64,
         kind: MutexKind,
+        deadline: u64,
     },
     Unlock {
         m: u64,
@@ -123,11 +125,12 @@ pub enum Op {
         m: u64,
     },
     /// Second half of a wait: woken by a signal/broadcast and re-acquiring `m`.
-    /// `timed`: may also time out (only while the mutex is free, as it must be re-acquired).
+    /// `deadline` ([`NO_DEADLINE`] for an untimed wait): it may also time out once the clock
+    /// reaches it (and only while the mutex is free, as it must be re-acquired).
     CondWake {
         c: u64,
         m: u64,
-        timed: bool,
+        deadline: u64,
     },
     CondSignal {
         c: u64,
@@ -147,12 +150,14 @@ pub enum Op {
     TryWrLock {
         l: u64,
     },
-    /// Timed rwlock acquisition: takes it if available, otherwise times out.
+    /// Timed rwlock acquisition: takes it once available, or times out at `deadline`.
     TimedRdLock {
         l: u64,
+        deadline: u64,
     },
     TimedWrLock {
         l: u64,
+        deadline: u64,
     },
     RwUnlock {
         l: u64,
@@ -163,9 +168,10 @@ pub enum Op {
     SemTryWait {
         s: u64,
     },
-    /// Takes a unit if the count is positive, otherwise times out.
+    /// Takes a unit once the count is positive, or times out at `deadline`.
     SemTimedWait {
         s: u64,
+        deadline: u64,
     },
     SemPost {
         s: u64,
@@ -210,7 +216,25 @@ pub enum Op {
     ProcessExit {
         code: i32,
     },
+    /// A sleep in virtual time (`sleep`, `usleep`, `nanosleep`, `clock_nanosleep`): enabled
+    /// once the virtual clock reaches `deadline` (see [`crate::state::clock`]). [`Op::Sleep`]
+    /// stays for real sleeps (`--real-sleep`): a yield point that then sleeps for real.
+    SleepUntil {
+        deadline: u64,
+    },
+    /// `pthread_timedjoin_np`: as [`Op::Join`], or times out (ETIMEDOUT) at `deadline`.
+    TimedJoin {
+        target: Tid,
+        deadline: u64,
+    },
+    /// `pthread_tryjoin_np`: joins a finished target, otherwise returns EBUSY (never waits).
+    TryJoin {
+        target: Tid,
+    },
 }
+
+/// The deadline of an untimed wait ([`Op::CondWake`] of `pthread_cond_wait`).
+pub const NO_DEADLINE: u64 = u64::MAX;
 
 /// What kind of thing an object is; two objects can only be the same when the kinds match
 /// (memory and atomics share [`ObjKind::Mem`]).
@@ -297,6 +321,8 @@ impl Op {
             Start | Create | Yield | Sleep => [None, None],
             Exit => [None, None],
             Join { target } | Detach { target } => [Some(s(Thread, target as u64)), None],
+            TimedJoin { target, .. } | TryJoin { target } => [Some(s(Thread, target as u64)), None],
+            SleepUntil { .. } => [None, None],
             Lock { m, .. } | TryLock { m, .. } | TimedLock { m, .. } | Unlock { m, .. } => {
                 [Some(s(Mutex, m)), None]
             }
@@ -306,12 +332,13 @@ impl Op {
             | WrLock { l }
             | TryRdLock { l }
             | TryWrLock { l }
-            | TimedRdLock { l }
-            | TimedWrLock { l }
+            | TimedRdLock { l, .. }
+            | TimedWrLock { l, .. }
             | RwUnlock { l } => [Some(s(RwLock, l)), None],
-            SemWait { s: a } | SemTryWait { s: a } | SemTimedWait { s: a } | SemPost { s: a } => {
-                [Some(s(Sem, a)), None]
-            }
+            SemWait { s: a }
+            | SemTryWait { s: a }
+            | SemTimedWait { s: a, .. }
+            | SemPost { s: a } => [Some(s(Sem, a)), None],
             BarrierWait { b } | BarrierLeave { b } => [Some(s(Barrier, b)), None],
             OnceBegin { o } | OnceEnd { o } => [Some(s(Once, o)), None],
             Read { addr, size }
@@ -327,7 +354,7 @@ impl Op {
     pub fn access(&self) -> Access {
         use Op::*;
         match self {
-            Start | Create | Yield | Sleep | Exit => Access::None,
+            Start | Create | Yield | Sleep | SleepUntil { .. } | Exit => Access::None,
             Read { .. } | AtomicLoad { .. } => Access::Read,
             RdLock { .. } | TryRdLock { .. } | TimedRdLock { .. } => Access::Write,
             _ => Access::Write,
@@ -336,7 +363,24 @@ impl Op {
 
     /// A yield point the program uses to wait for others (spin loops): `sched_yield`, sleeps.
     pub fn is_yield(&self) -> bool {
-        matches!(self, Op::Yield | Op::Sleep)
+        matches!(self, Op::Yield | Op::Sleep | Op::SleepUntil { .. })
+    }
+
+    /// The virtual deadline of a timed operation (one that may time out, or a sleep), `None`
+    /// for every other operation (an untimed [`Op::CondWake`] included).
+    #[inline]
+    pub fn deadline(&self) -> Option<u64> {
+        use Op::*;
+        match *self {
+            TimedLock { deadline, .. }
+            | CondWake { deadline, .. }
+            | TimedRdLock { deadline, .. }
+            | TimedWrLock { deadline, .. }
+            | SemTimedWait { deadline, .. }
+            | SleepUntil { deadline }
+            | TimedJoin { deadline, .. } => (deadline != NO_DEADLINE).then_some(deadline),
+            _ => None,
+        }
     }
 
     /// Memory access (plain or atomic), as opposed to a synchronisation call.
@@ -391,6 +435,9 @@ impl Op {
             AtomicStore { .. } => "atomic_store",
             AtomicRmw { .. } => "atomic_rmw",
             ProcessExit { .. } => "process_exit",
+            SleepUntil { .. } => "sleep_until",
+            TimedJoin { .. } => "timedjoin",
+            TryJoin { .. } => "tryjoin",
         }
     }
 }

@@ -54,7 +54,9 @@ pub enum Msg {
 pub struct Reply {
     /// Return code for the operation (see [`crate::state::code`]), or [`Reply::ABORT`].
     pub result: i32,
-    /// Extra value: the child's thread id for a create.
+    /// Extra value: the child's thread id for a create; for every other grant the virtual
+    /// time after the step (ns since the run's start, see [`crate::state::clock`]), so that
+    /// libpos's clock reads follow the coordinator's clock at no extra cost.
     pub value: u64,
 }
 
@@ -124,22 +126,22 @@ fn op_fields(op: &Op) -> (u32, u64, u64, u64) {
         Detach { target } => (5, target as u64, 0, 0),
         Lock { m, kind } => (6, m, 0, kind_code(kind)),
         TryLock { m, kind } => (7, m, 0, kind_code(kind)),
-        TimedLock { m, kind } => (8, m, 0, kind_code(kind)),
+        TimedLock { m, kind, deadline } => (8, m, deadline, kind_code(kind)),
         Unlock { m, kind } => (9, m, 0, kind_code(kind)),
         CondWait { c, m } => (10, c, m, 0),
-        CondWake { c, m, timed } => (11, c, m, timed as u64),
+        CondWake { c, m, deadline } => (11, c, m, deadline),
         CondSignal { c } => (12, c, 0, 0),
         CondBroadcast { c } => (13, c, 0, 0),
         RdLock { l } => (14, l, 0, 0),
         WrLock { l } => (15, l, 0, 0),
         TryRdLock { l } => (16, l, 0, 0),
         TryWrLock { l } => (17, l, 0, 0),
-        TimedRdLock { l } => (18, l, 0, 0),
-        TimedWrLock { l } => (19, l, 0, 0),
+        TimedRdLock { l, deadline } => (18, l, deadline, 0),
+        TimedWrLock { l, deadline } => (19, l, deadline, 0),
         RwUnlock { l } => (20, l, 0, 0),
         SemWait { s } => (21, s, 0, 0),
         SemTryWait { s } => (22, s, 0, 0),
-        SemTimedWait { s } => (23, s, 0, 0),
+        SemTimedWait { s, deadline } => (23, s, deadline, 0),
         SemPost { s } => (24, s, 0, 0),
         BarrierWait { b } => (25, b, 0, 0),
         BarrierLeave { b } => (26, b, 0, 0),
@@ -153,6 +155,9 @@ fn op_fields(op: &Op) -> (u32, u64, u64, u64) {
         AtomicStore { addr, size } => (34, addr, 0, size as u64),
         AtomicRmw { addr, size } => (35, addr, 0, size as u64),
         ProcessExit { code } => (36, code as i64 as u64, 0, 0),
+        SleepUntil { deadline } => (53, deadline, 0, 0),
+        TimedJoin { target, deadline } => (54, target as u64, deadline, 0),
+        TryJoin { target } => (55, target as u64, 0, 0),
     }
 }
 
@@ -181,6 +186,7 @@ fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
         8 => TimedLock {
             m: a,
             kind: kind_of(c)?,
+            deadline: b,
         },
         9 => Unlock {
             m: a,
@@ -190,7 +196,7 @@ fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
         11 => CondWake {
             c: a,
             m: b,
-            timed: c != 0,
+            deadline: c,
         },
         12 => CondSignal { c: a },
         13 => CondBroadcast { c: a },
@@ -198,12 +204,12 @@ fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
         15 => WrLock { l: a },
         16 => TryRdLock { l: a },
         17 => TryWrLock { l: a },
-        18 => TimedRdLock { l: a },
-        19 => TimedWrLock { l: a },
+        18 => TimedRdLock { l: a, deadline: b },
+        19 => TimedWrLock { l: a, deadline: b },
         20 => RwUnlock { l: a },
         21 => SemWait { s: a },
         22 => SemTryWait { s: a },
-        23 => SemTimedWait { s: a },
+        23 => SemTimedWait { s: a, deadline: b },
         24 => SemPost { s: a },
         25 => BarrierWait { b: a },
         26 => BarrierLeave { b: a },
@@ -234,6 +240,12 @@ fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
         36 => ProcessExit {
             code: a as i64 as i32,
         },
+        53 => SleepUntil { deadline: a },
+        54 => TimedJoin {
+            target: tid(a)?,
+            deadline: b,
+        },
+        55 => TryJoin { target: tid(a)? },
         _ => return Err(ProtocolError(format!("unknown operation code {code}"))),
     })
 }
@@ -358,13 +370,19 @@ mod tests {
             TimedLock {
                 m: 3,
                 kind: MutexKind::Normal,
+                deadline: 5_000_000_000,
             },
             Unlock { m: 4, kind: k },
             CondWait { c: 5, m: 6 },
             CondWake {
                 c: 5,
                 m: 6,
-                timed: true,
+                deadline: 7,
+            },
+            CondWake {
+                c: 5,
+                m: 6,
+                deadline: crate::event::NO_DEADLINE,
             },
             CondSignal { c: 7 },
             CondBroadcast { c: 8 },
@@ -372,12 +390,12 @@ mod tests {
             WrLock { l: 10 },
             TryRdLock { l: 11 },
             TryWrLock { l: 12 },
-            TimedRdLock { l: 13 },
-            TimedWrLock { l: 14 },
+            TimedRdLock { l: 13, deadline: 1 },
+            TimedWrLock { l: 14, deadline: 2 },
             RwUnlock { l: 15 },
             SemWait { s: 16 },
             SemTryWait { s: 17 },
-            SemTimedWait { s: 18 },
+            SemTimedWait { s: 18, deadline: 3 },
             SemPost { s: 19 },
             BarrierWait { b: 20 },
             BarrierLeave { b: 21 },
@@ -391,6 +409,12 @@ mod tests {
             AtomicStore { addr: 27, size: 2 },
             AtomicRmw { addr: 28, size: 16 },
             ProcessExit { code: -1 },
+            SleepUntil { deadline: 1_000 },
+            TimedJoin {
+                target: 2,
+                deadline: 9,
+            },
+            TryJoin { target: 3 },
         ];
         for op in ops {
             let msg = Msg::Post(op);

@@ -37,5 +37,12 @@ pub struct Schedule {
     /// The outcome the recorded run had, e.g. `assert`.
     #[serde(default)]
     pub outcome: String,
+    /// `any` when timed waits could time out before their deadline (`--timeouts any`);
+    /// empty for the default (see [`crate::state::clock`]). Replay uses the same rule.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub timeouts: String,
+    /// Sleeps and clock reads were real (`--real-sleep`); replay does the same.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub real_sleep: bool,
     pub steps: Vec<Step>,
 }

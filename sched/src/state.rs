@@ -5,12 +5,14 @@
 //! well defined, a strategy picks one event, and [`State::execute`] applies it. Blocking is
 //! modelled here, so a granted operation never blocks in the kernel.
 
-use crate::event::{Event, MutexKind, Obj, Op, ThreadName, Tid};
+use crate::event::{Event, MutexKind, Obj, Op, ThreadName, Tid, NO_DEADLINE};
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::BuildHasherDefault;
 
+pub mod clock;
 mod enabled;
+use clock::{Clock, TimeoutPolicy};
 use enabled::EnabledSet;
 
 /// Result codes handed back to the program (errno values, as pthread functions return them).
@@ -44,6 +46,8 @@ enum Why {
     Barrier(u64),
     /// The once control and the thread running its init routine.
     Once(u64, Tid),
+    /// A sleep until this virtual time.
+    Deadline(u64),
 }
 
 /// Hasher for object addresses: one multiply (Fibonacci hashing) instead of SipHash, which
@@ -213,6 +217,11 @@ pub struct State {
     /// The enabled events, kept up to date by [`State::set_status`] and by re-checking the
     /// blockable threads after synchronisation operations (see [`enabled`]).
     enabled: EnabledSet,
+    /// Virtual time (see [`clock`]).
+    clock: Clock,
+    /// Pending threads whose operation has a deadline, kept by [`State::set_status`], so
+    /// that the coordinator looks at the clock only when some thread waits on it.
+    timed: usize,
 }
 
 impl State {
@@ -241,6 +250,9 @@ impl State {
                 self.enabled.remove(t);
                 if may_block(&op) {
                     self.enabled.set_blockable(t, None);
+                    if op.deadline().is_some() {
+                        self.timed -= 1;
+                    }
                 }
             }
         }
@@ -250,6 +262,9 @@ impl State {
             Status::Finished => self.finished += 1,
             Status::Outside => self.outside += 1,
             Status::Pending(op) => {
+                if op.deadline().is_some() {
+                    self.timed += 1;
+                }
                 if !may_block(&op) {
                     self.enabled.insert(Event::new(t, op));
                 } else {
@@ -570,16 +585,36 @@ impl State {
                 Some(th) if th.status != Status::Finished => Some(Why::Thread(target)),
                 _ => None,
             },
+            TimedJoin { target, deadline } => self
+                .why_blocked(t, &Join { target })
+                .filter(|_| !self.clock.may_time_out(deadline)),
+            TimedLock { m, kind, deadline } => self
+                .why_blocked(t, &Lock { m, kind })
+                .filter(|_| !self.clock.may_time_out(deadline)),
+            TimedRdLock { l, deadline } => self
+                .why_blocked(t, &RdLock { l })
+                .filter(|_| !self.clock.may_time_out(deadline)),
+            TimedWrLock { l, deadline } => self
+                .why_blocked(t, &WrLock { l })
+                .filter(|_| !self.clock.may_time_out(deadline)),
+            SemTimedWait { s, deadline } => self
+                .why_blocked(t, &SemWait { s })
+                .filter(|_| !self.clock.may_time_out(deadline)),
+            SleepUntil { deadline } => {
+                (!self.clock.reached(deadline)).then_some(Why::Deadline(deadline))
+            }
             Lock { m, kind } => match self.mutexes.get(&m).and_then(|mx| mx.owner) {
                 None => None,
                 Some(o) if o == t && kind != MutexKind::Normal => None,
                 Some(o) => Some(Why::Mutex(m, o)),
             },
-            CondWake { c, m, timed } => {
+            CondWake { c, m, deadline } => {
                 if let Some(o) = self.mutexes.get(&m).and_then(|mx| mx.owner) {
                     return Some(Why::Mutex(m, o));
                 }
-                if timed || self.cond_can_wake(c, t) {
+                if (deadline != NO_DEADLINE && self.clock.may_time_out(deadline))
+                    || self.cond_can_wake(c, t)
+                {
                     None
                 } else {
                     Some(Why::Signal(c))
@@ -653,6 +688,7 @@ impl State {
                 format!("barrier {b:#x} ({arrived} of {count} arrived)")
             }
             Why::Once(o, r) => format!("once {o:#x} run by thread {}", self.name(r)),
+            Why::Deadline(d) => format!("virtual time {d} ns"),
         })
     }
 
@@ -710,8 +746,9 @@ impl State {
     /// Apply `t`'s `op` (enabled, `t` now running) and re-check the threads it may concern.
     fn apply_and_recheck(&mut self, t: Tid, op: Op) -> Executed {
         let mut child = None;
+        let before = self.clock.now();
         let result = self.apply(t, op, &mut child);
-        if op == Op::Create {
+        if op == Op::Create || self.clock.now() != before {
             self.recheck_blockable();
         } else if !is_local(&op) {
             self.recheck_blockable_on(Some(Event::new(t, op).objects()));
@@ -757,10 +794,24 @@ impl State {
                     ESRCH
                 }
             }
+            TimedJoin { target, deadline } => match self.apply(t, Join { target }, child) {
+                OK if self.threads[target as usize].status != Status::Finished => {
+                    self.time_out(deadline)
+                }
+                r => r,
+            },
+            TryJoin { target } => match self.apply(t, Join { target }, child) {
+                OK if self.threads[target as usize].status != Status::Finished => EBUSY,
+                r => r,
+            },
+            SleepUntil { deadline } => {
+                self.clock.advance_to(deadline);
+                OK
+            }
             Lock { m, kind } => self.lock(t, m, kind, false).unwrap_or(OK),
             TryLock { m, kind } => self.lock(t, m, kind, true).unwrap_or(OK),
-            TimedLock { m, kind } => match self.lock(t, m, kind, true) {
-                Some(EBUSY) => ETIMEDOUT,
+            TimedLock { m, kind, deadline } => match self.lock(t, m, kind, true) {
+                Some(EBUSY) => self.time_out(deadline),
                 r => r.unwrap_or(OK),
             },
             Unlock { m, kind } => {
@@ -797,7 +848,7 @@ impl State {
                 });
                 OK
             }
-            CondWake { c, m, .. } => {
+            CondWake { c, m, deadline } => {
                 let cv = self.conds.entry(c).or_default();
                 let mut result = ETIMEDOUT;
                 let mut saved = 1;
@@ -819,7 +870,11 @@ impl State {
                 let mx = self.mutexes.entry(m).or_default();
                 mx.owner = Some(t);
                 mx.count = saved;
-                result
+                if result == ETIMEDOUT {
+                    self.time_out(deadline)
+                } else {
+                    result
+                }
             }
             CondSignal { c } => {
                 if let Some(cv) = self.conds.get_mut(&c) {
@@ -847,26 +902,24 @@ impl State {
                 self.rwlocks.entry(l).or_default().writer = Some(t);
                 OK
             }
-            TryRdLock { l } | TimedRdLock { l } => {
+            TryRdLock { l } | TimedRdLock { l, .. } => {
                 let r = self.rwlocks.entry(l).or_default();
                 if r.writer.is_some() {
-                    if matches!(op, TryRdLock { .. }) {
-                        EBUSY
-                    } else {
-                        ETIMEDOUT
+                    match op {
+                        TimedRdLock { deadline, .. } => self.time_out(deadline),
+                        _ => EBUSY,
                     }
                 } else {
                     r.readers.push(t);
                     OK
                 }
             }
-            TryWrLock { l } | TimedWrLock { l } => {
+            TryWrLock { l } | TimedWrLock { l, .. } => {
                 let r = self.rwlocks.entry(l).or_default();
                 if r.writer.is_some() || !r.readers.is_empty() {
-                    if matches!(op, TryWrLock { .. }) {
-                        EBUSY
-                    } else {
-                        ETIMEDOUT
+                    match op {
+                        TimedWrLock { deadline, .. } => self.time_out(deadline),
+                        _ => EBUSY,
                     }
                 } else {
                     r.writer = Some(t);
@@ -889,15 +942,15 @@ impl State {
                 *self.sems.entry(s).or_insert(0) -= 1;
                 OK
             }
-            SemTryWait { s } | SemTimedWait { s } => {
+            SemTryWait { s } | SemTimedWait { s, .. } => {
                 let v = self.sems.entry(s).or_insert(0);
                 if *v > 0 {
                     *v -= 1;
                     OK
-                } else if matches!(op, SemTryWait { .. }) {
-                    EAGAIN
+                } else if let SemTimedWait { deadline, .. } = op {
+                    self.time_out(deadline)
                 } else {
-                    ETIMEDOUT
+                    EAGAIN
                 }
             }
             SemPost { s } => {
@@ -935,6 +988,63 @@ impl State {
                 once.running = None;
                 OK
             }
+        }
+    }
+
+    /// A timed wait times out: the clock moves to its deadline (it is there already unless
+    /// [`TimeoutPolicy::Any`] let it fire early), so that time as the program sees it agrees.
+    fn time_out(&mut self, deadline: u64) -> i32 {
+        if deadline != NO_DEADLINE {
+            self.clock.advance_to(deadline);
+        }
+        code::ETIMEDOUT
+    }
+
+    /// The current virtual time (ns since the start of the run).
+    #[inline]
+    pub fn now(&self) -> u64 {
+        self.clock.now()
+    }
+
+    /// Choose when timed waits may time out (before the run's first decision).
+    pub fn set_timeout_policy(&mut self, policy: TimeoutPolicy) {
+        self.clock.set_policy(policy);
+        self.recheck_blockable();
+    }
+
+    /// Whether some pending thread waits with a deadline (cheap: a counter).
+    #[inline]
+    pub fn any_timed(&self) -> bool {
+        self.timed > 0
+    }
+
+    /// Let virtual time pass: move the clock to the earliest deadline of a pending operation
+    /// that it has not reached yet, and re-check who is enabled. The coordinator calls this
+    /// when no thread can make progress otherwise (see [`clock`]). Returns whether it moved.
+    pub fn advance_clock(&mut self) -> bool {
+        if self.timed == 0 {
+            return false;
+        }
+        let now = self.clock.now();
+        let next = self
+            .threads
+            .iter()
+            .filter_map(|th| match th.status {
+                // While a thread is blocked outside control only sleeps end: it may be about
+                // to come back and release what a timed wait waits for.
+                Status::Pending(op) if self.outside == 0 || matches!(op, Op::SleepUntil { .. }) => {
+                    op.deadline().filter(|&d| d > now)
+                }
+                _ => None,
+            })
+            .min();
+        match next {
+            Some(d) => {
+                self.clock.advance_to(d);
+                self.recheck_blockable();
+                true
+            }
+            None => false,
         }
     }
 
@@ -999,6 +1109,12 @@ fn may_block(op: &Op) -> bool {
             | SemWait { .. }
             | BarrierLeave { .. }
             | OnceBegin { .. }
+            | TimedLock { .. }
+            | TimedRdLock { .. }
+            | TimedWrLock { .. }
+            | SemTimedWait { .. }
+            | SleepUntil { .. }
+            | TimedJoin { .. }
     )
 }
 
@@ -1127,7 +1243,7 @@ mod tests {
             Op::CondWake {
                 c: 1,
                 m: 2,
-                timed: false,
+                deadline: crate::event::NO_DEADLINE,
             },
         )
         .unwrap();
@@ -1150,7 +1266,7 @@ mod tests {
                 Op::CondWake {
                     c: 1,
                     m: 2,
-                    timed: false,
+                    deadline: crate::event::NO_DEADLINE,
                 },
             )
             .unwrap();
@@ -1169,24 +1285,111 @@ mod tests {
     }
 
     #[test]
-    fn timed_waits_time_out_only_when_legal() {
+    fn timed_waits_time_out_only_at_their_deadline() {
+        let timed = |deadline| Op::TimedLock {
+            m: 2,
+            kind: Normal,
+            deadline,
+        };
         let mut s = State::new();
         run(&mut s, 0, Op::Start);
         run(&mut s, 0, Op::Lock { m: 2, kind: Normal });
         let a = spawn(&mut s, 0);
+        // Held: blocked until the clock reaches the deadline, then it times out there.
+        s.post(a, timed(5_000)).unwrap();
+        assert!(!s.is_enabled(a) && s.any_timed());
+        assert!(s.advance_clock());
+        assert_eq!(s.now(), 5_000);
+        assert!(s.is_enabled(a));
+        assert_eq!(s.execute(a).unwrap().result, code::ETIMEDOUT);
+        // Freed before the deadline: taken, the clock does not move.
+        s.post(a, timed(9_000)).unwrap();
+        assert!(!s.is_enabled(a));
+        run(&mut s, 0, Op::Unlock { m: 2, kind: Normal });
+        assert!(s.is_enabled(a));
+        assert_eq!(s.execute(a).unwrap().result, 0);
+        assert_eq!(s.now(), 5_000);
+        assert!(!s.any_timed());
+        // A semaphore, a sleep, a timed join: the same rule; a deadline already passed
+        // times out at once, a sleep ends exactly at its deadline.
         assert_eq!(
-            run(&mut s, a, Op::TimedLock { m: 2, kind: Normal }),
+            run(&mut s, 0, Op::SemTimedWait { s: 9, deadline: 10 }),
             code::ETIMEDOUT
         );
-        assert_eq!(
-            run(&mut s, a, Op::TryLock { m: 2, kind: Normal }),
-            code::EBUSY
-        );
-        run(&mut s, 0, Op::Unlock { m: 2, kind: Normal });
-        assert_eq!(run(&mut s, a, Op::TimedLock { m: 2, kind: Normal }), 0);
-        assert_eq!(run(&mut s, 0, Op::SemTimedWait { s: 9 }), code::ETIMEDOUT);
+        s.post(0, Op::SleepUntil { deadline: 7_000 }).unwrap();
+        assert!(!s.is_enabled(0));
+        assert!(s.advance_clock());
+        assert_eq!((s.now(), run_posted(&mut s, 0)), (7_000, 0));
+        let j = Op::TimedJoin {
+            target: a,
+            deadline: 8_000,
+        };
+        s.post(0, j).unwrap();
+        assert!(!s.is_enabled(0));
+        assert!(s.advance_clock() && !s.advance_clock());
+        assert_eq!(run_posted(&mut s, 0), code::ETIMEDOUT);
+        assert_eq!(run(&mut s, 0, Op::TryJoin { target: a }), code::EBUSY);
         run(&mut s, 0, Op::SemPost { s: 9 });
-        assert_eq!(run(&mut s, 0, Op::SemTimedWait { s: 9 }), 0);
+        assert_eq!(run(&mut s, 0, Op::SemTimedWait { s: 9, deadline: 1 }), 0);
+        // `--timeouts any`: a timed wait may time out before its deadline, which moves the
+        // clock there; a sleep still waits for its deadline.
+        s.set_timeout_policy(TimeoutPolicy::Any);
+        assert_eq!(
+            run(
+                &mut s,
+                0,
+                Op::SemTimedWait {
+                    s: 9,
+                    deadline: 20_000
+                }
+            ),
+            code::ETIMEDOUT
+        );
+        assert_eq!(s.now(), 20_000);
+        s.post(0, Op::SleepUntil { deadline: 30_000 }).unwrap();
+        assert!(!s.is_enabled(0));
+        // No deadline pending: nothing to advance to, a real deadlock stays one.
+        run(&mut s, a, Op::Lock { m: 3, kind: Normal });
+        s.post(a, Op::Lock { m: 3, kind: Normal }).unwrap();
+        assert!(s.advance_clock() && !s.advance_clock());
+        assert_eq!(run_posted(&mut s, 0), 0);
+        s.post(0, Op::Join { target: a }).unwrap();
+        assert!(s.deadlock().is_some());
+    }
+
+    fn run_posted(s: &mut State, t: Tid) -> i32 {
+        s.execute(t).unwrap().result
+    }
+
+    #[test]
+    fn a_timed_cond_wait_times_out_at_its_deadline_with_the_mutex_free() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        run(&mut s, 0, Op::Lock { m: 2, kind: Normal });
+        run(&mut s, 0, Op::CondWait { c: 1, m: 2 });
+        let wake = Op::CondWake {
+            c: 1,
+            m: 2,
+            deadline: 100,
+        };
+        s.post(0, wake).unwrap();
+        assert!(!s.is_enabled(0));
+        assert!(s.advance_clock());
+        assert_eq!(run_posted(&mut s, 0), code::ETIMEDOUT);
+        run(&mut s, 0, Op::CondWait { c: 1, m: 2 });
+        let a = spawn(&mut s, 0);
+        s.post(
+            0,
+            Op::CondWake {
+                c: 1,
+                m: 2,
+                deadline: 300,
+            },
+        )
+        .unwrap();
+        run(&mut s, a, Op::CondSignal { c: 1 });
+        assert_eq!(run_posted(&mut s, 0), 0);
+        assert_eq!(s.now(), 100);
     }
 
     #[test]
@@ -1348,14 +1551,27 @@ mod tests {
             0 => vec![Lock { m: a, kind }],
             1 => vec![Unlock { m: a, kind }],
             2 => {
-                vec![TryLock { m: a, kind }, TimedLock { m: a, kind }][rng.index(2)..][..1].to_vec()
+                let deadline = rng.below(3) * 1_000;
+                vec![
+                    TryLock { m: a, kind },
+                    TimedLock {
+                        m: a,
+                        kind,
+                        deadline,
+                    },
+                ][rng.index(2)..][..1]
+                    .to_vec()
             }
             3 => vec![
                 CondWait { c: a + 8, m: a },
                 CondWake {
                     c: a + 8,
                     m: a,
-                    timed: rng.chance(0.3),
+                    deadline: if rng.chance(0.3) {
+                        rng.below(4) * 1_000
+                    } else {
+                        crate::event::NO_DEADLINE
+                    },
                 },
             ],
             4 => vec![[CondSignal { c: a + 8 }, CondBroadcast { c: a + 8 }][rng.index(2)]],
@@ -1375,6 +1591,33 @@ mod tests {
                 target: rng.below(threads as u64 + 1) as Tid,
             }],
             12 => vec![Create],
+            13 => vec![
+                [
+                    SleepUntil {
+                        deadline: rng.below(4) * 1_000,
+                    },
+                    SemTimedWait {
+                        s: a + 24,
+                        deadline: rng.below(4) * 1_000,
+                    },
+                    TimedWrLock {
+                        l: a + 16,
+                        deadline: rng.below(4) * 1_000,
+                    },
+                ][rng.index(3)],
+            ],
+            14 => {
+                let target = rng.below(threads as u64 + 1) as Tid;
+                vec![
+                    [
+                        TimedJoin {
+                            target,
+                            deadline: rng.below(4) * 1_000,
+                        },
+                        TryJoin { target },
+                    ][rng.index(2)],
+                ]
+            }
             _ => vec![[Write { addr: a, size: 4 }, Read { addr: a, size: 4 }, Yield][rng.index(3)]],
         }
     }
@@ -1401,6 +1644,9 @@ mod tests {
                 assert_eq!(s.enabled(), scan);
                 assert_eq!(s.enabled_events(), scan.as_slice());
                 assert_eq!(s.outside().count(), away.len());
+                if (s.enabled().is_empty() || rng.chance(0.05)) && s.advance_clock() {
+                    assert_eq!(s.enabled(), s.scan_enabled());
+                }
                 let enabled = s.enabled();
                 if !away.is_empty() && (enabled.is_empty() || rng.chance(0.2)) && !s.is_over() {
                     // Back from outside control, between two decisions.

@@ -1,5 +1,6 @@
-/* pthread_mutex_timedlock returns 0 or ETIMEDOUT depending on the schedule:
- * exit 0 when it got the lock, 4 on timeout (both must be seen, nothing else). */
+/* pthread_mutex_timedlock with a 1 s deadline behind a short critical section: in virtual
+ * time it always gets the lock (exit 0); with `--timeouts any` it may also time out (exit 4)
+ * while the holder has it. Both must be seen there, nothing else. */
 #include <errno.h>
 #include <pthread.h>
 #include <time.h>

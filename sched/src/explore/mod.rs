@@ -255,6 +255,10 @@ impl<'e> Ctx<'e> {
 /// there).
 fn schedule(steps: &[Rec], inits: &[trace::Init], initial: usize) -> Vec<Step> {
     let mut s = State::with_initial_threads(initial);
+    // The run's events were all enabled when they ran: let every timeout fire, and let time
+    // pass to a sleep's deadline (the real run's clock did), so timed events do not cut the
+    // schedule short.
+    s.set_timeout_policy(crate::state::clock::TimeoutPolicy::Any);
     let init_at = |s: &mut State, at: usize| {
         for i in inits.iter().filter(|i| i.at == at) {
             match i.obj.kind {
@@ -275,7 +279,9 @@ fn schedule(steps: &[Rec], inits: &[trace::Init], initial: usize) -> Vec<Step> {
                 op: r.ev.ev.op.to_string(),
             });
         }
-        let ok = (s.pending(t).is_some() || s.post(t, r.ev.ev.op).is_ok()) && s.execute(t).is_ok();
+        let posted = s.pending(t).is_some() || s.post(t, r.ev.ev.op).is_ok();
+        while posted && !s.is_enabled(t) && s.advance_clock() {}
+        let ok = posted && s.execute(t).is_ok();
         if !ok {
             break;
         }

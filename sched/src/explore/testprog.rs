@@ -229,7 +229,11 @@ impl Interp {
                 I::CondWait { c, m } => {
                     let (c, m) = (COND + c(&r) as u64, MUTEX + m(&r) as u64);
                     if th.waking {
-                        Op::CondWake { c, m, timed: false }
+                        Op::CondWake {
+                            c,
+                            m,
+                            deadline: crate::event::NO_DEADLINE,
+                        }
                     } else {
                         Op::CondWait { c, m }
                     }

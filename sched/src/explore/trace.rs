@@ -100,8 +100,8 @@ fn acquires(op: &Op, r: Res) -> bool {
             | Op::WrLock { l: x }
             | Op::TryRdLock { l: x }
             | Op::TryWrLock { l: x }
-            | Op::TimedRdLock { l: x }
-            | Op::TimedWrLock { l: x },
+            | Op::TimedRdLock { l: x, .. }
+            | Op::TimedWrLock { l: x, .. },
             Res::Rw(l),
         ) => x == l,
         _ => false,
@@ -528,7 +528,16 @@ mod tests {
     fn two_waiters_race_for_one_signal() {
         let op = |t, op| ev(t, op);
         let (c, m) = (32, 1);
-        let wake = |t| op(t, Op::CondWake { c, m, timed: false });
+        let wake = |t| {
+            op(
+                t,
+                Op::CondWake {
+                    c,
+                    m,
+                    deadline: crate::event::NO_DEADLINE,
+                },
+            )
+        };
         let trace = vec![
             lock(1),
             op(1, Op::CondWait { c, m }),

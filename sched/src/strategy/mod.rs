@@ -48,6 +48,10 @@ pub trait Strategy: Send {
     /// `ev` (which was chosen) has executed.
     fn executed(&mut self, ev: &Event);
 
+    /// `ev`, a timed wait that [`Self::executed`] just reported, timed out (returned
+    /// ETIMEDOUT): the thread is polling, as after a yield.
+    fn timed_out(&mut self, _ev: &Event) {}
+
     /// The run is over after `steps` scheduling steps.
     fn end(&mut self, _steps: u64) {}
 

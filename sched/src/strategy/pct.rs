@@ -187,6 +187,14 @@ impl Strategy for Pct {
         }
     }
 
+    /// Yield rule for polling with timed waits: a thread whose timed wait timed out (a
+    /// `pthread_cond_timedwait` poll loop) drops below every other thread, as after a yield,
+    /// so it cannot starve the thread it waits for.
+    fn timed_out(&mut self, ev: &Event) {
+        self.next_low -= 1;
+        self.lower(ev.tid, self.next_low);
+    }
+
     fn end(&mut self, steps: u64) {
         self.k = Some(self.k.map_or(steps, |k| k.max(steps))).filter(|&k| k > 0);
     }

@@ -422,6 +422,14 @@ impl Strategy for Pos {
             }
         }
     }
+
+    /// A timed wait that timed out is a poll, like a yield: it counts for the fairness redraw.
+    fn timed_out(&mut self, _ev: &Event) {
+        self.yields += 1;
+        if self.yields.is_multiple_of(FAIRNESS_PERIOD) {
+            self.redraw_all();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -570,7 +578,7 @@ mod tests {
             Op::CondWake {
                 c: 16,
                 m: 8,
-                timed: false,
+                deadline: crate::event::NO_DEADLINE,
             },
             Op::CondSignal { c: 16 },
             Op::Join { target: 1 },

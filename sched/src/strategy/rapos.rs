@@ -136,6 +136,11 @@ impl Strategy for Rapos {
         self.done.push(*ev);
         self.yielded |= ev.op.is_yield();
     }
+
+    /// A timed wait that timed out is a poll: it ends the batch as a yield does.
+    fn timed_out(&mut self, _ev: &Event) {
+        self.yielded = true;
+    }
 }
 
 #[cfg(test)]
