@@ -1713,6 +1713,50 @@ mod tests {
     }
 
     #[test]
+    fn while_a_thread_is_outside_control_only_sleeps_let_time_pass() {
+        // main holds the mutex and blocks in the kernel (say, a `read`); a waits 5 s for the
+        // mutex; with `sleeper`, another thread sleeps until 9 s.
+        let setup = |sleeper: bool| {
+            let mut s = State::new();
+            run(&mut s, 0, Op::Start);
+            run(&mut s, 0, Op::Lock { m: 2, kind: Normal });
+            let a = spawn(&mut s, 0);
+            let b = spawn(&mut s, 0);
+            s.post(0, Op::Yield).unwrap();
+            s.execute(0).unwrap();
+            s.mark_outside(0).unwrap();
+            let timed = Op::TimedLock {
+                m: 2,
+                kind: Normal,
+                deadline: 5_000,
+            };
+            s.post(a, timed).unwrap();
+            s.post(
+                b,
+                if sleeper {
+                    Op::SleepUntil { deadline: 9_000 }
+                } else {
+                    Op::Exit
+                },
+            )
+            .unwrap();
+            if !sleeper {
+                s.execute(b).unwrap();
+            }
+            assert!(s.enabled().is_empty());
+            s
+        };
+        // The timed lock must not time out because of main, which may be about to unlock.
+        let mut s = setup(false);
+        assert!(!s.advance_clock(), "no sleep: time stands still");
+        assert_eq!(s.now(), 0);
+        // A sleep still ends (the sleeper does not wait for main).
+        let mut s = setup(true);
+        assert!(s.advance_clock());
+        assert_eq!(s.now(), 9_000);
+    }
+
+    #[test]
     fn a_thread_blocked_outside_control_is_not_waited_for_and_rejoins_with_its_post() {
         let mut s = State::new();
         run(&mut s, 0, Op::Start);
