@@ -231,6 +231,23 @@ pub enum Op {
     TryJoin {
         target: Tid,
     },
+    /// `futex(FUTEX_WAIT[_BITSET])` whose word held the expected value: libpos compares it
+    /// while its thread is the only controlled one running, and the post registers the
+    /// waiter at once, so no wake can fall between the check and the wait. Enabled once a
+    /// [`Op::FutexWake`] woke it (returns 0), or at `deadline` (ETIMEDOUT).
+    FutexWait {
+        addr: u64,
+        bitset: u32,
+        deadline: u64,
+    },
+    /// `futex(FUTEX_WAKE[_BITSET])`: wakes up to `n` waiters whose bitset meets `bitset`;
+    /// which of them is a scheduling choice (the woken waiters' events run in some order).
+    /// Returns the number woken.
+    FutexWake {
+        addr: u64,
+        n: u32,
+        bitset: u32,
+    },
 }
 
 /// The deadline of an untimed wait ([`Op::CondWake`] of `pthread_cond_wait`).
@@ -249,6 +266,8 @@ pub enum ObjKind {
     Once,
     Mem,
     Process,
+    /// A futex word (`futex(2)`), keyed by its address.
+    Futex,
 }
 
 /// An object an event touches. For memory it is the byte range `[addr, addr+size)`;
@@ -323,6 +342,7 @@ impl Op {
             Join { target } | Detach { target } => [Some(s(Thread, target as u64)), None],
             TimedJoin { target, .. } | TryJoin { target } => [Some(s(Thread, target as u64)), None],
             SleepUntil { .. } => [None, None],
+            FutexWait { addr, .. } | FutexWake { addr, .. } => [Some(s(Futex, addr)), None],
             Lock { m, .. } | TryLock { m, .. } | TimedLock { m, .. } | Unlock { m, .. } => {
                 [Some(s(Mutex, m)), None]
             }
@@ -378,6 +398,7 @@ impl Op {
             | TimedWrLock { deadline, .. }
             | SemTimedWait { deadline, .. }
             | SleepUntil { deadline }
+            | FutexWait { deadline, .. }
             | TimedJoin { deadline, .. } => (deadline != NO_DEADLINE).then_some(deadline),
             _ => None,
         }
@@ -438,6 +459,8 @@ impl Op {
             SleepUntil { .. } => "sleep_until",
             TimedJoin { .. } => "timedjoin",
             TryJoin { .. } => "tryjoin",
+            FutexWait { .. } => "futex_wait",
+            FutexWake { .. } => "futex_wake",
         }
     }
 }

@@ -158,6 +158,12 @@ fn op_fields(op: &Op) -> (u32, u64, u64, u64) {
         SleepUntil { deadline } => (53, deadline, 0, 0),
         TimedJoin { target, deadline } => (54, target as u64, deadline, 0),
         TryJoin { target } => (55, target as u64, 0, 0),
+        FutexWait {
+            addr,
+            bitset,
+            deadline,
+        } => (37, addr, deadline, bitset as u64),
+        FutexWake { addr, n, bitset } => (38, addr, n as u64, bitset as u64),
     }
 }
 
@@ -165,6 +171,9 @@ fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
     use Op::*;
     let tid = |x: u64| -> Result<Tid, ProtocolError> {
         Tid::try_from(x).map_err(|_| ProtocolError(format!("bad thread id {x}")))
+    };
+    let word = |x: u64| -> Result<u32, ProtocolError> {
+        u32::try_from(x).map_err(|_| ProtocolError(format!("bad 32-bit field {x}")))
     };
     let size = |x: u64| -> Result<u32, ProtocolError> {
         u32::try_from(x).map_err(|_| ProtocolError(format!("bad access size {x}")))
@@ -246,6 +255,16 @@ fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
             deadline: b,
         },
         55 => TryJoin { target: tid(a)? },
+        37 => FutexWait {
+            addr: a,
+            deadline: b,
+            bitset: word(c)?,
+        },
+        38 => FutexWake {
+            addr: a,
+            n: word(b)?,
+            bitset: word(c)?,
+        },
         _ => return Err(ProtocolError(format!("unknown operation code {code}"))),
     })
 }
@@ -415,6 +434,21 @@ mod tests {
                 deadline: 9,
             },
             TryJoin { target: 3 },
+            FutexWait {
+                addr: 0x4000,
+                bitset: u32::MAX,
+                deadline: crate::event::NO_DEADLINE,
+            },
+            FutexWait {
+                addr: 0x4004,
+                bitset: 5,
+                deadline: 77,
+            },
+            FutexWake {
+                addr: 0x4000,
+                n: i32::MAX as u32,
+                bitset: 3,
+            },
         ];
         for op in ops {
             let msg = Msg::Post(op);

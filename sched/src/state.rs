@@ -48,6 +48,8 @@ enum Why {
     Once(u64, Tid),
     /// A sleep until this virtual time.
     Deadline(u64),
+    /// A futex wait without a wake for it.
+    Futex(u64),
 }
 
 /// Hasher for object addresses: one multiply (Fibonacci hashing) instead of SipHash, which
@@ -137,6 +139,28 @@ struct Barrier {
     generation: u64,
 }
 
+/// A futex word's waiters. As for condvar signals ([`Cond`]), a wake leaves *tokens*, each
+/// usable by one thread that was waiting when the wake ran and whose bitset meets the
+/// wake's; the waiter whose [`Op::FutexWait`] the strategy schedules takes the oldest token
+/// it may use, so which waiter a wake wakes is a scheduling choice.
+#[derive(Clone, Debug, Default)]
+struct Futex {
+    next_seq: u64,
+    /// (thread, arrival number, bitset).
+    waiters: Vec<(Tid, u64, u32)>,
+    /// (arrival bound: waiters with a smaller number may use it, wake bitset).
+    tokens: Vec<(u64, u32)>,
+}
+
+impl Futex {
+    /// Index of the oldest token that waiter (`seq`, `bitset`) may consume.
+    fn token_for(&self, seq: u64, bitset: u32) -> Option<usize> {
+        self.tokens
+            .iter()
+            .position(|&(upto, mask)| upto > seq && mask & bitset != 0)
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 struct Once {
     running: Option<Tid>,
@@ -207,6 +231,7 @@ pub struct State {
     sems: AddrMap<i64>,
     barriers: AddrMap<Barrier>,
     onces: AddrMap<Once>,
+    futexes: AddrMap<Futex>,
     exit_code: Option<i32>,
     /// Threads whose status is [`Status::Running`] / [`Status::Finished`], kept by
     /// [`State::set_status`] so the per-decision checks are O(1).
@@ -422,6 +447,7 @@ impl State {
         if th.status != Status::Running {
             if th.status == Status::Outside {
                 // Back from a call outside control: it posts like a running thread.
+                self.register_futex_waiter(t, &op);
                 self.set_status(t, Status::Pending(op));
                 return Ok(());
             }
@@ -430,6 +456,7 @@ impl State {
         // `set_status(t, Status::Pending(op))`, inlined for the common case of an operation
         // that cannot block, so that `op` reaches the enabled set in registers.
         if may_block(&op) {
+            self.register_futex_waiter(t, &op);
             self.set_status(t, Status::Pending(op));
         } else {
             th.status = Status::Pending(op);
@@ -437,6 +464,29 @@ impl State {
             self.enabled.insert(Event::new(t, op));
         }
         Ok(())
+    }
+
+    /// Posting a futex wait makes `t` a waiter at once: libpos compared the word while `t`
+    /// was the only controlled thread running, so no wake can come between (no lost wake-up).
+    #[inline]
+    fn register_futex_waiter(&mut self, t: Tid, op: &Op) {
+        if let Op::FutexWait { addr, bitset, .. } = *op {
+            let f = self.futexes.entry(addr).or_default();
+            let seq = f.next_seq;
+            f.next_seq += 1;
+            f.waiters.push((t, seq, bitset));
+        }
+    }
+
+    /// Whether waiter `t` of futex `addr` may consume a wake token.
+    fn futex_can_wake(&self, addr: u64, t: Tid) -> bool {
+        let Some(f) = self.futexes.get(&addr) else {
+            return false;
+        };
+        match f.waiters.iter().find(|w| w.0 == t) {
+            Some(&(_, seq, bitset)) => f.token_for(seq, bitset).is_some(),
+            None => false,
+        }
     }
 
     /// Running thread `t` is blocked in the kernel outside control: stop waiting for its post
@@ -470,6 +520,11 @@ impl State {
     /// A thread vanished without posting its exit (killed, `pthread_exit` from a destructor, ...).
     pub fn mark_finished(&mut self, t: Tid) {
         if (t as usize) < self.threads.len() {
+            if let Status::Pending(Op::FutexWait { addr, .. }) = self.threads[t as usize].status {
+                if let Some(f) = self.futexes.get_mut(&addr) {
+                    f.waiters.retain(|w| w.0 != t);
+                }
+            }
             self.set_status(t, Status::Finished);
             self.recheck_blockable();
         }
@@ -603,6 +658,15 @@ impl State {
             SleepUntil { deadline } => {
                 (!self.clock.reached(deadline)).then_some(Why::Deadline(deadline))
             }
+            FutexWait { addr, deadline, .. } => {
+                if (deadline != NO_DEADLINE && self.clock.may_time_out(deadline))
+                    || self.futex_can_wake(addr, t)
+                {
+                    None
+                } else {
+                    Some(Why::Futex(addr))
+                }
+            }
             Lock { m, kind } => match self.mutexes.get(&m).and_then(|mx| mx.owner) {
                 None => None,
                 Some(o) if o == t && kind != MutexKind::Normal => None,
@@ -689,6 +753,7 @@ impl State {
             }
             Why::Once(o, r) => format!("once {o:#x} run by thread {}", self.name(r)),
             Why::Deadline(d) => format!("virtual time {d} ns"),
+            Why::Futex(a) => format!("a wake on futex {a:#x}"),
         })
     }
 
@@ -808,6 +873,34 @@ impl State {
                 self.clock.advance_to(deadline);
                 OK
             }
+            FutexWait { addr, deadline, .. } => {
+                let f = self.futexes.entry(addr).or_default();
+                let mut result = None;
+                if let Some(i) = f.waiters.iter().position(|w| w.0 == t) {
+                    let (_, seq, bitset) = f.waiters.remove(i);
+                    if let Some(k) = f.token_for(seq, bitset) {
+                        f.tokens.remove(k);
+                        result = Some(OK);
+                    }
+                }
+                if f.waiters.is_empty() {
+                    f.tokens.clear();
+                }
+                match result {
+                    Some(r) => r,
+                    None => self.time_out(deadline),
+                }
+            }
+            FutexWake { addr, n, bitset } => match self.futexes.get_mut(&addr) {
+                Some(f) => {
+                    let matching = f.waiters.iter().filter(|w| w.2 & bitset != 0).count();
+                    let woken = (n as usize).min(matching.saturating_sub(f.tokens.len()));
+                    let upto = f.next_seq;
+                    f.tokens.extend(std::iter::repeat_n((upto, bitset), woken));
+                    woken as i32
+                }
+                None => 0,
+            },
             Lock { m, kind } => self.lock(t, m, kind, false).unwrap_or(OK),
             TryLock { m, kind } => self.lock(t, m, kind, true).unwrap_or(OK),
             TimedLock { m, kind, deadline } => match self.lock(t, m, kind, true) {
@@ -1115,6 +1208,7 @@ fn may_block(op: &Op) -> bool {
             | SemTimedWait { .. }
             | SleepUntil { .. }
             | TimedJoin { .. }
+            | FutexWait { .. }
     )
 }
 
@@ -1547,7 +1641,7 @@ mod tests {
         use Op::*;
         let a = 0x100 + 0x40 * rng.below(2);
         let kind = [Normal, Recursive, ErrorCheck][rng.index(3)];
-        match rng.below(16) {
+        match rng.below(18) {
             0 => vec![Lock { m: a, kind }],
             1 => vec![Unlock { m: a, kind }],
             2 => {
@@ -1618,6 +1712,24 @@ mod tests {
                     ][rng.index(2)],
                 ]
             }
+            15 => vec![
+                [
+                    FutexWait {
+                        addr: a + 48,
+                        bitset: 1 + rng.below(3) as u32,
+                        deadline: if rng.chance(0.3) {
+                            rng.below(4) * 1_000
+                        } else {
+                            crate::event::NO_DEADLINE
+                        },
+                    },
+                    FutexWake {
+                        addr: a + 48,
+                        n: rng.below(3) as u32,
+                        bitset: 1 + rng.below(3) as u32,
+                    },
+                ][rng.index(2)],
+            ],
             _ => vec![[Write { addr: a, size: 4 }, Read { addr: a, size: 4 }, Yield][rng.index(3)]],
         }
     }
@@ -1710,6 +1822,80 @@ mod tests {
             decisions > 15_000 && with_blocked > 2_000 && outside > 500,
             "{decisions} decisions, {with_blocked} with a blocked thread, {outside} outside"
         );
+    }
+
+    #[test]
+    fn a_futex_wake_wakes_a_chosen_waiter_and_a_wake_before_the_wait_is_lost() {
+        let wait = |bitset, deadline| Op::FutexWait {
+            addr: 0x40,
+            bitset,
+            deadline,
+        };
+        let wake = |n, bitset| Op::FutexWake {
+            addr: 0x40,
+            n,
+            bitset,
+        };
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let ts: Vec<Tid> = (0..3).map(|_| spawn(&mut s, 0)).collect();
+        // A wake with nobody waiting wakes nobody and is not remembered (as in the kernel).
+        assert_eq!(run(&mut s, 0, wake(1, u32::MAX)), 0);
+        for &t in &ts {
+            s.post(t, wait(u32::MAX, NO_DEADLINE)).unwrap();
+            assert!(!s.is_enabled(t));
+        }
+        s.post(0, Op::Yield).unwrap();
+        assert_eq!(s.enabled(), vec![Event::new(0, Op::Yield)]);
+        // One wake: any of the three may take it (the strategy chooses), then the others
+        // are blocked again.
+        s.execute(0).unwrap();
+        assert_eq!(run(&mut s, 0, wake(1, u32::MAX)), 1);
+        for &t in &ts {
+            assert!(s.is_enabled(t), "every waiter may be the woken one");
+        }
+        assert_eq!(s.execute(ts[1]).unwrap().result, 0);
+        assert!(!s.is_enabled(ts[0]) && !s.is_enabled(ts[2]));
+        // A wake of more than are waiting wakes those that wait.
+        assert_eq!(run(&mut s, 0, wake(10, u32::MAX)), 2);
+        assert!(s.is_enabled(ts[0]) && s.is_enabled(ts[2]));
+        assert_eq!(s.execute(ts[0]).unwrap().result, 0);
+        assert_eq!(s.execute(ts[2]).unwrap().result, 0);
+        // Bitsets: a wake meets only waiters whose bitset it shares.
+        s.post(ts[0], wait(0b01, NO_DEADLINE)).unwrap();
+        s.post(ts[2], wait(0b10, NO_DEADLINE)).unwrap();
+        assert_eq!(run(&mut s, 0, wake(5, 0b10)), 1);
+        assert!(!s.is_enabled(ts[0]) && s.is_enabled(ts[2]));
+        assert_eq!(s.execute(ts[2]).unwrap().result, 0);
+        // Nobody left to wake ts[0]: a deadlock that names the futex.
+        s.post(ts[2], Op::Exit).unwrap();
+        s.execute(ts[2]).unwrap();
+        s.post(ts[1], Op::Exit).unwrap();
+        s.execute(ts[1]).unwrap();
+        s.post(0, Op::Join { target: ts[0] }).unwrap();
+        let d = s.deadlock().expect("deadlock").to_string();
+        assert!(d.contains("a wake on futex 0x40"), "{d}");
+    }
+
+    #[test]
+    fn a_timed_futex_wait_times_out_only_at_its_deadline() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let a = spawn(&mut s, 0);
+        let wait = Op::FutexWait {
+            addr: 0x40,
+            bitset: u32::MAX,
+            deadline: 3_000,
+        };
+        s.post(a, wait).unwrap();
+        s.post(0, Op::Yield).unwrap();
+        assert!(!s.is_enabled(a), "main can still wake it");
+        s.execute(0).unwrap();
+        s.post(0, Op::Join { target: a }).unwrap();
+        assert!(s.enabled().is_empty() && s.any_timed());
+        assert!(s.advance_clock());
+        assert_eq!(s.now(), 3_000);
+        assert_eq!(s.execute(a).unwrap().result, code::ETIMEDOUT);
     }
 
     #[test]
