@@ -138,6 +138,19 @@ pub unsafe fn deadline(c: clockid_t, abs: *const timespec) -> Result<u64, c_int>
     }
 }
 
+/// The virtual deadline of a wait with the relative timeout `*rel` (`futex(FUTEX_WAIT)`):
+/// `Err(EINVAL)` for a malformed timespec, 0 (already passed) under `POS_REAL_SLEEP`.
+///
+/// # Safety
+/// `rel` must point to a `timespec`.
+pub unsafe fn deadline_after(rel: *const timespec) -> Result<u64, c_int> {
+    let ns = to_ns(&*rel).ok_or(libc::EINVAL)?;
+    if REAL_SLEEP.load(Ordering::Relaxed) {
+        return Ok(0);
+    }
+    Ok(current().saturating_add(ns))
+}
+
 /// The clock of a condvar: glibc keeps `CLOCK_MONOTONIC` as bit 1 of `__wrefs` (offset 36),
 /// set by `pthread_cond_init` from the attribute (libpos never writes the condvar).
 ///

@@ -36,6 +36,7 @@ pub mod clock;
 pub mod conn;
 pub mod fds;
 pub mod forkserver;
+pub mod futex;
 pub mod process;
 pub mod real;
 pub mod standalone;

@@ -128,6 +128,7 @@ real_fns! {
     fn close(fd: c_int) -> c_int;
     fn dup2(old: c_int, new: c_int) -> c_int;
     fn dup3(old: c_int, new: c_int, flags: c_int) -> c_int;
+    fn syscall(nr: libc::c_long, a1: libc::c_long, a2: libc::c_long, a3: libc::c_long, a4: libc::c_long, a5: libc::c_long, a6: libc::c_long) -> libc::c_long;
 }
 
 /// The real `exit` (runs atexit handlers, never returns).
