@@ -1,0 +1,192 @@
+//! End-to-end tests of the defects fixed for issue 10 (items 7 and 8): each one failed
+//! before its fix. Programs come from `tests/c/` and `tests/corpus/defects/`.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+mod common;
+
+use common::{text, POSCHECK};
+
+/// Compile `tests/c/*.c` and `tests/corpus/defects/*.c` once; returns the output directory.
+fn bins() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        common::require_libpos();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("defects-c");
+        std::fs::create_dir_all(&out).unwrap();
+        for src in [root.join("tests/c"), root.join("tests/corpus/defects")] {
+            for e in std::fs::read_dir(&src).unwrap() {
+                let p = e.unwrap().path();
+                if p.extension().is_some_and(|x| x == "c") {
+                    let bin = out.join(p.file_stem().unwrap());
+                    let st = Command::new("gcc")
+                        .args(["-O1", "-g", "-pthread", "-no-pie", "-Wall", "-I"])
+                        .arg(root.join("tests/c"))
+                        .arg("-o")
+                        .arg(&bin)
+                        .arg(&p)
+                        .status()
+                        .expect("gcc is needed for the end-to-end tests");
+                    assert!(st.success(), "gcc failed on {}", p.display());
+                }
+            }
+        }
+        out
+    })
+}
+
+fn bin(name: &str) -> PathBuf {
+    bins().join(name)
+}
+
+/// A scratch working directory with its own TMPDIR.
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("tmp")).unwrap();
+        Scratch { dir }
+    }
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+    fn tmp(&self) -> PathBuf {
+        self.path().join("tmp")
+    }
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(POSCHECK);
+        c.args(args)
+            .current_dir(self.path())
+            .env("TMPDIR", self.tmp());
+        c
+    }
+    fn poscheck(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+    fn json(&self, name: &str) -> Value {
+        let t = std::fs::read_to_string(self.path().join(name)).unwrap();
+        serde_json::from_str(&t).unwrap()
+    }
+}
+
+/// Item 7: with several programs in one `run`, each program's crash is located with its own
+/// memory map (the first program's map was used for all).
+#[test]
+fn each_program_of_a_run_is_symbolised_with_its_own_map() {
+    let s = Scratch::new();
+    let out = s.poscheck(&[
+        "run",
+        "--algo",
+        "pos",
+        "--tries",
+        "2",
+        "--seed",
+        "1",
+        "--jobs",
+        "1",
+        bin("counter_mutex").to_str().unwrap(),
+        bin("segfault").to_str().unwrap(),
+    ]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("crash_here"), "{t}");
+}
+
+/// Item 7: `a/prog` and `b/prog` in one run keep distinct names and distinct saved
+/// schedules, each replaying its own program.
+#[test]
+fn programs_with_one_file_name_keep_their_own_schedules() {
+    let s = Scratch::new();
+    for d in ["a", "b"] {
+        std::fs::create_dir(s.path().join(d)).unwrap();
+    }
+    std::fs::copy(bin("counter_racy"), s.path().join("a/prog")).unwrap();
+    std::fs::copy(bin("segfault"), s.path().join("b/prog")).unwrap();
+    let out = s.poscheck(&[
+        "run", "--algo", "pos", "--tries", "5", "--seed", "3", "--json", "r.json", "a/prog",
+        "b/prog",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let r = s.json("r.json");
+    let progs = r["programs"].as_array().unwrap();
+    let names: Vec<&str> = progs.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["a/prog", "b/prog"], "{}", text(&out));
+    let saved: Vec<String> = progs
+        .iter()
+        .map(|p| p["schedule"].as_str().unwrap().to_string())
+        .collect();
+    assert_ne!(saved[0], saved[1]);
+    for (sched, kind) in saved.iter().zip(["assert", "crash"]) {
+        let sj: Value =
+            serde_json::from_str(&std::fs::read_to_string(s.path().join(sched)).unwrap()).unwrap();
+        assert_eq!(sj["outcome"], kind, "{sched}");
+    }
+}
+
+/// Item 7: `explore prog` and `run prog` find a program named by a bare relative name in the
+/// working directory, and save an absolute path, so the schedule replays from elsewhere.
+#[test]
+fn a_bare_relative_program_name_is_found_and_replays_from_elsewhere() {
+    let s = Scratch::new();
+    std::fs::copy(bin("counter_racy"), s.path().join("prog")).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let e = s.poscheck(&["explore", "--algo", "dfs", "--json", "e.json", "prog"]);
+    assert_eq!(e.status.code(), Some(1), "{}", text(&e));
+    let r = s.poscheck(&[
+        "run", "--algo", "pos", "--tries", "5", "--seed", "3", "--json", "r.json", "prog",
+    ]);
+    assert_eq!(r.status.code(), Some(1), "{}", text(&r));
+    let from_explore = s.json("e.json")["bugs"][0]["schedule"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let from_run = s.json("r.json")["programs"][0]["schedule"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for sched in [from_explore, from_run] {
+        let file = s.path().join(&sched);
+        let sj: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert!(
+            Path::new(sj["program"].as_str().unwrap()).is_absolute(),
+            "{sj}"
+        );
+        let out = Command::new(POSCHECK)
+            .args(["replay", "--times", "3"])
+            .arg(&file)
+            .current_dir(elsewhere.path())
+            .env("TMPDIR", s.tmp())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{sched}: {}", text(&out));
+        assert!(text(&out).contains("assert"), "{}", text(&out));
+    }
+}
+
+/// Item 7: `compare` on a plain directory (no manifest) does not call a correct program
+/// "hit by no algorithm": it has no expectation.
+#[test]
+fn compare_without_manifest_has_no_expectation() {
+    let s = Scratch::new();
+    let d = s.path().join("progs");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::copy(bin("counter_mutex"), d.join("counter_mutex")).unwrap();
+    std::fs::copy(bin("counter_racy"), d.join("counter_racy")).unwrap();
+    let out = s.poscheck(&[
+        "compare", "--algos", "rw,pos", "--tries", "5", "--seed", "1", "progs",
+    ]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(!t.contains("hit by no algorithm"), "{t}");
+    assert!(
+        t.contains("no bug found by any algorithm (no manifest, so no expectation): counter_mutex"),
+        "{t}"
+    );
+}
