@@ -40,7 +40,7 @@ pub const EXPLORE_MAX_STEPS: u64 = 10_000;
 /// the base seed of the `--points races` profiling runs.
 pub const SEED: u64 = 0;
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct ExploreArgs {
     /// Exploration algorithm: dfs, dpor (Source-DPOR), odpor (Optimal-DPOR), ipb (iterative
     /// preemption bounding), idb (iterative delay bounding), rt (reachability testing).
@@ -237,6 +237,14 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
         time_limit: a.time_limit.as_deref().map(parse_duration).transpose()?,
     };
     crate::elf::check(&a.program)?;
+    // An absolute path: a bare `prog` is the file in the working directory (not a PATH
+    // search), and the saved schedules replay from any directory.
+    let program = std::fs::canonicalize(&a.program)
+        .with_context(|| format!("cannot resolve {}", a.program.display()))?;
+    let a = &ExploreArgs {
+        program,
+        ..a.clone()
+    };
     let mut cfg = RunConfig::new(a.program.clone(), a.args.clone(), crate::libpos::find()?);
     crate::apply_control(&mut cfg, &a.control)?;
     if a.control.max_steps == pos_sched::coordinator::DEFAULT_MAX_STEPS {
