@@ -183,6 +183,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
 
     program.reap();
     let (stdout, stderr) = pump.finish();
+    let outcome = harness_failure(outcome, &stderr);
     if let Some(mut s) = server {
         // The server's next notice must be about the next run: take this child's end if
         // the I/O thread did not.
@@ -205,6 +206,26 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         maps: lp.maps,
     })
 }
+
+/// libpos's own fatal errors (exit status 70 after a `poscheck: libpos: ...` line, e.g. no
+/// descriptor left for a thread's connection) are errors of the harness with their reason,
+/// not an `exit-code` bug of the program.
+fn harness_failure(outcome: Outcome, stderr: &[u8]) -> Outcome {
+    const MARK: &str = "poscheck: libpos: ";
+    if outcome != (Outcome::ExitCode { code: LIBPOS_FATAL }) {
+        return outcome;
+    }
+    let text = String::from_utf8_lossy(stderr);
+    match text.lines().rev().find_map(|l| l.split_once(MARK)) {
+        Some((_, why)) => Outcome::Error {
+            reason: format!("libpos stopped the program: {}", why.trim()),
+        },
+        None => outcome,
+    }
+}
+
+/// The exit status of `conn::die` in libpos (EX_SOFTWARE).
+const LIBPOS_FATAL: i32 = 70;
 
 /// The environment a run's program gets besides the coordinator's socket.
 fn program_env(cfg: &RunConfig) -> Vec<(OsString, OsString)> {
@@ -833,6 +854,20 @@ mod tests {
             } => assert_eq!(thread, "0.1"),
             o => panic!("{o:?}"),
         }
+    }
+
+    #[test]
+    fn libpos_fatal_exit_is_an_error_not_a_bug() {
+        let e = harness_failure(
+            Outcome::ExitCode { code: 70 },
+            b"out\n    | poscheck: libpos: cannot open: too many open files (EMFILE)\n",
+        );
+        assert_eq!(e.kind(), "error", "{e}");
+        assert!(e.to_string().contains("EMFILE"), "{e}");
+        let plain = harness_failure(Outcome::ExitCode { code: 70 }, b"the program's own\n");
+        assert_eq!(plain.kind(), "exit-code");
+        let other = harness_failure(Outcome::ExitCode { code: 3 }, b"poscheck: libpos: x\n");
+        assert_eq!(other.kind(), "exit-code");
     }
 
     #[test]
