@@ -64,6 +64,12 @@ impl Session {
         if jobs == 0 {
             anyhow::bail!("--jobs must be at least 1");
         }
+        if a.tries == 0 {
+            anyhow::bail!("--tries must be at least 1");
+        }
+        if a.depth == Some(0) {
+            anyhow::bail!("--depth must be at least 1");
+        }
         let libpos = crate::libpos::find()?;
         let mut cfg = crate::session::RunConfig::new(PathBuf::new(), Vec::new(), libpos);
         crate::apply_control(&mut cfg, &a.control)?;

@@ -91,10 +91,11 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
         'h' => 3600.0,
         _ => 1.0,
     };
-    if !(secs.is_finite() && secs > 0.0) {
-        bail!("--time-limit {s:?}: must be a positive duration");
+    // At most a year: longer does not fit the timers (and is surely a typo).
+    if !(secs.is_finite() && secs > 0.0 && secs <= 366.0 * 86_400.0) {
+        bail!("--time-limit {s:?}: must be a positive duration of at most a year");
     }
-    Ok(Duration::from_secs_f64(secs))
+    Duration::try_from_secs_f64(secs).with_context(|| format!("--time-limit {s:?}"))
 }
 
 /// Runs the real program once per execution (see the module doc).
@@ -231,6 +232,9 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
     let algo = Algo::parse(&a.algo, a.bound).map_err(anyhow::Error::msg)?;
     if a.bound.is_some() && bound_of(algo).is_none() {
         bail!("--bound applies to ipb and idb only");
+    }
+    if a.max_executions == Some(0) {
+        bail!("--max-executions must be at least 1");
     }
     let limits = Limits {
         max_executions: a.max_executions,

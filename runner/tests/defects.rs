@@ -190,3 +190,98 @@ fn compare_without_manifest_has_no_expectation() {
         "{t}"
     );
 }
+
+/// Item 7: a run whose threads exhaust the descriptors (libpos cannot open a thread's
+/// connection: EMFILE) is an `error` with the reason, not a bug of the program.
+#[test]
+fn running_out_of_descriptors_is_an_error_not_a_bug() {
+    let s = Scratch::new();
+    let out = s.poscheck(&[
+        "run",
+        "--tries",
+        "3",
+        "--seed",
+        "1",
+        "--json",
+        "r.json",
+        bin("fd_exhaust").to_str().unwrap(),
+    ]);
+    let t = text(&out);
+    let r = s.json("r.json");
+    assert_eq!(r["programs"][0]["outcomes"]["error"], 3, "{t}");
+    assert_eq!(r["programs"][0]["hits"], 0, "{t}");
+    assert!(t.contains("EMFILE"), "{t}");
+    assert_ne!(out.status.code(), Some(1), "{t}");
+}
+
+/// Item 7: every number and duration option is checked: a bad value is one line
+/// `poscheck: error: ...` and exit 2, never a panic (a small fuzz of the command line).
+#[test]
+fn bad_numbers_and_durations_are_one_error_line() {
+    let s = Scratch::new();
+    let prog = bin("counter_mutex");
+    let prog = prog.to_str().unwrap();
+    let bad = [
+        "1e30", "nan", "NaN", "inf", "-1", "-0", "0", "", " ", "1e400", "x", "1s",
+    ];
+    let mut cases: Vec<Vec<String>> = Vec::new();
+    for v in bad {
+        for opt in [
+            "--step-timeout",
+            "--tries",
+            "--jobs",
+            "--max-steps",
+            "--depth",
+            "--seed",
+        ] {
+            if opt == "--seed" && v == "0" {
+                continue;
+            }
+            cases.push(
+                ["run", opt, v, "--tries", "1", prog]
+                    .iter()
+                    .map(|x| x.to_string())
+                    .collect(),
+            );
+        }
+        if v == "1s" {
+            continue;
+        }
+        cases.push(
+            ["explore", "--time-limit", v, prog]
+                .iter()
+                .map(|x| x.to_string())
+                .collect(),
+        );
+        cases.push(
+            ["explore", "--max-executions", v, prog]
+                .iter()
+                .map(|x| x.to_string())
+                .collect(),
+        );
+    }
+    cases.push(vec![
+        "run".into(),
+        "--tries".into(),
+        "99999999999999999999999".into(),
+        prog.into(),
+    ]);
+    cases.push(vec!["run".into(), "--bogus".into(), prog.into()]);
+    cases.push(vec![
+        "compare".into(),
+        "--step-timeout".into(),
+        "1e30".into(),
+        prog.into(),
+    ]);
+    cases.push(vec!["bench".into(), "--runs".into(), "0".into()]);
+    for args in cases {
+        // `--tries 1` given twice is a clap error too: also one line.
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = s.poscheck(&a);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(err.starts_with("poscheck: error: "), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
