@@ -285,3 +285,57 @@ fn bad_numbers_and_durations_are_one_error_line() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+/// Item 7: `scripts/install-deps.sh` waits while another apt holds the lock (a fake apt-get
+/// that is busy twice), and a real failure still fails.
+#[test]
+fn install_deps_waits_for_the_apt_lock() {
+    let s = Scratch::new();
+    let fake = s.path().join("bin");
+    std::fs::create_dir(&fake).unwrap();
+    // Only the tools the script needs: no gcc/make/clang, so it has packages to install.
+    for t in ["bash", "grep", "sleep", "cat", "sh", "printf", "id", "sudo"] {
+        if let Some(p) = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+            .map(|d| d.join(t))
+            .find(|p| p.is_file())
+        {
+            std::os::unix::fs::symlink(p, fake.join(t)).unwrap();
+        }
+    }
+    let state = s.path().join("n");
+    let log = s.path().join("log");
+    let script = format!(
+        "#!/bin/sh\nn=$(cat {st} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {st}\n\
+         echo \"$@\" >> {log}\n\
+         if [ \"$FAIL\" = 1 ]; then echo 'E: Unable to locate package gcc' >&2; exit 100; fi\n\
+         if [ $n -le 2 ]; then echo 'E: Could not get lock /var/lib/apt/lists/lock. It is held by process 1 (apt-get)' >&2; exit 100; fi\n",
+        st = state.display(),
+        log = log.display()
+    );
+    let apt = fake.join("apt-get");
+    std::fs::write(&apt, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&apt, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let deps = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/install-deps.sh");
+    let run = |fail: &str| {
+        Command::new(fake.join("bash"))
+            .arg(&deps)
+            .env("PATH", &fake)
+            .env("APT_LOCK_POLL", "0.05")
+            .env("FAIL", fail)
+            .output()
+            .unwrap()
+    };
+    let out = run("0");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(calls.lines().count(), 4, "{calls}");
+    assert!(
+        calls.lines().all(|l| l.contains("DPkg::Lock::Timeout=600")),
+        "{calls}"
+    );
+    assert!(calls.lines().last().unwrap().contains("install"), "{calls}");
+    let out = run("1");
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("Unable to locate"), "{}", text(&out));
+}
