@@ -9,7 +9,8 @@
 //! `POS_STEP_TIMEOUT=<seconds>` (default 10, 0 = none: how long a granted thread may run
 //! without reaching its next scheduling point before the run is reported as a hang). The run
 //! uses `rng::try_seed(POS_SEED, 0)`, i.e. it is try 0 of a runner session with that base
-//! seed, so the same `POS_SEED` gives the same schedule.
+//! seed, so the same `POS_SEED` gives the same schedule. A bad value of any of these is one
+//! line `poscheck: error: ...` on stderr and exit status 2 before the program runs.
 //!
 //! Output on stderr: `poscheck: algo=NAME seed=N` at start and one
 //! `poscheck: outcome=KIND steps=N[: detail]` line at the end, KIND named as the runner
@@ -125,7 +126,7 @@ impl Config {
             depth: self.depth,
             ..Options::default()
         };
-        strategy::by_name(&self.algo, &opts)
+        strategy::by_name(&self.algo, &opts).map_err(|e| format!("POS_ALGO: {e}"))
     }
 }
 
@@ -133,8 +134,8 @@ impl Config {
 /// thread connects to), print the start line, spawn the coordinator thread.
 pub fn start() -> Result<(), String> {
     let _b = Busy::enter();
-    let mut cfg = Config::from_env()?;
-    let strategy = cfg.strategy()?;
+    let mut cfg = Config::from_env().unwrap_or_else(|e| config_error(&e));
+    let strategy = cfg.strategy().unwrap_or_else(|e| config_error(&e));
     let name = format!(
         "\0poscheck-{}-{:x}",
         std::process::id(),
@@ -163,6 +164,15 @@ pub fn start() -> Result<(), String> {
         })
         .map_err(|e| format!("cannot start the coordinator thread: {e}"))?;
     Ok(())
+}
+
+/// A bad standalone configuration (`POS_ALGO`, `POS_SEED`, `POS_SCHEDULE`, ...): one line
+/// `poscheck: error: ...` and exit status 2, as for the runner's bad input; the program
+/// does not run.
+fn config_error(what: &str) -> ! {
+    eprintln!("poscheck: error: {what}");
+    // SAFETY: plain process exit; nothing of the program has run yet.
+    unsafe { libc::_exit(2) }
 }
 
 /// How a run ended.

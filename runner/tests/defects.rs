@@ -339,3 +339,42 @@ fn install_deps_waits_for_the_apt_lock() {
     assert_ne!(out.status.code(), Some(0), "{}", text(&out));
     assert!(text(&out).contains("Unable to locate"), "{}", text(&out));
 }
+
+/// Item 7: a bad standalone configuration is one line `poscheck: error: ...` and exit 2,
+/// and the program does not run.
+#[test]
+fn standalone_configuration_errors_exit_2_with_one_line() {
+    let lib = common::require_libpos();
+    let s = Scratch::new();
+    let bad_json = s.path().join("bad.json");
+    std::fs::write(&bad_json, "{\"steps\": 3").unwrap();
+    let cases: &[(&str, &str, &str)] = &[
+        ("POS_ALGO", "nope", "unknown algorithm"),
+        ("POS_ALGO", "pct0", "depth"),
+        ("POS_SEED", "12x", "POS_SEED"),
+        ("POS_SEED", "-1", "POS_SEED"),
+        ("POS_DEPTH", "deep", "POS_DEPTH"),
+        ("POS_STEP_TIMEOUT", "nan", "POS_STEP_TIMEOUT"),
+        ("POS_STEP_TIMEOUT", "-3", "POS_STEP_TIMEOUT"),
+        (
+            "POS_SCHEDULE",
+            "/nonexistent.json",
+            "cannot read POS_SCHEDULE",
+        ),
+        ("POS_SCHEDULE", bad_json.to_str().unwrap(), "bad schedule"),
+    ];
+    for (var, val, needle) in cases {
+        let out = Command::new(bin("counter_mutex"))
+            .env("LD_PRELOAD", &lib)
+            .env(var, val)
+            .env("E2E_PIDFILE", s.path().join("pids"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{var}={val}: {}", text(&out));
+        assert!(err.starts_with("poscheck: error: "), "{var}={val}: {err}");
+        assert!(err.contains(needle), "{var}={val}: {err}");
+        assert_eq!(err.lines().count(), 1, "{var}={val}: {err}");
+        assert!(out.stdout.is_empty(), "{var}={val}: the program ran");
+    }
+}
