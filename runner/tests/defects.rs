@@ -378,3 +378,45 @@ fn standalone_configuration_errors_exit_2_with_one_line() {
         assert!(out.stdout.is_empty(), "{var}={val}: the program ran");
     }
 }
+
+/// Item 8: `poscheck cc` keeps the compiler's built-in knowledge of `malloc` & co. (only
+/// memcpy/memmove/memset stay calls), so legacy C with undeclared `malloc` works as with
+/// plain gcc; with gcc and clang-14 (when installed), and it is never reported buggy.
+#[test]
+fn poscheck_cc_builds_legacy_c_with_undeclared_malloc() {
+    let s = Scratch::new();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/defects/legacy_malloc.c");
+    for cc in ["gcc", "clang-14"] {
+        if Command::new(cc).arg("--version").output().is_err() {
+            assert_ne!(cc, "gcc", "gcc is needed");
+            continue;
+        }
+        let exe = s.path().join(format!("legacy-{cc}"));
+        let out = s
+            .cmd(&["cc", "-O1", "-w", "-pthread", "-o", exe.to_str().unwrap()])
+            .arg(&src)
+            .env("POSCHECK_CC", cc)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{cc}: {}", text(&out));
+        let out = s.poscheck(&[
+            "run",
+            "--algo",
+            "rw",
+            "--tries",
+            "20",
+            "--seed",
+            "1",
+            "--json",
+            "r.json",
+            exe.to_str().unwrap(),
+        ]);
+        let r = s.json("r.json");
+        assert_eq!(
+            r["programs"][0]["outcomes"]["ok"],
+            20,
+            "{cc}: {}",
+            text(&out)
+        );
+    }
+}
