@@ -123,7 +123,7 @@ pub struct TriesArgs {
     pub args: Vec<String>,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct ReplayArgs {
     /// A schedule file saved by `poscheck run` (or POS_SCHEDULE_OUT).
     pub schedule: PathBuf,

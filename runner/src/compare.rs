@@ -251,6 +251,7 @@ pub fn run_program(s: &Session, algo: &str, job: &Job) -> Result<ProgramRun> {
                 steps: r.schedule.clone(),
             },
             pct_k: tally.pct_k,
+            cwd: report::current_dir(),
             detail: Some(r.outcome.to_string()),
         }
         .save(&path)?;

@@ -321,6 +321,7 @@ fn summarise(
                     steps: b.schedule.clone(),
                 },
                 pct_k: None,
+                cwd: crate::report::current_dir(),
                 detail: Some(b.description.clone()),
             };
             saved.save(&path)?;

@@ -19,6 +19,17 @@ pub struct SavedSchedule {
     /// The recorded outcome in words, for people reading the file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// The working directory the program ran in: `replay` runs it there too (a program
+    /// that opens files by relative path does something else elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+}
+
+/// The working directory to record in a saved schedule.
+pub fn current_dir() -> Option<String> {
+    std::env::current_dir()
+        .ok()
+        .map(|d| d.display().to_string())
 }
 
 impl SavedSchedule {
@@ -183,6 +194,7 @@ mod tests {
     #[test]
     fn saved_schedules_round_trip_with_extras() {
         let s = SavedSchedule {
+            cwd: Some("/w".into()),
             schedule: Schedule {
                 program: "/bin/x".into(),
                 algo: "pct3".into(),

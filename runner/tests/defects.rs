@@ -420,3 +420,58 @@ fn poscheck_cc_builds_legacy_c_with_undeclared_malloc() {
         );
     }
 }
+
+/// Item 8: a saved schedule records the working directory and `replay` runs the program
+/// there, so a program that reads a relative file replays from any directory.
+#[test]
+fn replay_runs_in_the_recorded_working_directory() {
+    let s = Scratch::new();
+    std::fs::write(s.path().join("nthreads.txt"), "2\n").unwrap();
+    let out = s.poscheck(&[
+        "run",
+        "--algo",
+        "pos",
+        "--tries",
+        "20",
+        "--seed",
+        "1",
+        "--json",
+        "r.json",
+        bin("reads_cwd").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let sched = s.path().join(
+        s.json("r.json")["programs"][0]["schedule"]
+            .as_str()
+            .unwrap(),
+    );
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = Command::new(POSCHECK)
+        .args(["replay", "--times", "5"])
+        .arg(&sched)
+        .current_dir(elsewhere.path())
+        .env("TMPDIR", s.tmp())
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("reproduced 5 of 5 times"), "{t}");
+    // Without the directory, replay says so and runs where it is (here: no bug).
+    std::fs::remove_file(s.path().join("nthreads.txt")).unwrap();
+    let gone = elsewhere.path().join("moved.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&sched).unwrap()).unwrap();
+    v["cwd"] = Value::from("/nonexistent/dir");
+    std::fs::write(&gone, v.to_string()).unwrap();
+    let out = Command::new(POSCHECK)
+        .arg("replay")
+        .arg(&gone)
+        .current_dir(elsewhere.path())
+        .env("TMPDIR", s.tmp())
+        .output()
+        .unwrap();
+    assert!(
+        text(&out).contains("recorded working directory /nonexistent/dir does not exist"),
+        "{}",
+        text(&out)
+    );
+}
