@@ -80,6 +80,7 @@ impl Session {
             tries: a.tries,
             jobs,
             stop_on_first: false,
+            step_limit_is_bug: a.step_limit_is_bug,
             cfg,
         };
         for algo in algos {
@@ -189,8 +190,9 @@ pub struct ProgramRun {
     pub tally: Tally,
 }
 
-/// Outcome kinds that are not a bug (see `outcome::Outcome::is_bug`).
-const NOT_BUGS: &[&str] = &["ok", "diverged", "error"];
+/// Outcome kinds that are not a bug (see `outcome::Outcome::is_bug`); `step-limit` is shown
+/// apart unless `--step-limit-is-bug`.
+const NOT_BUGS: &[&str] = &["ok", "diverged", "error", "step-limit"];
 
 /// What is wrong with a program's outcome counts given its expectation: a bug-free program
 /// that reported a bug, or a buggy one that failed in another way than its bug does (e.g.
@@ -260,7 +262,14 @@ pub fn run_program(s: &Session, algo: &str, job: &Job) -> Result<ProgramRun> {
     let mut report = ProgramReport::new(&job.name, &job.path, &tally, saved_at.as_deref());
     report.index = Some(job.index);
     report.expect = job.expect.map(|e| e.kind().to_string());
-    report.flag = job.expect.and_then(|e| flag(e, &tally.outcomes));
+    let mut counted = tally.outcomes.clone();
+    if s.plan.step_limit_is_bug {
+        // Counted as a bug: flagged as one (renamed out of NOT_BUGS).
+        if let Some(n) = counted.remove("step-limit") {
+            counted.insert("step-limit (counted as a bug)".into(), n);
+        }
+    }
+    report.flag = job.expect.and_then(|e| flag(e, &counted));
     Ok(ProgramRun { report, tally })
 }
 

@@ -26,6 +26,9 @@ pub struct Plan {
     pub tries: u64,
     pub jobs: usize,
     pub stop_on_first: bool,
+    /// `--step-limit-is-bug`: count runs that reach the step limit as bugs (by default
+    /// they are shown apart: a long correct program reaches it too).
+    pub step_limit_is_bug: bool,
     pub cfg: RunConfig,
 }
 
@@ -47,6 +50,8 @@ pub struct Tally {
     pub points: String,
     /// `races` mode: racing sites the profiling runs found (0: the tries used sync points).
     pub racing_sites: Option<usize>,
+    /// Runs that reached the step limit (bugs only with `--step-limit-is-bug`).
+    pub step_limits: u64,
 }
 
 /// Whether `algo` draws PCT change points and so needs k.
@@ -101,6 +106,7 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
         first_error: None,
         points: prepared.recorded(),
         racing_sites: prepared.racing_sites,
+        step_limits: 0,
     };
     let progress = std::io::stderr().is_terminal();
     std::thread::scope(|s| -> Result<()> {
@@ -145,7 +151,9 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
             if let Outcome::Error { reason } = &r.outcome {
                 tally.first_error.get_or_insert_with(|| reason.clone());
             }
-            if r.outcome.is_bug() {
+            let step_limit = matches!(r.outcome, Outcome::StepLimit { .. });
+            tally.step_limits += u64::from(step_limit);
+            if r.outcome.is_bug() && (plan.step_limit_is_bug || !step_limit) {
                 tally.hits += 1;
                 if plan.stop_on_first {
                     stop.store(true, Ordering::Relaxed);

@@ -245,6 +245,15 @@ fn run_cmd(r: &cli::RunArgs) -> Result<i32> {
         if let Some(e) = &r.first_error {
             sayln!("{}: run error: {e}", r.name);
         }
+        if r.step_limits > 0 && !s.plan.step_limit_is_bug {
+            sayln!(
+                "{}: {} run(s) reached the step limit (--max-steps {}): shown apart, not \
+                 counted as bugs (--step-limit-is-bug counts them)",
+                r.name,
+                r.step_limits,
+                s.plan.cfg.max_steps
+            );
+        }
         match r.racing_sites {
             Some(0) => sayln!(
                 "{}: points races: the profiling runs found no race; the tries used sync points",

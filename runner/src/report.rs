@@ -86,6 +86,9 @@ pub struct ProgramReport {
     /// What the observed outcomes contradict in the manifest (see `compare::flag`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flag: Option<String>,
+    /// Runs that reached the step limit: not in `hits` unless `--step-limit-is-bug`.
+    #[serde(default)]
+    pub step_limits: u64,
 }
 
 /// The whole `--json` document.
@@ -123,6 +126,7 @@ impl ProgramReport {
             first_error: t.first_error.clone(),
             points: t.points.split(':').next().unwrap_or_default().to_string(),
             racing_sites: t.racing_sites,
+            step_limits: t.step_limits,
             index: None,
             expect: None,
             flag: None,

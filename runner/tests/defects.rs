@@ -475,3 +475,43 @@ fn replay_runs_in_the_recorded_working_directory() {
         text(&out)
     );
 }
+
+/// Item 8: `step-limit` is shown apart from the program's bugs (JSON `step_limits`, a note
+/// under the table, not in hits or the exit code) unless `--step-limit-is-bug`.
+#[test]
+fn step_limit_is_shown_apart_unless_asked() {
+    let s = Scratch::new();
+    let prog = bin("long_loop");
+    let base = [
+        "run",
+        "--algo",
+        "pos",
+        "--tries",
+        "4",
+        "--seed",
+        "1",
+        "--max-steps",
+        "1000",
+        "--json",
+        "r.json",
+    ];
+    let out = s.cmd(&base).arg(&prog).output().unwrap();
+    let t = text(&out);
+    let r = s.json("r.json");
+    let p = &r["programs"][0];
+    assert_eq!(p["outcomes"]["step-limit"], 4, "{t}");
+    assert_eq!(p["step_limits"], 4, "{t}");
+    assert_eq!(p["hits"], 0, "{t}");
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("4 run(s) reached the step limit"), "{t}");
+    let out = s
+        .cmd(&base)
+        .arg("--step-limit-is-bug")
+        .arg(&prog)
+        .output()
+        .unwrap();
+    let t = text(&out);
+    let p = &s.json("r.json")["programs"][0];
+    assert_eq!(p["hits"], 4, "{t}");
+    assert_eq!(out.status.code(), Some(1), "{t}");
+}
