@@ -278,6 +278,7 @@ pub fn run_algo(s: &Session, algo: &str, jobs: &[Job]) -> Result<Vec<ProgramRun>
     let start = Instant::now();
     let out = jobs
         .iter()
+        .take_while(|_| !crate::cleanup::interrupted())
         .map(|j| run_program(s, algo, j))
         .collect::<Result<Vec<_>>>()?;
     eprintln!(
@@ -301,6 +302,9 @@ pub struct CompareDoc {
     pub runs: Vec<AlgoRun>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table: Option<Table>,
+    /// The session was interrupted (SIGINT): these are the finished tries only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 /// One algorithm's run JSON (`report::SessionReport`), with the program lines kept as they
@@ -625,6 +629,9 @@ pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
     let mut runs = Vec::new();
     let mut bug = false;
     for algo in &c.algos {
+        if crate::cleanup::interrupted() {
+            break;
+        }
         let results = run_algo(&s, algo, &programs)?;
         for r in &results {
             bug |= r.report.hits > 0;
@@ -637,6 +644,7 @@ pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
             seed,
             tries: a.tries,
             programs: results.into_iter().map(|r| r.report).collect(),
+            interrupted: false,
         })?);
     }
     let table = Table::build(&runs)?;
@@ -649,8 +657,13 @@ pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
             algos: c.algos.clone(),
             runs,
             table: Some(table),
+            interrupted: crate::cleanup::interrupted(),
         };
         write_doc(&doc, path)?;
+    }
+    if crate::cleanup::interrupted() {
+        sayln!("poscheck: interrupted (SIGINT): the results above are those of the finished tries");
+        return Ok(crate::cleanup::INTERRUPTED_EXIT);
     }
     Ok(i32::from(bug))
 }

@@ -116,7 +116,10 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
             s.spawn(move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= plan.tries || stop.load(Ordering::Relaxed) {
+                    if i >= plan.tries
+                        || stop.load(Ordering::Relaxed)
+                        || crate::cleanup::interrupted()
+                    {
                         break;
                     }
                     let r = make_strategy(plan, pct_k).and_then(|mut st| {
@@ -135,6 +138,10 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
         drop(tx);
         let mut setup_error = None;
         for msg in rx.iter() {
+            if crate::cleanup::interrupted() {
+                // Killed by the interrupt (or finished next to it): not a result.
+                continue;
+            }
             let (i, r) = match msg {
                 Ok(x) => x,
                 Err(e) => {

@@ -273,10 +273,15 @@ fn run_cmd(r: &cli::RunArgs) -> Result<i32> {
             seed,
             tries: a.tries,
             programs: table,
+            interrupted: cleanup::interrupted(),
         };
         let json = serde_json::to_string_pretty(&doc).context("cannot encode the report")?;
         std::fs::write(path, json + "\n")
             .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if cleanup::interrupted() {
+        sayln!("poscheck: interrupted (SIGINT): the results above are those of the finished tries");
+        return Ok(cleanup::INTERRUPTED_EXIT);
     }
     let bug = results.iter().any(|r| r.report.hits > 0);
     Ok(if bug {

@@ -98,6 +98,9 @@ pub struct SessionReport {
     pub seed: u64,
     pub tries: u64,
     pub programs: Vec<ProgramReport>,
+    /// The session was interrupted (SIGINT): these are the finished tries only.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 impl ProgramReport {

@@ -146,6 +146,10 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         }
     };
     let _group_guard = cleanup::Guard::group(program.pid());
+    if cleanup::interrupted() {
+        // Started next to a Ctrl-C, after the signal thread killed the runs in flight.
+        program.kill();
+    }
     let (tx, rx) = unbounded();
     let exit = match &server {
         Some(s) => ExitWatch::Server {

@@ -515,3 +515,77 @@ fn step_limit_is_shown_apart_unless_asked() {
     assert_eq!(p["hits"], 4, "{t}");
     assert_eq!(out.status.code(), Some(1), "{t}");
 }
+
+/// Pids recorded by the programs (`tests/c/common.h`).
+fn recorded_pids(file: &Path) -> Vec<i32> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
+}
+
+/// Item 7: Ctrl-C during `run` prints the results of the finished tries and writes the
+/// JSON before exiting with 130; no program process and no temp dir is left.
+#[test]
+fn ctrl_c_prints_the_results_so_far_and_writes_the_json() {
+    for cmd in ["run", "compare"] {
+        let s = Scratch::new();
+        let pidfile = s.path().join("pids");
+        let algo = if cmd == "run" { "--algo" } else { "--algos" };
+        let child = s
+            .cmd(&[
+                cmd, algo, "pos", "--tries", "1000000", "--jobs", "2", "--seed", "1",
+            ])
+            .args(["--json", "r.json"])
+            .arg(bin("segfault"))
+            .env("E2E_PIDFILE", &pidfile)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        while recorded_pids(&pidfile).len() < 20 {
+            assert!(
+                start.elapsed().as_secs() < 60,
+                "{cmd}: the programs never ran"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let st = Command::new("kill")
+            .args(["-2", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let out = child.wait_with_output().unwrap();
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(130), "{cmd}: {t}");
+        assert!(t.contains("interrupted (SIGINT)"), "{cmd}: {t}");
+        let r = s.json("r.json");
+        assert_eq!(r["interrupted"], true, "{cmd}: {r}");
+        let p = if cmd == "run" {
+            r["programs"][0].clone()
+        } else {
+            r["runs"][0]["programs"][0].clone()
+        };
+        let tries = p["tries"].as_u64().unwrap();
+        assert!(tries > 0, "{cmd}: {p}");
+        // Only finished runs count: every one a crash, none a killed run taken for one.
+        assert_eq!(p["outcomes"]["crash"].as_u64(), Some(tries), "{cmd}: {p}");
+        assert!(t.contains("segfault"), "{cmd}: {t}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        for pid in recorded_pids(&pidfile) {
+            let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map(|st| {
+                    st.rsplit_once(')')
+                        .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+                })
+                .unwrap_or(false);
+            assert!(!alive, "{cmd}: process {pid} survived");
+        }
+        assert!(
+            std::fs::read_dir(s.tmp()).unwrap().next().is_none(),
+            "{cmd}: a temp dir was left"
+        );
+    }
+}
