@@ -188,7 +188,92 @@ pub fn install_crash_handlers() {
 
 /// `fork` child: the coordinator does not know it; everything passes through there.
 extern "C" fn in_fork_child() {
-    ACTIVE.store(false, Ordering::SeqCst);
+    if ACTIVE.swap(false, Ordering::SeqCst) {
+        FORKED.store(true, Ordering::SeqCst);
+    }
+}
+
+/// This process is a forked child of a controlled one (its threads run uncontrolled).
+static FORKED: AtomicBool = AtomicBool::new(false);
+/// The forked child's uncontrolled threads have been reported.
+static SAID_FORK: AtomicBool = AtomicBool::new(false);
+
+/// The prefix of libpos's notes about what runs uncontrolled (the runner collects these
+/// lines from the program's stderr and says each once per program).
+pub const UNCONTROLLED: &str = "poscheck: uncontrolled: ";
+
+/// Write one uncontrolled-note line on stderr (one `write`, no allocation).
+fn say_uncontrolled(what: &str) {
+    let mut line = [0u8; 256];
+    let mut n = 0;
+    for part in [UNCONTROLLED.as_bytes(), what.as_bytes(), b"\n"] {
+        let take = part.len().min(line.len() - n);
+        line[n..n + take].copy_from_slice(&part[..take]);
+        n += take;
+    }
+    let _ = conn::write_all(2, &line[..n]);
+}
+
+/// A thread is being created outside control: if this is a forked child of a controlled
+/// process, say once that its threads run uncontrolled.
+pub fn note_uncontrolled_thread() {
+    if FORKED.load(Ordering::Relaxed) && !SAID_FORK.swap(true, Ordering::SeqCst) {
+        say_uncontrolled(
+            "threads created in a forked child process run uncontrolled (not scheduled; \
+             their races are not found)",
+        );
+    }
+}
+
+/// `exec*` of a controlled process (or of its forked child): say that the new image runs
+/// uncontrolled (libpos removes itself from LD_PRELOAD so the image does not start a
+/// coordinator of its own).
+fn note_exec() {
+    if ACTIVE.load(Ordering::Relaxed) || FORKED.load(Ordering::Relaxed) {
+        say_uncontrolled("the program execs another image, which runs uncontrolled");
+    }
+}
+
+type Argv = *const *const c_char;
+
+/// `execve`: said once (see [`note_exec`]), then the real call.
+///
+/// # Safety
+/// As `execve(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn execve(path: *const c_char, argv: Argv, envp: Argv) -> c_int {
+    note_exec();
+    real::execve(path, argv, envp)
+}
+
+/// `execv`: see [`execve`].
+///
+/// # Safety
+/// As `execv(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn execv(path: *const c_char, argv: Argv) -> c_int {
+    note_exec();
+    real::execv(path, argv)
+}
+
+/// `execvp`: see [`execve`].
+///
+/// # Safety
+/// As `execvp(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn execvp(file: *const c_char, argv: Argv) -> c_int {
+    note_exec();
+    real::execvp(file, argv)
+}
+
+/// `execvpe`: see [`execve`].
+///
+/// # Safety
+/// As `execvpe(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
+    note_exec();
+    real::execvpe(file, argv, envp)
 }
 
 /// Register [`in_fork_child`].

@@ -81,6 +81,7 @@ pub unsafe extern "C" fn pthread_create(
     arg: *mut c_void,
 ) -> c_int {
     let Some(me) = conn::me() else {
+        crate::process::note_uncontrolled_thread();
         return real::pthread_create(thread, attr, routine, arg);
     };
     let grant = me.post(Op::Create);

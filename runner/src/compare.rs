@@ -638,6 +638,9 @@ pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
             if let Some(e) = &r.report.first_error {
                 sayln!("{} [{algo}]: run error: {e}", r.report.name);
             }
+            for what in &r.report.uncontrolled {
+                sayln!("{} [{algo}]: warning: {what}", r.report.name);
+            }
         }
         runs.push(AlgoRun::from_session(&SessionReport {
             algo: algo.clone(),

@@ -52,6 +52,22 @@ pub struct Tally {
     pub racing_sites: Option<usize>,
     /// Runs that reached the step limit (bugs only with `--step-limit-is-bug`).
     pub step_limits: u64,
+    /// What libpos said runs uncontrolled (a forked child's threads, an exec'd image),
+    /// each note once.
+    pub uncontrolled: std::collections::BTreeSet<String>,
+}
+
+/// libpos's notes about what runs uncontrolled, from a run's stderr (see
+/// `preload/src/process.rs`, `UNCONTROLLED`).
+pub fn uncontrolled_notes(stderr: &[u8]) -> impl Iterator<Item = String> + '_ {
+    const MARK: &str = "poscheck: uncontrolled: ";
+    stderr
+        .split(|&b| b == b'\n')
+        .filter_map(|l| {
+            let l = String::from_utf8_lossy(l);
+            l.split_once(MARK).map(|(_, what)| what.trim().to_string())
+        })
+        .filter(|w| !w.is_empty())
 }
 
 /// Whether `algo` draws PCT change points and so needs k.
@@ -107,6 +123,7 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
         points: prepared.recorded(),
         racing_sites: prepared.racing_sites,
         step_limits: 0,
+        uncontrolled: Default::default(),
     };
     let progress = std::io::stderr().is_terminal();
     std::thread::scope(|s| -> Result<()> {
@@ -158,6 +175,7 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
             if let Outcome::Error { reason } = &r.outcome {
                 tally.first_error.get_or_insert_with(|| reason.clone());
             }
+            tally.uncontrolled.extend(uncontrolled_notes(&r.stderr));
             let step_limit = matches!(r.outcome, Outcome::StepLimit { .. });
             tally.step_limits += u64::from(step_limit);
             if r.outcome.is_bug() && (plan.step_limit_is_bug || !step_limit) {

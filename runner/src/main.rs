@@ -245,6 +245,9 @@ fn run_cmd(r: &cli::RunArgs) -> Result<i32> {
         if let Some(e) = &r.first_error {
             sayln!("{}: run error: {e}", r.name);
         }
+        for what in &r.uncontrolled {
+            sayln!("{}: warning: {what}", r.name);
+        }
         if r.step_limits > 0 && !s.plan.step_limit_is_bug {
             sayln!(
                 "{}: {} run(s) reached the step limit (--max-steps {}): shown apart, not \

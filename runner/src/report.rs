@@ -89,6 +89,9 @@ pub struct ProgramReport {
     /// Runs that reached the step limit: not in `hits` unless `--step-limit-is-bug`.
     #[serde(default)]
     pub step_limits: u64,
+    /// What ran uncontrolled in some run (a forked child's threads, an exec'd image).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub uncontrolled: Vec<String>,
 }
 
 /// The whole `--json` document.
@@ -130,6 +133,7 @@ impl ProgramReport {
             points: t.points.split(':').next().unwrap_or_default().to_string(),
             racing_sites: t.racing_sites,
             step_limits: t.step_limits,
+            uncontrolled: t.uncontrolled.iter().cloned().collect(),
             index: None,
             expect: None,
             flag: None,

@@ -589,3 +589,73 @@ fn ctrl_c_prints_the_results_so_far_and_writes_the_json() {
         );
     }
 }
+
+/// Item 6 (interim): a forked child's threads and an exec'd image run uncontrolled; `run`
+/// says each once per program (a warning line and the JSON `uncontrolled` field), and the
+/// correct program is not flagged.
+#[test]
+fn uncontrolled_fork_threads_and_exec_are_said_once() {
+    let s = Scratch::new();
+    let out = s.poscheck(&[
+        "run",
+        "--algo",
+        "pos",
+        "--tries",
+        "10",
+        "--seed",
+        "1",
+        "--json",
+        "r.json",
+        bin("fork_threads").to_str().unwrap(),
+    ]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    let p = &s.json("r.json")["programs"][0];
+    assert_eq!(p["outcomes"]["ok"], 10, "{t}");
+    let notes: Vec<&str> = p["uncontrolled"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(
+        notes.iter().any(|n| n.contains("forked child")),
+        "{notes:?}"
+    );
+    assert!(
+        notes.iter().any(|n| n.contains("execs another image")),
+        "{notes:?}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout
+            .matches("warning: threads created in a forked child")
+            .count(),
+        1,
+        "{t}"
+    );
+    assert_eq!(
+        stdout.matches("warning: the program execs").count(),
+        1,
+        "{t}"
+    );
+    // A program that does neither gets no such note.
+    let out = s.poscheck(&[
+        "run",
+        "--tries",
+        "3",
+        "--seed",
+        "1",
+        "--json",
+        "q.json",
+        bin("counter_mutex").to_str().unwrap(),
+    ]);
+    assert!(
+        s.json("q.json")["programs"][0]
+            .get("uncontrolled")
+            .is_none(),
+        "{}",
+        text(&out)
+    );
+}
