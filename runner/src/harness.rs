@@ -50,6 +50,8 @@ pub struct Tally {
     pub points: String,
     /// `races` mode: racing sites the profiling runs found (0: the tries used sync points).
     pub racing_sites: Option<usize>,
+    /// `races` mode: profiling runs cut off by the step limit (incomplete profile).
+    pub profile_cut_off: u64,
     /// Runs that reached the step limit (bugs only with `--step-limit-is-bug`).
     pub step_limits: u64,
     /// What libpos said runs uncontrolled (a forked child's threads, an exec'd image),
@@ -122,6 +124,7 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
         first_error: None,
         points: prepared.recorded(),
         racing_sites: prepared.racing_sites,
+        profile_cut_off: prepared.cut_off,
         step_limits: 0,
         uncontrolled: Default::default(),
     };

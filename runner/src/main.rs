@@ -257,7 +257,23 @@ fn run_cmd(r: &cli::RunArgs) -> Result<i32> {
                 s.plan.cfg.max_steps
             );
         }
+        if r.profiling_cut_off > 0 {
+            sayln!(
+                "{}: points races: profiling was incomplete: {} of {} profiling run(s) reached \
+                 the step limit (--max-steps {}), so races after it were not seen{}",
+                r.name,
+                r.profiling_cut_off,
+                crate::points::PROFILE_RUNS,
+                s.plan.cfg.max_steps,
+                if r.racing_sites == Some(0) {
+                    "; no race found in what ran, the tries used sync points"
+                } else {
+                    ""
+                }
+            );
+        }
         match r.racing_sites {
+            Some(0) if r.profiling_cut_off > 0 => {}
             Some(0) => sayln!(
                 "{}: points races: the profiling runs found no race; the tries used sync points",
                 r.name

@@ -25,6 +25,10 @@ pub struct SavedSchedule {
     pub cwd: Option<String>,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// The working directory to record in a saved schedule.
 pub fn current_dir() -> Option<String> {
     std::env::current_dir()
@@ -89,6 +93,10 @@ pub struct ProgramReport {
     /// Runs that reached the step limit: not in `hits` unless `--step-limit-is-bug`.
     #[serde(default)]
     pub step_limits: u64,
+    /// `--points races`: profiling runs cut off by the step limit (the racing sites may be
+    /// incomplete).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub profiling_cut_off: u64,
     /// What ran uncontrolled in some run (a forked child's threads, an exec'd image).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub uncontrolled: Vec<String>,
@@ -133,6 +141,7 @@ impl ProgramReport {
             points: t.points.split(':').next().unwrap_or_default().to_string(),
             racing_sites: t.racing_sites,
             step_limits: t.step_limits,
+            profiling_cut_off: t.profile_cut_off,
             uncontrolled: t.uncontrolled.iter().cloned().collect(),
             index: None,
             expect: None,

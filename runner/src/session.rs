@@ -576,9 +576,14 @@ impl<'c> Loop<'c> {
                 Decision::Wait | Decision::Over => return None,
                 Decision::Deadlock(report) => return Some(Outcome::Deadlock { report }),
                 Decision::StepLimit => {
+                    let st = coord.state();
+                    let live = (0..st.num_threads())
+                        .filter(|&t| st.status(t as Tid) != pos_sched::state::Status::Finished)
+                        .count();
                     return Some(Outcome::StepLimit {
                         steps: coord.steps(),
-                    })
+                        live,
+                    });
                 }
                 Decision::Diverged(d) => {
                     return Some(Outcome::Diverged {

@@ -659,3 +659,47 @@ fn uncontrolled_fork_threads_and_exec_are_said_once() {
         text(&out)
     );
 }
+
+/// Item 8: race profiling cut off by the step limit (a long single-threaded setup loop) is
+/// said to be incomplete by `run` and `races`, not a plain "no race"; and a step limit with
+/// one live thread is not called a livelock.
+#[test]
+fn incomplete_race_profiling_is_said() {
+    let s = Scratch::new();
+    let exe = s.path().join("long_loop");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/defects/long_loop.c");
+    let out = s
+        .cmd(&["cc", "-O1", "-pthread", "-o", exe.to_str().unwrap()])
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = s.poscheck(&[
+        "run",
+        "--points",
+        "races",
+        "--tries",
+        "3",
+        "--seed",
+        "1",
+        "--max-steps",
+        "2000",
+        "--step-limit-is-bug",
+        "--json",
+        "r.json",
+        exe.to_str().unwrap(),
+    ]);
+    let t = text(&out);
+    assert!(t.contains("profiling was incomplete: 10 of 10"), "{t}");
+    assert!(!t.contains("the profiling runs found no race"), "{t}");
+    assert!(!t.contains("livelock?"), "{t}");
+    assert!(t.contains("one live thread"), "{t}");
+    assert_eq!(
+        s.json("r.json")["programs"][0]["profiling_cut_off"],
+        10,
+        "{t}"
+    );
+    let out = s.poscheck(&["races", "--max-steps", "2000", exe.to_str().unwrap()]);
+    let t = text(&out);
+    assert!(t.contains("profiling was incomplete"), "{t}");
+}
