@@ -164,12 +164,90 @@ fn pc_of(uc: *mut c_void) -> u64 {
 /// default action; the signal is re-raised and, being blocked in the handler, is delivered
 /// with the default action as soon as we return (a fault would also simply recur).
 extern "C" fn on_fatal(sig: c_int, _info: *mut libc::siginfo_t, uc: *mut c_void) {
-    conn::report_crash(sig, pc_of(uc));
+    conn::report_crash(sig, call_site(pc_of(uc)));
     // SAFETY: signal/raise are async-signal-safe.
     unsafe {
         libc::signal(sig, libc::SIG_DFL);
         libc::raise(sig);
     }
+}
+
+/// Opaque unwinder context (libgcc's `_Unwind_Context`).
+#[repr(C)]
+struct UnwindContext {
+    _private: [u8; 0],
+}
+
+extern "C" {
+    fn _Unwind_Backtrace(
+        f: extern "C" fn(*mut UnwindContext, *mut c_void) -> c_int,
+        arg: *mut c_void,
+    ) -> c_int;
+    fn _Unwind_GetIP(ctx: *mut UnwindContext) -> usize;
+}
+
+/// Frames kept by [`call_site`]'s walk.
+const MAX_FRAMES: usize = 48;
+
+/// The stack walk's buffer.
+struct Frames {
+    ips: [usize; MAX_FRAMES],
+    n: usize,
+}
+
+extern "C" fn collect_frame(ctx: *mut UnwindContext, arg: *mut c_void) -> c_int {
+    // SAFETY: arg is the `Frames` passed to `_Unwind_Backtrace` below; ctx is libgcc's.
+    let f = unsafe { &mut *(arg as *mut Frames) };
+    if f.n == MAX_FRAMES {
+        return 5; // _URC_END_OF_STACK: stop
+    }
+    f.ips[f.n] = unsafe { _Unwind_GetIP(ctx) };
+    f.n += 1;
+    0 // _URC_NO_REASON: go on
+}
+
+/// The base address of the object holding `pc` (0 if none).
+fn object_of(pc: usize) -> usize {
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr with a valid out-pointer.
+    if unsafe { libc::dladdr(pc as *const c_void, &mut info) } == 0 {
+        return 0;
+    }
+    info.dli_fbase as usize
+}
+
+/// Where to report a crash at `pc`: a fault inside libpos (an interposer given, say, a NULL
+/// mutex), or inside libc called from libpos, is the program's fault at its call: walk the
+/// stack out of libpos (and libc under it) to the first frame of other code, and report
+/// that call site. Other faults keep their pc.
+fn call_site(pc: u64) -> u64 {
+    let ours = object_of(call_site as *const () as usize);
+    let libc_base = object_of(libc::getpid as *const () as usize);
+    let first = object_of(pc as usize);
+    if ours == 0 || (first != ours && first != libc_base) {
+        return pc;
+    }
+    let mut f = Frames {
+        ips: [0; MAX_FRAMES],
+        n: 0,
+    };
+    // SAFETY: the callback only writes into `f`, which outlives the call.
+    unsafe { _Unwind_Backtrace(collect_frame, (&mut f as *mut Frames).cast()) };
+    // Frames up to the faulting one are the handler's; the faulting frame's ip is `pc`.
+    let Some(at) = f.ips[..f.n].iter().position(|&ip| ip as u64 == pc) else {
+        return pc;
+    };
+    let mut through_libpos = first == ours;
+    for &ip in &f.ips[at + 1..f.n] {
+        // A return address: the call instruction ends just before it.
+        let obj = object_of(ip.saturating_sub(1));
+        if obj == ours {
+            through_libpos = true;
+        } else if obj != libc_base {
+            return if through_libpos { (ip - 1) as u64 } else { pc };
+        }
+    }
+    pc
 }
 
 /// Install the fatal-signal handlers (a program that installs its own replaces them).

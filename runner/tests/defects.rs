@@ -703,3 +703,28 @@ fn incomplete_race_profiling_is_said() {
     let t = text(&out);
     assert!(t.contains("profiling was incomplete"), "{t}");
 }
+
+/// Item 8: a crash inside an interposed call (a NULL mutex given to
+/// `pthread_mutex_unlock`) names the program's call site, not libpos.so.
+#[test]
+fn a_crash_inside_an_interposer_names_the_program_call_site() {
+    let s = Scratch::new();
+    let out = s.poscheck(&[
+        "run",
+        "--tries",
+        "3",
+        "--seed",
+        "1",
+        "--json",
+        "r.json",
+        bin("null_unlock").to_str().unwrap(),
+    ]);
+    let t = text(&out);
+    assert_eq!(
+        s.json("r.json")["programs"][0]["outcomes"]["crash"],
+        3,
+        "{t}"
+    );
+    assert!(t.contains("(unlock_shared+0x"), "{t}");
+    assert!(!t.contains("in libpos.so"), "{t}");
+}
