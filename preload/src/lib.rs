@@ -126,9 +126,16 @@ extern "C" fn init() {
     if let Err(e) = tsan::configure() {
         conn::die(&e);
     }
-    strip_preload();
     use std::os::unix::ffi::{OsStrExt, OsStringExt};
     let mut socket = std::env::var_os(pos_sched::protocol::ENV_SOCKET);
+    if socket.is_some() || std::env::var_os(pos_sched::protocol::fork::ENV_FORK_SERVER).is_some() {
+        // Under the runner only this process is controlled. Standalone, control passes
+        // through exec: an exec'd image (the program behind a wrapper such as `timeout`
+        // or `env`) loads libpos again and controls itself (see `standalone`).
+        strip_preload();
+    } else {
+        process::EXEC_CONTROLLED.store(true, Ordering::Relaxed);
+    }
     std::env::remove_var(pos_sched::protocol::ENV_SOCKET);
     let server = std::env::var_os(pos_sched::protocol::fork::ENV_FORK_SERVER);
     std::env::remove_var(pos_sched::protocol::fork::ENV_FORK_SERVER);

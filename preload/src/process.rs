@@ -271,6 +271,10 @@ extern "C" fn in_fork_child() {
     }
 }
 
+/// Standalone mode: libpos stays in `LD_PRELOAD`, so an exec'd image is controlled too
+/// (nothing to say at exec).
+pub static EXEC_CONTROLLED: AtomicBool = AtomicBool::new(false);
+
 /// This process is a forked child of a controlled one (its threads run uncontrolled).
 static FORKED: AtomicBool = AtomicBool::new(false);
 /// The forked child's uncontrolled threads have been reported.
@@ -307,6 +311,9 @@ pub fn note_uncontrolled_thread() {
 /// uncontrolled (libpos removes itself from LD_PRELOAD so the image does not start a
 /// coordinator of its own).
 fn note_exec() {
+    if EXEC_CONTROLLED.load(Ordering::Relaxed) {
+        return;
+    }
     if ACTIVE.load(Ordering::Relaxed) || FORKED.load(Ordering::Relaxed) {
         say_uncontrolled("the program execs another image, which runs uncontrolled");
     }

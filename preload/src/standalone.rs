@@ -18,6 +18,13 @@
 //! `assert`, `crash`, `deadlock`, `step-limit` (livelock), `hang` or `diverged` (replay).
 //! On deadlock, step limit, hang or divergence nothing can continue: after the report the process
 //! ends with `_exit(1)`. Otherwise the program's own exit status stands.
+//!
+//! Wrappers (`LD_PRELOAD=libpos.so timeout 30 ./prog`, `env X=1 ./prog`): control passes
+//! through exec. Standalone, libpos stays in `LD_PRELOAD` and the chosen seed is exported as
+//! `POS_SEED`, so an exec'd image loads libpos again and controls itself with the same seed.
+//! A process that never creates a thread has nothing to schedule: waiting (for its child) is
+//! never a hang there, and when it ends well it prints no outcome line and writes no
+//! `POS_SCHEDULE_OUT` (the program behind it reports). Every process prints its start line.
 
 use crate::conn::{self, read_exact, write_all, Busy, ACK_REPORTS};
 use crate::fds;
@@ -155,6 +162,10 @@ pub fn start() -> Result<(), String> {
     };
     fds::set_addr(addr);
     ACK_REPORTS.store(true, Ordering::SeqCst);
+    if std::env::var_os("POS_SEED").is_none() && cfg.schedule_in.is_none() {
+        // The images this process execs (control passes through exec) use the same seed.
+        std::env::set_var("POS_SEED", cfg.seed.to_string());
+    }
     eprintln!("poscheck: algo={} seed={}", cfg.algo, cfg.seed);
     std::thread::Builder::new()
         .name("poscheck".into())
@@ -272,6 +283,11 @@ impl Server {
                 -1
             };
             let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout) };
+            if n == 0 && coord.state().num_threads() == 1 {
+                // One thread (a wrapper waiting for its child, say): nothing to schedule,
+                // so waiting is not a hang, and ending here would orphan the child.
+                continue;
+            }
             if n == 0 {
                 let running: Vec<String> = coord
                     .state()
@@ -442,7 +458,17 @@ impl Server {
     /// report waits for).
     fn conclude(&self, coord: Coordinator, cfg: &Config, end: End, ack: Option<(c_int, Reply)>) {
         let steps = coord.steps();
+        // A process that never created a thread and ended well (a wrapper such as `timeout`
+        // or `env`, whose exec'd program reports for itself) says nothing and writes no
+        // schedule: it would overwrite the program's.
+        let quiet = coord.state().num_threads() == 1 && end.kind() == "ok";
         let sched = coord.finish();
+        if quiet {
+            if let Some((fd, reply)) = ack {
+                write_all(fd, &reply.encode());
+            }
+            return;
+        }
         match end.detail() {
             Some(d) => eprintln!("poscheck: outcome={} steps={steps}: {d}", end.kind()),
             None => eprintln!("poscheck: outcome={} steps={steps}", end.kind()),

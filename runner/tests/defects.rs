@@ -728,3 +728,59 @@ fn a_crash_inside_an_interposer_names_the_program_call_site() {
     assert!(t.contains("(unlock_shared+0x"), "{t}");
     assert!(!t.contains("in libpos.so"), "{t}");
 }
+
+/// Item 7: standalone under a wrapper (`timeout`, `env`, and `timeout sh -c 'sleep; exec'`
+/// waiting longer than the step timeout): the program behind the wrapper is the one
+/// controlled (its outcome line, its schedule, the same seed), the wrapper neither reports a
+/// hang nor overwrites the schedule, and nothing is left running.
+#[test]
+fn standalone_control_passes_through_wrappers() {
+    let lib = common::require_libpos();
+    let s = Scratch::new();
+    let prog = bin("counter_mutex");
+    let p = prog.to_str().unwrap();
+    let sh_cmd = format!("sleep 1; exec {p}");
+    let wrappers: Vec<Vec<&str>> = vec![
+        vec!["timeout", "30", p],
+        vec!["env", "A=1", p],
+        vec!["timeout", "30", "sh", "-c", &sh_cmd],
+    ];
+    for w in wrappers {
+        let out_file = s.path().join("s.json");
+        let _ = std::fs::remove_file(&out_file);
+        let pidfile = s.path().join("pids");
+        let _ = std::fs::remove_file(&pidfile);
+        let out = Command::new(w[0])
+            .args(&w[1..])
+            .env("LD_PRELOAD", &lib)
+            .env("POS_SEED", "7")
+            .env("POS_STEP_TIMEOUT", "0.3")
+            .env("POS_REAL_SLEEP", "1")
+            .env("POS_SCHEDULE_OUT", &out_file)
+            .env("E2E_PIDFILE", &pidfile)
+            .output()
+            .unwrap();
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{w:?}: {t}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let ends: Vec<&str> = err.lines().filter(|l| l.contains("outcome=")).collect();
+        assert_eq!(ends.len(), 1, "{w:?}: {t}");
+        assert!(
+            ends[0].starts_with("poscheck: outcome=ok steps="),
+            "{w:?}: {t}"
+        );
+        assert!(!err.contains("hang"), "{w:?}: {t}");
+        assert!(!err.contains("uncontrolled"), "{w:?}: {t}");
+        let sj: Value = serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap();
+        assert_eq!(sj["program"], p, "{w:?}: {sj}");
+        assert_eq!(sj["seed"], 7, "{w:?}: {sj}");
+        assert!(sj["steps"].as_array().unwrap().len() > 2, "{w:?}: {sj}");
+        let left: Vec<String> = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| std::fs::read_link(e.path().join("exe")).is_ok_and(|x| x == prog))
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(left.is_empty(), "{w:?}: processes {left:?} left running");
+    }
+}
