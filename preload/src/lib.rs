@@ -49,7 +49,7 @@ use std::sync::atomic::Ordering;
 /// Remove libpos from `LD_PRELOAD` (entries are separated by `:` or spaces): children the
 /// program `exec`s run uncontrolled.
 #[cfg_attr(test, allow(dead_code))]
-fn strip_preload() {
+pub(crate) fn strip_preload() {
     let Some(list) = std::env::var_os("LD_PRELOAD") else {
         return;
     };
@@ -124,7 +124,7 @@ extern "C" fn init() {
     }
     #[cfg(target_arch = "x86_64")]
     if let Err(e) = tsan::configure() {
-        conn::die(&e);
+        standalone::config_error(&e);
     }
     use std::os::unix::ffi::{OsStrExt, OsStringExt};
     let mut socket = std::env::var_os(pos_sched::protocol::ENV_SOCKET);

@@ -20,8 +20,11 @@
 //! ends with `_exit(1)`. Otherwise the program's own exit status stands.
 //!
 //! Wrappers (`LD_PRELOAD=libpos.so timeout 30 ./prog`, `env X=1 ./prog`): control passes
-//! through exec. Standalone, libpos stays in `LD_PRELOAD` and the chosen seed is exported as
-//! `POS_SEED`, so an exec'd image loads libpos again and controls itself with the same seed.
+//! through exec until the process creates its first thread. Standalone, libpos stays in
+//! `LD_PRELOAD` and the chosen seed is exported as `POS_SEED`, so an exec'd image loads
+//! libpos again and controls itself with the same seed; the first process that creates a
+//! thread is the program under control, and from then on libpos leaves `LD_PRELOAD`, so the
+//! programs it runs (`system`, ...) are not controlled.
 //! A process that never creates a thread has nothing to schedule: waiting (for its child) is
 //! never a hang there, and when it ends well it prints no outcome line and writes no
 //! `POS_SCHEDULE_OUT` (the program behind it reports). Every process prints its start line.
@@ -177,10 +180,10 @@ pub fn start() -> Result<(), String> {
     Ok(())
 }
 
-/// A bad standalone configuration (`POS_ALGO`, `POS_SEED`, `POS_SCHEDULE`, ...): one line
+/// A bad configuration (`POS_ALGO`, `POS_SEED`, `POS_SCHEDULE`, `POSCHECK_POINTS`, ...): one line
 /// `poscheck: error: ...` and exit status 2, as for the runner's bad input; the program
 /// does not run.
-fn config_error(what: &str) -> ! {
+pub fn config_error(what: &str) -> ! {
     eprintln!("poscheck: error: {what}");
     // SAFETY: plain process exit; nothing of the program has run yet.
     unsafe { libc::_exit(2) }
