@@ -2,16 +2,40 @@
 # Installs the system packages poscheck's build and tests need (idempotent, Debian).
 # gcc builds the C test programs and the benchmark suite; clang-14 is the second compiler
 # `poscheck cc` supports (POSCHECK_CC=clang).
+# When another apt or dpkg holds the package locks (unattended upgrades, a second install),
+# this waits for it (up to APT_LOCK_WAIT seconds, default 600) instead of failing at once.
 set -euo pipefail
 need=()
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v clang-14 >/dev/null 2>&1 || command -v clang >/dev/null 2>&1 || need+=(clang-14)
+wait_s=${APT_LOCK_WAIT:-600}
+
+# apt-get with the dpkg lock timeout; `apt-get update` takes the lists lock, which that
+# option does not cover on every apt version, so a lock failure is retried until the
+# deadline.
+apt_wait() {
+  local deadline=$((SECONDS + wait_s)) out
+  while true; do
+    if out=$($SUDO apt-get -o DPkg::Lock::Timeout="$wait_s" "$@" 2>&1); then
+      return 0
+    fi
+    if grep -qiE 'could not get lock|unable to lock|is another process using it' <<<"$out" \
+      && [ "$SECONDS" -lt "$deadline" ]; then
+      echo "install-deps: apt is busy (another package manager holds its lock); waiting" >&2
+      sleep "${APT_LOCK_POLL:-5}"
+      continue
+    fi
+    printf '%s\n' "$out" >&2
+    return 1
+  done
+}
+
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+  apt_wait update -qq
+  apt_wait install -y -qq "${need[@]}"
 fi

@@ -91,7 +91,7 @@ pub fn connect() -> Result<c_int, String> {
     unsafe {
         let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
         if fd < 0 {
-            return Err(format!("socket: errno {}", conn::errno()));
+            return Err(no_socket(conn::errno()));
         }
         loop {
             let r = libc::connect(fd, (addr as *const sockaddr_un).cast(), *len);
@@ -105,6 +105,21 @@ pub fn connect() -> Result<c_int, String> {
             }
         }
         Ok(adopt_fd(fd))
+    }
+}
+
+/// Why a thread's connection could not be opened, in words: running out of descriptors is
+/// a limit of the harness (every controlled thread holds one), not a bug of the program.
+fn no_socket(e: c_int) -> String {
+    match e {
+        libc::EMFILE => "cannot open a thread's connection to the coordinator: too many open \
+                         files (EMFILE; every controlled thread holds one descriptor: raise \
+                         `ulimit -n`)"
+            .to_string(),
+        libc::ENFILE => "cannot open a thread's connection to the coordinator: the system's \
+                         file table is full (ENFILE)"
+            .to_string(),
+        e => format!("cannot open a thread's connection to the coordinator: socket: errno {e}"),
     }
 }
 

@@ -52,7 +52,7 @@ use std::sync::atomic::Ordering;
 /// Remove libpos from `LD_PRELOAD` (entries are separated by `:` or spaces): children the
 /// program `exec`s run uncontrolled.
 #[cfg_attr(test, allow(dead_code))]
-fn strip_preload() {
+pub(crate) fn strip_preload() {
     let Some(list) = std::env::var_os("LD_PRELOAD") else {
         return;
     };
@@ -127,11 +127,18 @@ extern "C" fn init() {
     }
     #[cfg(target_arch = "x86_64")]
     if let Err(e) = tsan::configure() {
-        conn::die(&e);
+        standalone::config_error(&e);
     }
-    strip_preload();
     use std::os::unix::ffi::{OsStrExt, OsStringExt};
     let mut socket = std::env::var_os(pos_sched::protocol::ENV_SOCKET);
+    if socket.is_some() || std::env::var_os(pos_sched::protocol::fork::ENV_FORK_SERVER).is_some() {
+        // Under the runner only this process is controlled. Standalone, control passes
+        // through exec: an exec'd image (the program behind a wrapper such as `timeout`
+        // or `env`) loads libpos again and controls itself (see `standalone`).
+        strip_preload();
+    } else {
+        process::EXEC_CONTROLLED.store(true, Ordering::Relaxed);
+    }
     std::env::remove_var(pos_sched::protocol::ENV_SOCKET);
     let server = std::env::var_os(pos_sched::protocol::fork::ENV_FORK_SERVER);
     std::env::remove_var(pos_sched::protocol::fork::ENV_FORK_SERVER);

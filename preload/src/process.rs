@@ -183,12 +183,90 @@ fn pc_of(uc: *mut c_void) -> u64 {
 /// default action; the signal is re-raised and, being blocked in the handler, is delivered
 /// with the default action as soon as we return (a fault would also simply recur).
 extern "C" fn on_fatal(sig: c_int, _info: *mut libc::siginfo_t, uc: *mut c_void) {
-    conn::report_crash(sig, pc_of(uc));
+    conn::report_crash(sig, call_site(pc_of(uc)));
     // SAFETY: signal/raise are async-signal-safe.
     unsafe {
         libc::signal(sig, libc::SIG_DFL);
         libc::raise(sig);
     }
+}
+
+/// Opaque unwinder context (libgcc's `_Unwind_Context`).
+#[repr(C)]
+struct UnwindContext {
+    _private: [u8; 0],
+}
+
+extern "C" {
+    fn _Unwind_Backtrace(
+        f: extern "C" fn(*mut UnwindContext, *mut c_void) -> c_int,
+        arg: *mut c_void,
+    ) -> c_int;
+    fn _Unwind_GetIP(ctx: *mut UnwindContext) -> usize;
+}
+
+/// Frames kept by [`call_site`]'s walk.
+const MAX_FRAMES: usize = 48;
+
+/// The stack walk's buffer.
+struct Frames {
+    ips: [usize; MAX_FRAMES],
+    n: usize,
+}
+
+extern "C" fn collect_frame(ctx: *mut UnwindContext, arg: *mut c_void) -> c_int {
+    // SAFETY: arg is the `Frames` passed to `_Unwind_Backtrace` below; ctx is libgcc's.
+    let f = unsafe { &mut *(arg as *mut Frames) };
+    if f.n == MAX_FRAMES {
+        return 5; // _URC_END_OF_STACK: stop
+    }
+    f.ips[f.n] = unsafe { _Unwind_GetIP(ctx) };
+    f.n += 1;
+    0 // _URC_NO_REASON: go on
+}
+
+/// The base address of the object holding `pc` (0 if none).
+fn object_of(pc: usize) -> usize {
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr with a valid out-pointer.
+    if unsafe { libc::dladdr(pc as *const c_void, &mut info) } == 0 {
+        return 0;
+    }
+    info.dli_fbase as usize
+}
+
+/// Where to report a crash at `pc`: a fault inside libpos (an interposer given, say, a NULL
+/// mutex), or inside libc called from libpos, is the program's fault at its call: walk the
+/// stack out of libpos (and libc under it) to the first frame of other code, and report
+/// that call site. Other faults keep their pc.
+fn call_site(pc: u64) -> u64 {
+    let ours = object_of(call_site as *const () as usize);
+    let libc_base = object_of(libc::getpid as *const () as usize);
+    let first = object_of(pc as usize);
+    if ours == 0 || (first != ours && first != libc_base) {
+        return pc;
+    }
+    let mut f = Frames {
+        ips: [0; MAX_FRAMES],
+        n: 0,
+    };
+    // SAFETY: the callback only writes into `f`, which outlives the call.
+    unsafe { _Unwind_Backtrace(collect_frame, (&mut f as *mut Frames).cast()) };
+    // Frames up to the faulting one are the handler's; the faulting frame's ip is `pc`.
+    let Some(at) = f.ips[..f.n].iter().position(|&ip| ip as u64 == pc) else {
+        return pc;
+    };
+    let mut through_libpos = first == ours;
+    for &ip in &f.ips[at + 1..f.n] {
+        // A return address: the call instruction ends just before it.
+        let obj = object_of(ip.saturating_sub(1));
+        if obj == ours {
+            through_libpos = true;
+        } else if obj != libc_base {
+            return if through_libpos { (ip - 1) as u64 } else { pc };
+        }
+    }
+    pc
 }
 
 /// Install the fatal-signal handlers (a program that installs its own replaces them).
@@ -207,7 +285,99 @@ pub fn install_crash_handlers() {
 
 /// `fork` child: the coordinator does not know it; everything passes through there.
 extern "C" fn in_fork_child() {
-    ACTIVE.store(false, Ordering::SeqCst);
+    if ACTIVE.swap(false, Ordering::SeqCst) {
+        FORKED.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Standalone mode: libpos stays in `LD_PRELOAD`, so an exec'd image is controlled too
+/// (nothing to say at exec).
+pub static EXEC_CONTROLLED: AtomicBool = AtomicBool::new(false);
+
+/// This process is a forked child of a controlled one (its threads run uncontrolled).
+static FORKED: AtomicBool = AtomicBool::new(false);
+/// The forked child's uncontrolled threads have been reported.
+static SAID_FORK: AtomicBool = AtomicBool::new(false);
+
+/// The prefix of libpos's notes about what runs uncontrolled (the runner collects these
+/// lines from the program's stderr and says each once per program).
+pub const UNCONTROLLED: &str = "poscheck: uncontrolled: ";
+
+/// Write one uncontrolled-note line on stderr (one `write`, no allocation).
+fn say_uncontrolled(what: &str) {
+    let mut line = [0u8; 256];
+    let mut n = 0;
+    for part in [UNCONTROLLED.as_bytes(), what.as_bytes(), b"\n"] {
+        let take = part.len().min(line.len() - n);
+        line[n..n + take].copy_from_slice(&part[..take]);
+        n += take;
+    }
+    let _ = conn::write_all(2, &line[..n]);
+}
+
+/// A thread is being created outside control: if this is a forked child of a controlled
+/// process, say once that its threads run uncontrolled.
+pub fn note_uncontrolled_thread() {
+    if FORKED.load(Ordering::Relaxed) && !SAID_FORK.swap(true, Ordering::SeqCst) {
+        say_uncontrolled(
+            "threads created in a forked child process run uncontrolled (not scheduled; \
+             their races are not found)",
+        );
+    }
+}
+
+/// `exec*` of a controlled process (or of its forked child): say that the new image runs
+/// uncontrolled (libpos removes itself from LD_PRELOAD so the image does not start a
+/// coordinator of its own).
+fn note_exec() {
+    if EXEC_CONTROLLED.load(Ordering::Relaxed) {
+        return;
+    }
+    if ACTIVE.load(Ordering::Relaxed) || FORKED.load(Ordering::Relaxed) {
+        say_uncontrolled("the program execs another image, which runs uncontrolled");
+    }
+}
+
+type Argv = *const *const c_char;
+
+/// `execve`: said once (see [`note_exec`]), then the real call.
+///
+/// # Safety
+/// As `execve(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn execve(path: *const c_char, argv: Argv, envp: Argv) -> c_int {
+    note_exec();
+    real::execve(path, argv, envp)
+}
+
+/// `execv`: see [`execve`].
+///
+/// # Safety
+/// As `execv(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn execv(path: *const c_char, argv: Argv) -> c_int {
+    note_exec();
+    real::execv(path, argv)
+}
+
+/// `execvp`: see [`execve`].
+///
+/// # Safety
+/// As `execvp(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn execvp(file: *const c_char, argv: Argv) -> c_int {
+    note_exec();
+    real::execvp(file, argv)
+}
+
+/// `execvpe`: see [`execve`].
+///
+/// # Safety
+/// As `execvpe(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
+    note_exec();
+    real::execvpe(file, argv, envp)
 }
 
 /// Register [`in_fork_child`].

@@ -115,6 +115,10 @@ real_fns! {
     fn pthread_spin_unlock(s: *mut libc::pthread_spinlock_t) -> c_int;
     fn pthread_once(o: *mut libc::pthread_once_t, f: extern "C" fn()) -> c_int;
     fn sched_yield() -> c_int;
+    fn execve(p: *const libc::c_char, a: *const *const libc::c_char, e: *const *const libc::c_char) -> c_int;
+    fn execv(p: *const libc::c_char, a: *const *const libc::c_char) -> c_int;
+    fn execvp(p: *const libc::c_char, a: *const *const libc::c_char) -> c_int;
+    fn execvpe(p: *const libc::c_char, a: *const *const libc::c_char, e: *const *const libc::c_char) -> c_int;
     fn sleep(s: c_uint) -> c_uint;
     fn usleep(u: libc::useconds_t) -> c_int;
     fn nanosleep(req: Ts, rem: *mut libc::timespec) -> c_int;

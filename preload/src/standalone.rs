@@ -14,7 +14,8 @@
 //! `POS_TIMEOUTS=any` (timed waits may also time out before their deadline, as the runner's
 //! `--timeouts any`; default `deadline`). The run
 //! uses `rng::try_seed(POS_SEED, 0)`, i.e. it is try 0 of a runner session with that base
-//! seed, so the same `POS_SEED` gives the same schedule.
+//! seed, so the same `POS_SEED` gives the same schedule. A bad value of any of these is one
+//! line `poscheck: error: ...` on stderr and exit status 2 before the program runs.
 //!
 //! Output on stderr: `poscheck: algo=NAME seed=N` at start and one
 //! `poscheck: outcome=KIND steps=N[: detail]` line at the end, KIND named as the runner
@@ -22,6 +23,16 @@
 //! `assert`, `crash`, `deadlock`, `step-limit` (livelock), `hang` or `diverged` (replay).
 //! On deadlock, step limit, hang or divergence nothing can continue: after the report the process
 //! ends with `_exit(1)`. Otherwise the program's own exit status stands.
+//!
+//! Wrappers (`LD_PRELOAD=libpos.so timeout 30 ./prog`, `env X=1 ./prog`): control passes
+//! through exec until the process creates its first thread. Standalone, libpos stays in
+//! `LD_PRELOAD` and the chosen seed is exported as `POS_SEED`, so an exec'd image loads
+//! libpos again and controls itself with the same seed; the first process that creates a
+//! thread is the program under control, and from then on libpos leaves `LD_PRELOAD`, so the
+//! programs it runs (`system`, ...) are not controlled.
+//! A process that never creates a thread has nothing to schedule: waiting (for its child) is
+//! never a hang there, and when it ends well it prints no outcome line and writes no
+//! `POS_SCHEDULE_OUT` (the program behind it reports). Every process prints its start line.
 
 use crate::conn::{self, read_exact, write_all, Busy, ACK_REPORTS};
 use crate::fds;
@@ -150,7 +161,7 @@ impl Config {
             depth: self.depth,
             ..Options::default()
         };
-        strategy::by_name(&self.algo, &opts)
+        strategy::by_name(&self.algo, &opts).map_err(|e| format!("POS_ALGO: {e}"))
     }
 }
 
@@ -158,8 +169,8 @@ impl Config {
 /// thread connects to), print the start line, spawn the coordinator thread.
 pub fn start() -> Result<(), String> {
     let _b = Busy::enter();
-    let mut cfg = Config::from_env()?;
-    let strategy = cfg.strategy()?;
+    let mut cfg = Config::from_env().unwrap_or_else(|e| config_error(&e));
+    let strategy = cfg.strategy().unwrap_or_else(|e| config_error(&e));
     let name = format!(
         "\0poscheck-{}-{:x}",
         std::process::id(),
@@ -179,6 +190,10 @@ pub fn start() -> Result<(), String> {
     };
     fds::set_addr(addr);
     ACK_REPORTS.store(true, Ordering::SeqCst);
+    if std::env::var_os("POS_SEED").is_none() && cfg.schedule_in.is_none() {
+        // The images this process execs (control passes through exec) use the same seed.
+        std::env::set_var("POS_SEED", cfg.seed.to_string());
+    }
     eprintln!("poscheck: algo={} seed={}", cfg.algo, cfg.seed);
     std::thread::Builder::new()
         .name("poscheck".into())
@@ -188,6 +203,15 @@ pub fn start() -> Result<(), String> {
         })
         .map_err(|e| format!("cannot start the coordinator thread: {e}"))?;
     Ok(())
+}
+
+/// A bad configuration (`POS_ALGO`, `POS_SEED`, `POS_SCHEDULE`, `POSCHECK_POINTS`, ...): one line
+/// `poscheck: error: ...` and exit status 2, as for the runner's bad input; the program
+/// does not run.
+pub fn config_error(what: &str) -> ! {
+    eprintln!("poscheck: error: {what}");
+    // SAFETY: plain process exit; nothing of the program has run yet.
+    unsafe { libc::_exit(2) }
 }
 
 /// How a run ended.
@@ -306,7 +330,15 @@ impl Server {
             };
             // SAFETY: pfds is a valid array of pollfd.
             let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout) };
-            if n == 0 && hang_in.is_some() && ms(quiet.elapsed()) >= cfg.step_timeout_ms {
+            let timed_out =
+                n == 0 && hang_in.is_some() && ms(quiet.elapsed()) >= cfg.step_timeout_ms;
+            if timed_out && coord.state().num_threads() == 1 {
+                // One thread (a wrapper waiting for its child, say): nothing to schedule,
+                // so waiting is not a hang, and ending here would orphan the child.
+                quiet = std::time::Instant::now();
+                continue;
+            }
+            if timed_out {
                 let st = coord.state();
                 let running: Vec<String> = st
                     .running()
@@ -545,7 +577,17 @@ impl Server {
     /// report waits for).
     fn conclude(&self, coord: Coordinator, cfg: &Config, end: End, ack: Option<(c_int, Reply)>) {
         let steps = coord.steps();
+        // A process that never created a thread and ended well (a wrapper such as `timeout`
+        // or `env`, whose exec'd program reports for itself) says nothing and writes no
+        // schedule: it would overwrite the program's.
+        let quiet = coord.state().num_threads() == 1 && end.kind() == "ok";
         let sched = coord.finish();
+        if quiet {
+            if let Some((fd, reply)) = ack {
+                write_all(fd, &reply.encode());
+            }
+            return;
+        }
         match end.detail() {
             Some(d) => eprintln!("poscheck: outcome={} steps={steps}: {d}", end.kind()),
             None => eprintln!("poscheck: outcome={} steps={steps}", end.kind()),

@@ -87,8 +87,14 @@ pub unsafe extern "C" fn pthread_create(
     arg: *mut c_void,
 ) -> c_int {
     let Some(me) = conn::me() else {
+        crate::process::note_uncontrolled_thread();
         return real::pthread_create(thread, attr, routine, arg);
     };
+    if crate::process::EXEC_CONTROLLED.swap(false, std::sync::atomic::Ordering::SeqCst) {
+        // Standalone: this process is the program under control; what it runs is not.
+        let _b = Busy::enter();
+        crate::strip_preload();
+    }
     let grant = me.post(Op::Create);
     let Ok(tid) = Tid::try_from(grant.value) else {
         conn::die(&format!("bad child thread id {}", grant.value));

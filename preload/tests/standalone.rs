@@ -369,8 +369,11 @@ fn bad_configuration_is_an_error_not_a_run() {
         [("POS_STEP_TIMEOUT", "-1"), ("POS_SEED", "1")],
     ] {
         let out = run(&exe, &["5"], &env);
-        assert_eq!(out.status.code(), Some(70), "{env:?}: {out:?}");
-        assert!(String::from_utf8_lossy(&out.stderr).starts_with("poscheck: libpos: "));
+        // Exit 2 and one line, as the runner's bad input (issue 10, item 7).
+        assert_eq!(out.status.code(), Some(2), "{env:?}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("poscheck: error: "), "{env:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{env:?}: {err}");
     }
 }
 

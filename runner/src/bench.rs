@@ -108,6 +108,9 @@ fn raw_ping_pong(n: u64) -> Result<u64> {
 }
 
 pub fn run(a: &BenchArgs) -> Result<i32> {
+    if a.steps == 0 || a.runs == 0 {
+        anyhow::bail!("--steps and --runs must be at least 1");
+    }
     let raw = raw_ping_pong(a.steps)?;
     let dir = tempfile::tempdir().context("cannot create a temporary directory")?;
     let yl = compile(dir.path(), "yield_loop", YIELD_LOOP)?;

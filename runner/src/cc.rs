@@ -2,8 +2,10 @@
 //! builds a program with memory-access scheduling points.
 //!
 //! Each translation unit is compiled with `-fsanitize=thread`, so the compiler emits
-//! `__tsan_*` calls before every memory access, and `-fno-builtin` so `memcpy`/`memset` stay
-//! calls libpos can see. The link step never uses the sanitizer runtime: it links against
+//! `__tsan_*` calls before every memory access, and `-fno-builtin-memcpy`/`-memmove`/`-memset`
+//! so those stay calls libpos can see (only those: a blanket `-fno-builtin` also took away
+//! the compiler's knowledge of `malloc` & co., and a legacy program calling an undeclared
+//! `malloc` then got `int malloc()`, a truncated pointer and a crash). The link step never uses the sanitizer runtime: it links against
 //! libpos (which implements the `__tsan_*` entry points) with an rpath, so the result runs
 //! as it is, under `poscheck run` or standalone. A command that compiles and links at once is
 //! split into compile steps (to temporary objects) and one link step.
@@ -19,7 +21,13 @@ pub const ENV_CC: &str = "POSCHECK_CC";
 pub const ENV_CXX: &str = "POSCHECK_CXX";
 
 /// Flags added to every compile step.
-const COMPILE_FLAGS: &[&str] = &["-fsanitize=thread", "-fno-builtin", "-g"];
+const COMPILE_FLAGS: &[&str] = &[
+    "-fsanitize=thread",
+    "-fno-builtin-memcpy",
+    "-fno-builtin-memmove",
+    "-fno-builtin-memset",
+    "-g",
+];
 
 /// Options whose value is the next argument (so it is never taken for a source file).
 const TAKES_VALUE: &[&str] = &[

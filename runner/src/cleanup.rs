@@ -4,11 +4,17 @@
 //! and exits with 128 + the signal number.
 //!
 //! Runs and temp dirs register themselves with a [`Guard`] for as long as they exist.
+//!
+//! SIGINT (Ctrl-C) first lets `run`/`compare` report what they have: the signal thread marks
+//! the session [`interrupted`] and kills the runs in flight (their results are dropped);
+//! the session stops starting tries, prints the results so far (and writes the JSON) and
+//! exits with 130. If that takes longer than [`REPORT_WAIT`], or on a second SIGINT, the
+//! signal thread cleans up and exits as for the other signals.
 
 use nix::sys::signal::{killpg, SigSet, Signal};
 use nix::unistd::Pid;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// What to undo for one registered item.
@@ -24,6 +30,36 @@ static NEXT: AtomicU64 = AtomicU64::new(0);
 
 const SIGNALS: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP];
 
+/// The SIGINT that interrupted the session (0: none yet).
+static INTERRUPTED: AtomicI32 = AtomicI32::new(0);
+
+/// How long the session is given after SIGINT to report its results before the signal
+/// thread exits on its own.
+const REPORT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Whether Ctrl-C (SIGINT) interrupted the session: stop starting runs, drop the results of
+/// runs in flight (they were killed), report what is done and exit with
+/// [`INTERRUPTED_EXIT`].
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst) != 0
+}
+
+/// The exit status after SIGINT (128 + 2).
+pub const INTERRUPTED_EXIT: i32 = 130;
+
+/// Kill the process group of every registered run (the runs in flight end at once).
+fn kill_groups() {
+    let items = match ITEMS.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    for (_, it) in items.iter() {
+        if let Item::Group(pid) = it {
+            let _ = killpg(Pid::from_raw(*pid), Signal::SIGKILL);
+        }
+    }
+}
+
 /// Block the signals in the calling thread (and so in every thread it creates later) and
 /// start the signal thread. Call first thing in `main`, before any other thread exists.
 /// Programs under test get an empty signal mask (`std::process::Command` resets it).
@@ -36,10 +72,20 @@ pub fn install() -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("poscheck-signals".into())
         .spawn(move || {
-            if let Ok(sig) = set.wait() {
-                undo_all();
-                std::process::exit(128 + sig as i32);
+            let Ok(sig) = set.wait() else { return };
+            if sig == Signal::SIGINT {
+                INTERRUPTED.store(sig as i32, Ordering::SeqCst);
+                kill_groups();
+                // The session reports and exits; a second signal or the deadline ends it.
+                let (tx, rx) = std::sync::mpsc::channel();
+                let waiter = set;
+                std::thread::spawn(move || {
+                    let _ = tx.send(waiter.wait());
+                });
+                let _ = rx.recv_timeout(REPORT_WAIT);
             }
+            undo_all();
+            std::process::exit(128 + sig as i32);
         })?;
     Ok(())
 }

@@ -115,6 +115,11 @@ pub struct TriesArgs {
     /// otherwise.
     #[arg(long, value_name = "MODE")]
     pub points: Option<String>,
+    /// Count runs that reach the step limit (--max-steps) as bugs; by default they are shown
+    /// apart (`step_limits` in the JSON, a note under the table): a long correct program
+    /// reaches the limit too.
+    #[arg(long)]
+    pub step_limit_is_bug: bool,
     /// Where the first buggy schedule of each program (and algorithm) is saved.
     #[arg(long, default_value = "poscheck-out", value_name = "DIR")]
     pub out_dir: PathBuf,
@@ -134,7 +139,7 @@ pub struct TriesArgs {
     pub args: Vec<String>,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct ReplayArgs {
     /// A schedule file saved by `poscheck run` (or POS_SCHEDULE_OUT).
     pub schedule: PathBuf,

@@ -64,6 +64,12 @@ impl Session {
         if jobs == 0 {
             anyhow::bail!("--jobs must be at least 1");
         }
+        if a.tries == 0 {
+            anyhow::bail!("--tries must be at least 1");
+        }
+        if a.depth == Some(0) {
+            anyhow::bail!("--depth must be at least 1");
+        }
         let libpos = crate::libpos::find()?;
         let mut cfg = crate::session::RunConfig::new(PathBuf::new(), Vec::new(), libpos);
         crate::apply_control(&mut cfg, &a.control)?;
@@ -74,6 +80,7 @@ impl Session {
             tries: a.tries,
             jobs,
             stop_on_first: false,
+            step_limit_is_bug: a.step_limit_is_bug,
             cfg,
         };
         for algo in algos {
@@ -133,10 +140,47 @@ pub fn jobs_of(paths: &[PathBuf], args: &[String], shard: Option<Shard>) -> Resu
     for (k, j) in all.iter_mut().enumerate() {
         j.index = k;
     }
+    disambiguate(&mut all);
     Ok(match shard {
         Some(s) => all.into_iter().filter(|j| s.contains(j.index)).collect(),
         None => all,
     })
+}
+
+/// Give programs that share a name (`a/prog` and `b/prog`) the shortest trailing part of
+/// their path that tells them apart (`a/prog`, `b/prog`), so that their table rows and saved
+/// schedules stay apart; unique names are kept. Depends only on the paths: stable from run
+/// to run.
+fn disambiguate(jobs: &mut [Job]) {
+    let names: Vec<String> = jobs.iter().map(|j| j.name.clone()).collect();
+    let dirs: Vec<Vec<String>> = jobs
+        .iter()
+        .map(|j| {
+            j.path
+                .parent()
+                .unwrap_or(Path::new(""))
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect()
+        })
+        .collect();
+    let tail = |v: &[String], n: usize| v[v.len().saturating_sub(n)..].join("/");
+    for i in 0..jobs.len() {
+        let twins: Vec<usize> = (0..jobs.len())
+            .filter(|&k| k != i && names[k] == names[i] && jobs[k].path != jobs[i].path)
+            .collect();
+        if twins.is_empty() {
+            continue;
+        }
+        let n = (1..=dirs[i].len())
+            .find(|&n| {
+                twins
+                    .iter()
+                    .all(|&k| tail(&dirs[k], n) != tail(&dirs[i], n))
+            })
+            .unwrap_or(dirs[i].len());
+        jobs[i].name = format!("{}/{}", tail(&dirs[i], n), names[i]);
+    }
 }
 
 /// One program's result under one algorithm.
@@ -146,8 +190,9 @@ pub struct ProgramRun {
     pub tally: Tally,
 }
 
-/// Outcome kinds that are not a bug (see `outcome::Outcome::is_bug`).
-const NOT_BUGS: &[&str] = &["ok", "diverged", "error"];
+/// Outcome kinds that are not a bug (see `outcome::Outcome::is_bug`); `step-limit` is shown
+/// apart unless `--step-limit-is-bug`.
+const NOT_BUGS: &[&str] = &["ok", "diverged", "error", "step-limit"];
 
 /// What is wrong with a program's outcome counts given its expectation: a bug-free program
 /// that reported a bug, or a buggy one that failed in another way than its bug does (e.g.
@@ -187,6 +232,9 @@ pub fn run_program(s: &Session, algo: &str, job: &Job) -> Result<ProgramRun> {
     plan.cfg.program = job.path.clone();
     plan.cfg.args = job.args.clone();
     plan.cfg.points = s.points.clone().or_else(|| job.points.clone());
+    // The memory map read in the first run belongs to this program only: another program
+    // of the same session must not symbolise its crashes with it.
+    plan.cfg.maps = Default::default();
     let tally = harness::run_tries(&plan, &job.name)
         .with_context(|| format!("{} under {algo}", job.name))?;
     let mut saved_at = None;
@@ -207,6 +255,7 @@ pub fn run_program(s: &Session, algo: &str, job: &Job) -> Result<ProgramRun> {
                 steps: r.schedule.clone(),
             },
             pct_k: tally.pct_k,
+            cwd: report::current_dir(),
             detail: Some(r.outcome.to_string()),
             partial: (r.outside > 0).then_some(r.outside),
         }
@@ -216,7 +265,14 @@ pub fn run_program(s: &Session, algo: &str, job: &Job) -> Result<ProgramRun> {
     let mut report = ProgramReport::new(&job.name, &job.path, &tally, saved_at.as_deref());
     report.index = Some(job.index);
     report.expect = job.expect.map(|e| e.kind().to_string());
-    report.flag = job.expect.and_then(|e| flag(e, &tally.outcomes));
+    let mut counted = tally.outcomes.clone();
+    if s.plan.step_limit_is_bug {
+        // Counted as a bug: flagged as one (renamed out of NOT_BUGS).
+        if let Some(n) = counted.remove("step-limit") {
+            counted.insert("step-limit (counted as a bug)".into(), n);
+        }
+    }
+    report.flag = job.expect.and_then(|e| flag(e, &counted));
     Ok(ProgramRun { report, tally })
 }
 
@@ -225,6 +281,7 @@ pub fn run_algo(s: &Session, algo: &str, jobs: &[Job]) -> Result<Vec<ProgramRun>
     let start = Instant::now();
     let out = jobs
         .iter()
+        .take_while(|_| !crate::cleanup::interrupted())
         .map(|j| run_program(s, algo, j))
         .collect::<Result<Vec<_>>>()?;
     eprintln!(
@@ -248,6 +305,9 @@ pub struct CompareDoc {
     pub runs: Vec<AlgoRun>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table: Option<Table>,
+    /// The session was interrupted (SIGINT): these are the finished tries only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 /// One algorithm's run JSON (`report::SessionReport`), with the program lines kept as they
@@ -440,11 +500,22 @@ impl Table {
         })
     }
 
-    /// Buggy programs no algorithm hit.
+    /// Programs the manifest calls buggy that no algorithm hit.
     pub fn missed(&self) -> Vec<&str> {
         self.rows
             .iter()
-            .filter(|r| r.expect.as_deref() != Some("none"))
+            .filter(|r| r.expect.as_deref().is_some_and(|e| e != "none"))
+            .filter(|r| r.hits.iter().all(|h| h.unwrap_or(0) == 0))
+            .map(|r| r.name.as_str())
+            .collect()
+    }
+
+    /// Programs without an expectation (no manifest) in which no algorithm found a bug:
+    /// nothing says they are buggy, so they are not "missed".
+    pub fn no_bug_found(&self) -> Vec<&str> {
+        self.rows
+            .iter()
+            .filter(|r| r.expect.is_none())
             .filter(|r| r.hits.iter().all(|h| h.unwrap_or(0) == 0))
             .map(|r| r.name.as_str())
             .collect()
@@ -522,6 +593,13 @@ impl Table {
         if !missed.is_empty() {
             s += &format!("hit by no algorithm: {}\n", missed.join(", "));
         }
+        let quiet = self.no_bug_found();
+        if !quiet.is_empty() {
+            s += &format!(
+                "no bug found by any algorithm (no manifest, so no expectation): {}\n",
+                quiet.join(", ")
+            );
+        }
         for f in &self.flags {
             s += &format!("FLAG {f}\n");
         }
@@ -554,11 +632,17 @@ pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
     let mut runs = Vec::new();
     let mut bug = false;
     for algo in &c.algos {
+        if crate::cleanup::interrupted() {
+            break;
+        }
         let results = run_algo(&s, algo, &programs)?;
         for r in &results {
             bug |= r.report.hits > 0;
             if let Some(e) = &r.report.first_error {
                 sayln!("{} [{algo}]: run error: {e}", r.report.name);
+            }
+            for what in &r.report.uncontrolled {
+                sayln!("{} [{algo}]: warning: {what}", r.report.name);
             }
         }
         runs.push(AlgoRun::from_session(&SessionReport {
@@ -566,6 +650,7 @@ pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
             seed,
             tries: a.tries,
             programs: results.into_iter().map(|r| r.report).collect(),
+            interrupted: false,
         })?);
     }
     let table = Table::build(&runs)?;
@@ -578,8 +663,13 @@ pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
             algos: c.algos.clone(),
             runs,
             table: Some(table),
+            interrupted: crate::cleanup::interrupted(),
         };
         write_doc(&doc, path)?;
+    }
+    if crate::cleanup::interrupted() {
+        sayln!("poscheck: interrupted (SIGINT): the results above are those of the finished tries");
+        return Ok(crate::cleanup::INTERRUPTED_EXIT);
     }
     Ok(i32::from(bug))
 }
@@ -592,6 +682,33 @@ pub fn write_doc(doc: &CompareDoc, path: &Path) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn programs_with_the_same_name_get_distinct_stable_names() {
+        let job = |p: &str| Job {
+            name: crate::program_name(std::path::Path::new(p)),
+            path: p.into(),
+            args: Vec::new(),
+            points: None,
+            expect: None,
+            index: 0,
+        };
+        let mut jobs = vec![
+            job("/t/x/a/prog"),
+            job("/t/y/a/prog"),
+            job("/t/b/prog"),
+            job("/t/other"),
+        ];
+        disambiguate(&mut jobs);
+        let names: Vec<&str> = jobs.iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(names, ["x/a/prog", "y/a/prog", "b/prog", "other"]);
+        let again: Vec<PathBuf> = names
+            .iter()
+            .map(|n| report::schedule_path(Path::new("o"), n, "pos", 1))
+            .collect();
+        let unique: std::collections::BTreeSet<_> = again.iter().collect();
+        assert_eq!(unique.len(), 4, "{again:?}");
+    }
+
     use super::*;
     use serde_json::json;
 
@@ -648,6 +765,25 @@ mod tests {
         let text = t.render(100, 1);
         assert!(text.contains("0.0400*"), "{text}");
         assert!(text.contains("1/(2*tries)"), "{text}");
+    }
+
+    #[test]
+    fn programs_without_expectation_are_not_missed() {
+        let line = |name: &str, hits: u64| json!({"name": name, "tries": 10, "hits": hits, "hit_ratio": hits as f64 / 10.0});
+        let mut with = run("rw", &[("buggy", "assert", 0)]);
+        with.programs.push(line("plain_ok", 0));
+        with.programs.push(line("plain_bug", 3));
+        let t = Table::build(&[with]).unwrap();
+        assert_eq!(t.missed(), vec!["buggy"]);
+        assert_eq!(t.no_bug_found(), vec!["plain_ok"]);
+        let text = t.render(10, 1);
+        assert!(text.contains("hit by no algorithm: buggy\n"), "{text}");
+        assert!(
+            text.contains(
+                "no bug found by any algorithm (no manifest, so no expectation): plain_ok"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

@@ -40,7 +40,7 @@ pub const EXPLORE_MAX_STEPS: u64 = 10_000;
 /// the base seed of the `--points races` profiling runs.
 pub const SEED: u64 = 0;
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct ExploreArgs {
     /// Exploration algorithm: dfs, dpor (Source-DPOR), odpor (Optimal-DPOR), ipb (iterative
     /// preemption bounding), idb (iterative delay bounding), rt (reachability testing).
@@ -91,10 +91,11 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
         'h' => 3600.0,
         _ => 1.0,
     };
-    if !(secs.is_finite() && secs > 0.0) {
-        bail!("--time-limit {s:?}: must be a positive duration");
+    // At most a year: longer does not fit the timers (and is surely a typo).
+    if !(secs.is_finite() && secs > 0.0 && secs <= 366.0 * 86_400.0) {
+        bail!("--time-limit {s:?}: must be a positive duration of at most a year");
     }
-    Ok(Duration::from_secs_f64(secs))
+    Duration::try_from_secs_f64(secs).with_context(|| format!("--time-limit {s:?}"))
 }
 
 /// Runs the real program once per execution (see the module doc).
@@ -232,11 +233,22 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
     if a.bound.is_some() && bound_of(algo).is_none() {
         bail!("--bound applies to ipb and idb only");
     }
+    if a.max_executions == Some(0) {
+        bail!("--max-executions must be at least 1");
+    }
     let limits = Limits {
         max_executions: a.max_executions,
         time_limit: a.time_limit.as_deref().map(parse_duration).transpose()?,
     };
     crate::elf::check(&a.program)?;
+    // An absolute path: a bare `prog` is the file in the working directory (not a PATH
+    // search), and the saved schedules replay from any directory.
+    let program = std::fs::canonicalize(&a.program)
+        .with_context(|| format!("cannot resolve {}", a.program.display()))?;
+    let a = &ExploreArgs {
+        program,
+        ..a.clone()
+    };
     let mut cfg = RunConfig::new(a.program.clone(), a.args.clone(), crate::libpos::find()?);
     crate::apply_control(&mut cfg, &a.control)?;
     if a.control.max_steps == pos_sched::coordinator::DEFAULT_MAX_STEPS {
@@ -311,6 +323,7 @@ fn summarise(
                     steps: b.schedule.clone(),
                 },
                 pct_k: None,
+                cwd: crate::report::current_dir(),
                 detail: Some(b.description.clone()),
                 partial: None,
             };

@@ -26,6 +26,9 @@ pub struct Plan {
     pub tries: u64,
     pub jobs: usize,
     pub stop_on_first: bool,
+    /// `--step-limit-is-bug`: count runs that reach the step limit as bugs (by default
+    /// they are shown apart: a long correct program reaches it too).
+    pub step_limit_is_bug: bool,
     pub cfg: RunConfig,
 }
 
@@ -51,6 +54,26 @@ pub struct Tally {
     /// schedules may not replay exactly), and how many times in all.
     pub partial: u64,
     pub outside: u64,
+    /// `races` mode: profiling runs cut off by the step limit (incomplete profile).
+    pub profile_cut_off: u64,
+    /// Runs that reached the step limit (bugs only with `--step-limit-is-bug`).
+    pub step_limits: u64,
+    /// What libpos said runs uncontrolled (a forked child's threads, an exec'd image),
+    /// each note once.
+    pub uncontrolled: std::collections::BTreeSet<String>,
+}
+
+/// libpos's notes about what runs uncontrolled, from a run's stderr (see
+/// `preload/src/process.rs`, `UNCONTROLLED`).
+pub fn uncontrolled_notes(stderr: &[u8]) -> impl Iterator<Item = String> + '_ {
+    const MARK: &str = "poscheck: uncontrolled: ";
+    stderr
+        .split(|&b| b == b'\n')
+        .filter_map(|l| {
+            let l = String::from_utf8_lossy(l);
+            l.split_once(MARK).map(|(_, what)| what.trim().to_string())
+        })
+        .filter(|w| !w.is_empty())
 }
 
 /// Whether `algo` draws PCT change points and so needs k.
@@ -107,6 +130,9 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
         racing_sites: prepared.racing_sites,
         partial: 0,
         outside: 0,
+        profile_cut_off: prepared.cut_off,
+        step_limits: 0,
+        uncontrolled: Default::default(),
     };
     let progress = std::io::stderr().is_terminal();
     std::thread::scope(|s| -> Result<()> {
@@ -116,7 +142,10 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
             s.spawn(move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= plan.tries || stop.load(Ordering::Relaxed) {
+                    if i >= plan.tries
+                        || stop.load(Ordering::Relaxed)
+                        || crate::cleanup::interrupted()
+                    {
                         break;
                     }
                     let r = make_strategy(plan, pct_k).and_then(|mut st| {
@@ -135,6 +164,10 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
         drop(tx);
         let mut setup_error = None;
         for msg in rx.iter() {
+            if crate::cleanup::interrupted() {
+                // Killed by the interrupt (or finished next to it): not a result.
+                continue;
+            }
             let (i, r) = match msg {
                 Ok(x) => x,
                 Err(e) => {
@@ -153,7 +186,10 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
             if let Outcome::Error { reason } = &r.outcome {
                 tally.first_error.get_or_insert_with(|| reason.clone());
             }
-            if r.outcome.is_bug() {
+            tally.uncontrolled.extend(uncontrolled_notes(&r.stderr));
+            let step_limit = matches!(r.outcome, Outcome::StepLimit { .. });
+            tally.step_limits += u64::from(step_limit);
+            if r.outcome.is_bug() && (plan.step_limit_is_bug || !step_limit) {
                 tally.hits += 1;
                 if plan.stop_on_first {
                     stop.store(true, Ordering::Relaxed);

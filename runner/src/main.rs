@@ -48,7 +48,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return usage_error(&e),
+    };
     if let Err(e) = cleanup::install() {
         eprintln!("poscheck: error: cannot set up signal handling: {e}");
         return ExitCode::from(2);
@@ -88,6 +91,40 @@ fn main() -> ExitCode {
     }
 }
 
+/// A command line clap rejects: help and version go out as clap prints them (exit 0); a
+/// usage error is one line `poscheck: error: ...` (exit 2) like every other bad input.
+fn usage_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return ExitCode::from(
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                2
+            } else {
+                0
+            },
+        );
+    }
+    let text = e.render().to_string();
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("invalid command line");
+    let line = line.strip_prefix("error: ").unwrap_or(line);
+    eprintln!("poscheck: error: {line} (see poscheck --help)");
+    ExitCode::from(2)
+}
+
+/// Longest accepted `--step-timeout` (a day): longer is surely a typo, and far longer does
+/// not fit the timers.
+pub(crate) const MAX_STEP_TIMEOUT_SECS: f64 = 86_400.0;
+
 /// The directory of libpos.so, which `poscheck cc` links against (with an rpath).
 fn libpos_dir() -> Result<PathBuf> {
     let lib = libpos::find()?;
@@ -98,10 +135,20 @@ fn libpos_dir() -> Result<PathBuf> {
 
 /// Apply the options shared by `run` and `replay` to a run configuration.
 pub(crate) fn apply_control(cfg: &mut session::RunConfig, c: &cli::ControlArgs) -> Result<()> {
-    if !(c.step_timeout.is_finite() && c.step_timeout > 0.0) {
-        bail!("--step-timeout must be a positive number of seconds");
+    if !(c.step_timeout.is_finite()
+        && c.step_timeout > 0.0
+        && c.step_timeout <= MAX_STEP_TIMEOUT_SECS)
+    {
+        bail!(
+            "--step-timeout {}: must be a positive number of seconds, at most {MAX_STEP_TIMEOUT_SECS}",
+            c.step_timeout
+        );
     }
-    cfg.step_timeout = Duration::from_secs_f64(c.step_timeout);
+    cfg.step_timeout = Duration::try_from_secs_f64(c.step_timeout)
+        .with_context(|| format!("--step-timeout {}", c.step_timeout))?;
+    if c.max_steps == 0 {
+        bail!("--max-steps must be at least 1");
+    }
     cfg.max_steps = c.max_steps;
     cfg.ok_exit_codes = c.ok_exit_codes.clone();
     cfg.real_sleep = c.real_sleep;
@@ -222,7 +269,35 @@ fn run_cmd(r: &cli::RunArgs) -> Result<i32> {
                 r.outside_episodes
             );
         }
+        for what in &r.uncontrolled {
+            sayln!("{}: warning: {what}", r.name);
+        }
+        if r.step_limits > 0 && !s.plan.step_limit_is_bug {
+            sayln!(
+                "{}: {} run(s) reached the step limit (--max-steps {}): shown apart, not \
+                 counted as bugs (--step-limit-is-bug counts them)",
+                r.name,
+                r.step_limits,
+                s.plan.cfg.max_steps
+            );
+        }
+        if r.profiling_cut_off > 0 {
+            sayln!(
+                "{}: points races: profiling was incomplete: {} of {} profiling run(s) reached \
+                 the step limit (--max-steps {}), so races after it were not seen{}",
+                r.name,
+                r.profiling_cut_off,
+                crate::points::PROFILE_RUNS,
+                s.plan.cfg.max_steps,
+                if r.racing_sites == Some(0) {
+                    "; no race found in what ran, the tries used sync points"
+                } else {
+                    ""
+                }
+            );
+        }
         match r.racing_sites {
+            Some(0) if r.profiling_cut_off > 0 => {}
             Some(0) => sayln!(
                 "{}: points races: the profiling runs found no race; the tries used sync points",
                 r.name
@@ -241,10 +316,15 @@ fn run_cmd(r: &cli::RunArgs) -> Result<i32> {
             seed,
             tries: a.tries,
             programs: table,
+            interrupted: cleanup::interrupted(),
         };
         let json = serde_json::to_string_pretty(&doc).context("cannot encode the report")?;
         std::fs::write(path, json + "\n")
             .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if cleanup::interrupted() {
+        sayln!("poscheck: interrupted (SIGINT): the results above are those of the finished tries");
+        return Ok(cleanup::INTERRUPTED_EXIT);
     }
     let bug = results.iter().any(|r| r.report.hits > 0);
     Ok(if bug {

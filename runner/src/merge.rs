@@ -109,6 +109,7 @@ pub fn merge(inputs: Vec<(PathBuf, Vec<AlgoRun>)>) -> Result<CompareDoc> {
         algos: runs.iter().map(|r| r.algo.clone()).collect(),
         runs,
         table: Some(table),
+        interrupted: false,
     })
 }
 

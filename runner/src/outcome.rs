@@ -28,8 +28,9 @@ pub enum Outcome {
         threads: Vec<String>,
         waited_ms: u64,
     },
-    /// More scheduling steps than allowed: a livelock.
-    StepLimit { steps: u64 },
+    /// More scheduling steps than allowed: a livelock, or just a long run (`live`: threads
+    /// not finished at the limit; with one, it is a long single-threaded stretch).
+    StepLimit { steps: u64, live: usize },
     /// The program exited with a code not in `--ok-exit-codes`.
     ExitCode { code: i32 },
     /// A replayed schedule could not be followed.
@@ -109,7 +110,12 @@ impl fmt::Display for Outcome {
                  (blocked in an uncontrolled call or spinning)",
                 threads.join(", ")
             ),
-            Outcome::StepLimit { steps } => {
+            Outcome::StepLimit { steps, live } if *live <= 1 => write!(
+                f,
+                "step limit: {steps} scheduling steps with one live thread (a long \
+                 single-threaded stretch, not a livelock: raise --max-steps)"
+            ),
+            Outcome::StepLimit { steps, .. } => {
                 write!(f, "step limit: {steps} scheduling steps (livelock?)")
             }
             Outcome::ExitCode { code } => write!(f, "exit code {code}"),

@@ -72,6 +72,8 @@ pub struct Profile {
     pub maps: Vec<elf::Mapping>,
     /// Outcome kinds of the profiling runs that were not `ok`, for the user.
     pub notes: Vec<String>,
+    /// Profiling runs cut off by the step limit: the races after the cut were not seen.
+    pub cut_off: u64,
 }
 
 /// The seed of profiling run `j` of a session with base seed `seed`.
@@ -105,6 +107,10 @@ pub fn profile(cfg: &RunConfig, seed: u64, runs: u64) -> Result<Profile> {
         if !r.maps.is_empty() {
             out.maps = r.maps;
         }
+        out.cut_off += u64::from(matches!(
+            r.outcome,
+            crate::outcome::Outcome::StepLimit { .. }
+        ));
         if r.outcome.kind() != "ok" {
             out.notes.push(format!("profiling run {j}: {}", r.outcome));
         }
@@ -162,6 +168,8 @@ pub struct Prepared {
     pub mode: String,
     /// `races` mode: the racing sites found (0 = none).
     pub racing_sites: Option<usize>,
+    /// `races` mode: profiling runs cut off by the step limit (the profile is incomplete).
+    pub cut_off: u64,
     pub pcs: BTreeSet<u64>,
     /// Holds the races file while the tries run.
     _dir: Option<(tempfile::TempDir, crate::cleanup::Guard)>,
@@ -187,13 +195,17 @@ pub fn prepare(cfg: &RunConfig, seed: u64, known: Option<BTreeSet<u64>>) -> Resu
             cfg,
             mode,
             racing_sites: None,
+            cut_off: 0,
             pcs: BTreeSet::new(),
             _dir: None,
         });
     }
-    let pcs = match known {
-        Some(p) => p,
-        None => profile(&cfg, seed, PROFILE_RUNS)?.pcs,
+    let (pcs, cut_off) = match known {
+        Some(p) => (p, 0),
+        None => {
+            let p = profile(&cfg, seed, PROFILE_RUNS)?;
+            (p.pcs, p.cut_off)
+        }
     };
     if pcs.is_empty() {
         cfg.points = None;
@@ -201,6 +213,7 @@ pub fn prepare(cfg: &RunConfig, seed: u64, known: Option<BTreeSet<u64>>) -> Resu
             cfg,
             mode: SYNC.into(),
             racing_sites: Some(0),
+            cut_off,
             pcs,
             _dir: None,
         });
@@ -218,6 +231,7 @@ pub fn prepare(cfg: &RunConfig, seed: u64, known: Option<BTreeSet<u64>>) -> Resu
         cfg,
         mode: RACES.into(),
         racing_sites: Some(pcs.len()),
+        cut_off,
         pcs,
         _dir: Some((dir, guard)),
     })

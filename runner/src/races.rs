@@ -49,6 +49,20 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
         points::PROFILE_ALGO,
         a.seed
     );
+    if prof.cut_off > 0 {
+        sayln!(
+            "{}: profiling was incomplete: {} of {runs} profiling run(s) reached the step limit \
+             (--max-steps {}); races after it were not seen{}",
+            program.display(),
+            prof.cut_off,
+            cfg.max_steps,
+            if prof.races.is_empty() {
+                " (no race found is not \"no race\")"
+            } else {
+                ""
+            }
+        );
+    }
     for (k, r) in prof.races.iter().enumerate() {
         let var = data_symbol(r.addr, &prof.maps).map_or(String::new(), |v| format!(" ({v})"));
         sayln!("race {}: on {:#x}{var}", k + 1, r.addr);

@@ -5,7 +5,7 @@ use crate::cli::ReplayArgs;
 use crate::report::{tail_text, SavedSchedule};
 use crate::session::{self, RunConfig};
 use crate::{elf, libpos};
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use pos_sched::strategy;
 use std::path::PathBuf;
 
@@ -14,6 +14,35 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
     let saved = SavedSchedule::load(&a.schedule)?;
     let sch = &saved.schedule;
     let program = PathBuf::from(&sch.program);
+    // The program runs in the recorded working directory (the schedule file and program
+    // were resolved before the change).
+    let schedule = std::fs::canonicalize(&a.schedule).unwrap_or_else(|_| a.schedule.clone());
+    let program = if program.is_relative() {
+        std::fs::canonicalize(&program).unwrap_or(program)
+    } else {
+        program
+    };
+    if let Some(dir) = &saved.cwd {
+        let here = std::env::current_dir().ok();
+        if here.as_deref() != Some(std::path::Path::new(dir)) {
+            if std::path::Path::new(dir).is_dir() {
+                std::env::set_current_dir(dir).with_context(|| {
+                    format!("cannot enter the recorded working directory {dir}")
+                })?;
+                sayln!("replay: running in the recorded working directory {dir}");
+            } else {
+                eprintln!(
+                    "poscheck: warning: the recorded working directory {dir} does not exist: the \
+                     program runs in {} (what it opens by relative path may differ)",
+                    here.map_or_else(|| "?".into(), |h| h.display().to_string())
+                );
+            }
+        }
+    }
+    let a = &ReplayArgs {
+        schedule,
+        ..a.clone()
+    };
     elf::check(&program)?;
     let args = if a.args.is_empty() {
         sch.args.clone()

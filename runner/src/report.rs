@@ -32,6 +32,21 @@ pub struct SavedSchedule {
     /// may not replay exactly (when that thread came back was up to the kernel).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial: Option<u64>,
+    /// The working directory the program ran in: `replay` runs it there too (a program
+    /// that opens files by relative path does something else elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The working directory to record in a saved schedule.
+pub fn current_dir() -> Option<String> {
+    std::env::current_dir()
+        .ok()
+        .map(|d| d.display().to_string())
 }
 
 impl SavedSchedule {
@@ -94,6 +109,16 @@ pub struct ProgramReport {
     /// What the observed outcomes contradict in the manifest (see `compare::flag`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flag: Option<String>,
+    /// Runs that reached the step limit: not in `hits` unless `--step-limit-is-bug`.
+    #[serde(default)]
+    pub step_limits: u64,
+    /// `--points races`: profiling runs cut off by the step limit (the racing sites may be
+    /// incomplete).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub profiling_cut_off: u64,
+    /// What ran uncontrolled in some run (a forked child's threads, an exec'd image).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub uncontrolled: Vec<String>,
 }
 
 /// The whole `--json` document.
@@ -103,6 +128,9 @@ pub struct SessionReport {
     pub seed: u64,
     pub tries: u64,
     pub programs: Vec<ProgramReport>,
+    /// The session was interrupted (SIGINT): these are the finished tries only.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 impl ProgramReport {
@@ -133,15 +161,14 @@ impl ProgramReport {
             racing_sites: t.racing_sites,
             partial: t.partial,
             outside_episodes: t.outside,
+            step_limits: t.step_limits,
+            profiling_cut_off: t.profile_cut_off,
+            uncontrolled: t.uncontrolled.iter().cloned().collect(),
             index: None,
             expect: None,
             flag: None,
         }
     }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 /// File name for a program's first buggy schedule under `dir`.
@@ -212,6 +239,7 @@ mod tests {
     #[test]
     fn saved_schedules_round_trip_with_extras() {
         let s = SavedSchedule {
+            cwd: Some("/w".into()),
             schedule: Schedule {
                 program: "/bin/x".into(),
                 algo: "pct3".into(),

@@ -163,6 +163,10 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         }
     };
     let _group_guard = cleanup::Guard::group(program.pid());
+    if cleanup::interrupted() {
+        // Started next to a Ctrl-C, after the signal thread killed the runs in flight.
+        program.kill();
+    }
     let (tx, rx) = unbounded();
     let exit = match &server {
         Some(s) => ExitWatch::Server {
@@ -205,6 +209,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
 
     program.reap();
     let (stdout, stderr) = pump.finish();
+    let outcome = harness_failure(outcome, &stderr);
     if let Some(mut s) = server {
         // The server's next notice must be about the next run: take this child's end if
         // the I/O thread did not.
@@ -228,6 +233,26 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         outside: lp.outside_episodes,
     })
 }
+
+/// libpos's own fatal errors (exit status 70 after a `poscheck: libpos: ...` line, e.g. no
+/// descriptor left for a thread's connection) are errors of the harness with their reason,
+/// not an `exit-code` bug of the program.
+fn harness_failure(outcome: Outcome, stderr: &[u8]) -> Outcome {
+    const MARK: &str = "poscheck: libpos: ";
+    if outcome != (Outcome::ExitCode { code: LIBPOS_FATAL }) {
+        return outcome;
+    }
+    let text = String::from_utf8_lossy(stderr);
+    match text.lines().rev().find_map(|l| l.split_once(MARK)) {
+        Some((_, why)) => Outcome::Error {
+            reason: format!("libpos stopped the program: {}", why.trim()),
+        },
+        None => outcome,
+    }
+}
+
+/// The exit status of `conn::die` in libpos (EX_SOFTWARE).
+const LIBPOS_FATAL: i32 = 70;
 
 /// The environment a run's program gets besides the coordinator's socket.
 fn program_env(cfg: &RunConfig) -> Vec<(OsString, OsString)> {
@@ -758,9 +783,14 @@ impl<'c> Loop<'c> {
                 Decision::Wait | Decision::Over => return None,
                 Decision::Deadlock(report) => return Some(Outcome::Deadlock { report }),
                 Decision::StepLimit => {
+                    let st = coord.state();
+                    let live = (0..st.num_threads())
+                        .filter(|&t| st.status(t as Tid) != pos_sched::state::Status::Finished)
+                        .count();
                     return Some(Outcome::StepLimit {
                         steps: coord.steps(),
-                    })
+                        live,
+                    });
                 }
                 Decision::Diverged(d) => {
                     return Some(Outcome::Diverged {
@@ -1076,6 +1106,20 @@ mod tests {
             } => assert_eq!(thread, "0.1"),
             o => panic!("{o:?}"),
         }
+    }
+
+    #[test]
+    fn libpos_fatal_exit_is_an_error_not_a_bug() {
+        let e = harness_failure(
+            Outcome::ExitCode { code: 70 },
+            b"out\n    | poscheck: libpos: cannot open: too many open files (EMFILE)\n",
+        );
+        assert_eq!(e.kind(), "error", "{e}");
+        assert!(e.to_string().contains("EMFILE"), "{e}");
+        let plain = harness_failure(Outcome::ExitCode { code: 70 }, b"the program's own\n");
+        assert_eq!(plain.kind(), "exit-code");
+        let other = harness_failure(Outcome::ExitCode { code: 3 }, b"poscheck: libpos: x\n");
+        assert_eq!(other.kind(), "exit-code");
     }
 
     #[test]
