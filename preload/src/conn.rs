@@ -197,7 +197,12 @@ impl Me {
     #[inline]
     pub fn post(self, op: Op) -> Reply {
         let (frame, _) = Msg::Post(op).encode();
-        self.exchange(&frame)
+        let reply = self.exchange(&frame);
+        if crate::cancel::is_cancelled(reply.result) {
+            // A cancellation point acted on a cancellation request: never returns.
+            crate::cancel::act();
+        }
+        reply
     }
 
     /// Post a memory access with the pc of the instrumented instruction (see

@@ -40,7 +40,7 @@ fn sleep_point() -> bool {
 /// # Safety
 /// As `sleep(3)`.
 #[no_mangle]
-pub unsafe extern "C" fn sleep(s: c_uint) -> c_uint {
+pub unsafe extern "C-unwind" fn sleep(s: c_uint) -> c_uint {
     if sleep_point() {
         real::sleep(s)
     } else {
@@ -53,7 +53,7 @@ pub unsafe extern "C" fn sleep(s: c_uint) -> c_uint {
 /// # Safety
 /// As `usleep(3)`.
 #[no_mangle]
-pub unsafe extern "C" fn usleep(u: useconds_t) -> c_int {
+pub unsafe extern "C-unwind" fn usleep(u: useconds_t) -> c_int {
     if sleep_point() {
         real::usleep(u)
     } else {
@@ -66,7 +66,7 @@ pub unsafe extern "C" fn usleep(u: useconds_t) -> c_int {
 /// # Safety
 /// As `nanosleep(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn nanosleep(req: *const timespec, rem: *mut timespec) -> c_int {
+pub unsafe extern "C-unwind" fn nanosleep(req: *const timespec, rem: *mut timespec) -> c_int {
     if sleep_point() {
         real::nanosleep(req, rem)
     } else {
@@ -79,7 +79,7 @@ pub unsafe extern "C" fn nanosleep(req: *const timespec, rem: *mut timespec) -> 
 /// # Safety
 /// As `clock_nanosleep(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn clock_nanosleep(
+pub unsafe extern "C-unwind" fn clock_nanosleep(
     c: clockid_t,
     flags: c_int,
     req: *const timespec,

@@ -115,6 +115,10 @@ real_fns! {
     fn pthread_spin_unlock(s: *mut libc::pthread_spinlock_t) -> c_int;
     fn pthread_once(o: *mut libc::pthread_once_t, f: extern "C" fn()) -> c_int;
     fn sched_yield() -> c_int;
+    fn pthread_cancel(t: libc::pthread_t) -> c_int;
+    fn pthread_testcancel() -> ();
+    fn pthread_setcancelstate(state: c_int, old: *mut c_int) -> c_int;
+    fn pthread_setcanceltype(kind: c_int, old: *mut c_int) -> c_int;
     fn sleep(s: c_uint) -> c_uint;
     fn usleep(u: libc::useconds_t) -> c_int;
     fn nanosleep(req: Ts, rem: *mut libc::timespec) -> c_int;

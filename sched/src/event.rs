@@ -210,6 +210,17 @@ pub enum Op {
     ProcessExit {
         code: i32,
     },
+    /// `pthread_cancel`: marks `target` cancelled; it acts on it at its next cancellation
+    /// point (see [`crate::state`]).
+    Cancel {
+        target: Tid,
+    },
+    /// `pthread_testcancel`: a cancellation point and nothing else.
+    TestCancel,
+    /// `pthread_setcancelstate`: whether the calling thread acts on a cancellation request.
+    SetCancelState {
+        enabled: bool,
+    },
 }
 
 /// What kind of thing an object is; two objects can only be the same when the kinds match
@@ -320,6 +331,8 @@ impl Op {
             | AtomicStore { addr, size }
             | AtomicRmw { addr, size } => [Some(Obj::mem(addr, size)), None],
             ProcessExit { .. } => [Some(s(Process, 0)), None],
+            Cancel { target } => [Some(s(Thread, target as u64)), None],
+            TestCancel | SetCancelState { .. } => [None, None],
         }
     }
 
@@ -328,6 +341,7 @@ impl Op {
         use Op::*;
         match self {
             Start | Create | Yield | Sleep | Exit => Access::None,
+            TestCancel | SetCancelState { .. } => Access::None,
             Read { .. } | AtomicLoad { .. } => Access::Read,
             RdLock { .. } | TryRdLock { .. } | TimedRdLock { .. } => Access::Write,
             _ => Access::Write,
@@ -391,6 +405,9 @@ impl Op {
             AtomicStore { .. } => "atomic_store",
             AtomicRmw { .. } => "atomic_rmw",
             ProcessExit { .. } => "process_exit",
+            Cancel { .. } => "cancel",
+            TestCancel => "testcancel",
+            SetCancelState { .. } => "setcancelstate",
         }
     }
 }
@@ -413,12 +430,15 @@ impl Event {
     }
 
     /// The objects the event touches: its operation's, except that the exit event of a thread
-    /// touches the thread object (joins race with it). Public so that strategies can compute
+    /// touches the thread object (joins race with it), and so do its own cancellation
+    /// operations (a `pthread_cancel` of it races with them). Public so that strategies can compute
     /// an event's footprint once and test many races against it.
     #[inline]
     pub fn objects(&self) -> [Option<Obj>; 2] {
         match self.op {
-            Op::Exit => [Some(Obj::sync(ObjKind::Thread, self.tid as u64)), None],
+            Op::Exit | Op::TestCancel | Op::SetCancelState { .. } => {
+                [Some(Obj::sync(ObjKind::Thread, self.tid as u64)), None]
+            }
             _ => self.op.objects(),
         }
     }

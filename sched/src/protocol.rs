@@ -145,6 +145,9 @@ fn op_fields(op: &Op) -> (u32, u64, u64, u64) {
         AtomicStore { addr, size } => (34, addr, 0, size as u64),
         AtomicRmw { addr, size } => (35, addr, 0, size as u64),
         ProcessExit { code } => (36, code as i64 as u64, 0, 0),
+        Cancel { target } => (45, target as u64, 0, 0),
+        TestCancel => (46, 0, 0, 0),
+        SetCancelState { enabled } => (47, enabled as u64, 0, 0),
     }
 }
 
@@ -226,6 +229,9 @@ fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
         36 => ProcessExit {
             code: a as i64 as i32,
         },
+        45 => Cancel { target: tid(a)? },
+        46 => TestCancel,
+        47 => SetCancelState { enabled: a != 0 },
         _ => return Err(ProtocolError(format!("unknown operation code {code}"))),
     })
 }
@@ -378,6 +384,10 @@ mod tests {
             AtomicStore { addr: 27, size: 2 },
             AtomicRmw { addr: 28, size: 16 },
             ProcessExit { code: -1 },
+            Cancel { target: 3 },
+            TestCancel,
+            SetCancelState { enabled: false },
+            SetCancelState { enabled: true },
         ];
         for op in ops {
             let msg = Msg::Post(op);
