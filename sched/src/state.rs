@@ -1407,7 +1407,10 @@ mod tests {
         assert!(!s.is_enabled(t), "no signal, no cancel");
         assert_eq!(run(&mut s, 0, lock), 0);
         assert_eq!(run(&mut s, 0, Op::Cancel { target: t }), 0);
-        assert!(!s.is_enabled(t), "cancelled, but the mutex must be re-acquired first");
+        assert!(
+            !s.is_enabled(t),
+            "cancelled, but the mutex must be re-acquired first"
+        );
         assert_eq!(run(&mut s, 0, unlock), 0);
         assert!(s.is_enabled(t));
         assert_eq!(s.execute(t).unwrap().result, code::CANCELED);
