@@ -31,6 +31,7 @@
 //! - Standalone mode only: `POS_ALGO`, `POS_SEED`, `POS_DEPTH`, `POS_SCHEDULE`,
 //!   `POS_SCHEDULE_OUT`, `POS_STEP_TIMEOUT` (see [`standalone`]).
 
+pub mod c11;
 pub mod cancel;
 pub mod conn;
 pub mod fds;
