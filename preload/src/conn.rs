@@ -201,6 +201,10 @@ impl Me {
         if op != Op::Create {
             crate::clock::heard(reply.value);
         }
+        if crate::cancel::is_cancelled(reply.result) {
+            // A cancellation point acted on a cancellation request: never returns.
+            crate::cancel::act();
+        }
         reply
     }
 

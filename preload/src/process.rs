@@ -43,7 +43,7 @@ fn sleep_point(ns: u64) -> bool {
 /// # Safety
 /// As `sleep(3)`.
 #[no_mangle]
-pub unsafe extern "C" fn sleep(s: c_uint) -> c_uint {
+pub unsafe extern "C-unwind" fn sleep(s: c_uint) -> c_uint {
     if sleep_point(s as u64 * 1_000_000_000) {
         real::sleep(s)
     } else {
@@ -56,7 +56,7 @@ pub unsafe extern "C" fn sleep(s: c_uint) -> c_uint {
 /// # Safety
 /// As `usleep(3)`.
 #[no_mangle]
-pub unsafe extern "C" fn usleep(u: useconds_t) -> c_int {
+pub unsafe extern "C-unwind" fn usleep(u: useconds_t) -> c_int {
     if sleep_point(u as u64 * 1_000) {
         real::usleep(u)
     } else {
@@ -69,7 +69,7 @@ pub unsafe extern "C" fn usleep(u: useconds_t) -> c_int {
 /// # Safety
 /// As `nanosleep(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn nanosleep(req: *const timespec, rem: *mut timespec) -> c_int {
+pub unsafe extern "C-unwind" fn nanosleep(req: *const timespec, rem: *mut timespec) -> c_int {
     if let Some(r) = crate::clock::clock_sleep(libc::CLOCK_MONOTONIC, 0, req) {
         if r != 0 {
             conn::set_errno(r);
@@ -95,7 +95,7 @@ pub unsafe extern "C" fn nanosleep(req: *const timespec, rem: *mut timespec) -> 
 /// # Safety
 /// As `clock_nanosleep(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn clock_nanosleep(
+pub unsafe extern "C-unwind" fn clock_nanosleep(
     c: clockid_t,
     flags: c_int,
     req: *const timespec,

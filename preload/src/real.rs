@@ -119,6 +119,10 @@ real_fns! {
     fn execv(p: *const libc::c_char, a: *const *const libc::c_char) -> c_int;
     fn execvp(p: *const libc::c_char, a: *const *const libc::c_char) -> c_int;
     fn execvpe(p: *const libc::c_char, a: *const *const libc::c_char, e: *const *const libc::c_char) -> c_int;
+    fn pthread_cancel(t: libc::pthread_t) -> c_int;
+    fn pthread_testcancel() -> ();
+    fn pthread_setcancelstate(state: c_int, old: *mut c_int) -> c_int;
+    fn pthread_setcanceltype(kind: c_int, old: *mut c_int) -> c_int;
     fn sleep(s: c_uint) -> c_uint;
     fn usleep(u: libc::useconds_t) -> c_int;
     fn nanosleep(req: Ts, rem: *mut libc::timespec) -> c_int;

@@ -53,7 +53,8 @@ fn sem_result(r: i32) -> c_int {
 }
 
 /// Defines an interposer that posts `$op` for a controlled thread and returns the grant's
-/// result, or forwards to the real function.
+/// result, or forwards to the real function. `C-unwind`: a cancellation point that acts on
+/// a cancellation unwinds out of it (see [`crate::cancel`]).
 macro_rules! point {
     ($(#[$doc:meta])* fn $name:ident($($arg:ident: $t:ty),*) => |$me:ident| $body:expr) => {
         $(#[$doc])*
@@ -61,7 +62,7 @@ macro_rules! point {
         /// # Safety
         /// As the libc function of this name.
         #[no_mangle]
-        pub unsafe extern "C" fn $name($($arg: $t),*) -> c_int {
+        pub unsafe extern "C-unwind" fn $name($($arg: $t),*) -> c_int {
             match conn::me() {
                 None => real::$name($($arg),*),
                 Some($me) => $body,

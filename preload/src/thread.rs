@@ -31,6 +31,11 @@ fn tid_of(t: pthread_t) -> Option<Tid> {
     v.iter().find(|&&(p, _)| p == t).map(|&(_, tid)| tid)
 }
 
+/// The run-local id of `t`, a thread created under control (for `pthread_cancel`).
+pub(crate) fn controlled_tid(t: pthread_t) -> Option<Tid> {
+    tid_of(t)
+}
+
 fn forget(t: pthread_t) {
     let _b = Busy::enter();
     THREADS
@@ -68,7 +73,7 @@ extern "C-unwind" fn trampoline(p: *mut c_void) -> *mut c_void {
 }
 
 /// Post this thread's `Exit`, then leave control.
-fn exit_thread() {
+pub(crate) fn exit_thread() {
     if let Some(me) = conn::me() {
         me.post(Op::Exit);
         conn::release();
@@ -150,7 +155,7 @@ fn stillborn(tid: Tid) {
 /// # Safety
 /// As `pthread_join(3)`.
 #[no_mangle]
-pub unsafe extern "C" fn pthread_join(t: pthread_t, ret: *mut *mut c_void) -> c_int {
+pub unsafe extern "C-unwind" fn pthread_join(t: pthread_t, ret: *mut *mut c_void) -> c_int {
     let (Some(me), Some(target)) = (conn::me(), tid_of(t)) else {
         return real::pthread_join(t, ret);
     };

@@ -35,7 +35,8 @@ pub enum ElfError {
 /// What the check learned about a runnable target.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ElfInfo {
-    /// Imports at least one pthread/semaphore function (else nothing will be scheduled).
+    /// Imports at least one function that makes or synchronises threads (pthread, semaphore,
+    /// C11 threads, `std::thread`, OpenMP; see [`makes_threads`]): else nothing is scheduled.
     pub uses_pthread: bool,
     /// Compiled with `-fsanitize=thread` (imports `__tsan_init` or `__tsan_func_entry`, as
     /// every instrumented unit does): its memory accesses can be scheduling points.
@@ -76,12 +77,10 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
     if !has_interp || elf.dynamic.is_none() {
         return Err(ElfError::Static(name));
     }
-    let uses_pthread = elf.dynsyms.iter().any(|s| {
-        s.is_import()
-            && elf.dynstrtab.get_at(s.st_name).is_some_and(|n| {
-                n.starts_with("pthread_") || n.starts_with("sem_") || n.starts_with("thrd_")
-            })
-    });
+    let uses_pthread = elf
+        .dynsyms
+        .iter()
+        .any(|s| s.is_import() && elf.dynstrtab.get_at(s.st_name).is_some_and(makes_threads));
     let instrumented = elf.dynsyms.iter().any(|s| {
         s.is_import()
             && elf
@@ -93,6 +92,29 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
         uses_pthread,
         instrumented,
     })
+}
+
+/// Whether importing the symbol `name` means the program uses threads: a pthread, POSIX
+/// semaphore or C11 `<threads.h>` function, libstdc++'s `std::thread` (threads created
+/// inside libstdc++, so the program itself may import no pthread function at all) and
+/// condition variables, or OpenMP's runtime (libgomp creates the threads).
+fn makes_threads(name: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "pthread_",
+        "sem_",
+        "thrd_",
+        "mtx_",
+        "cnd_",
+        "call_once",
+        "GOMP_",
+        "omp_",
+        // std::thread (ctor, join, detach, ...), std::condition_variable(_any).
+        "_ZNSt6thread",
+        "_ZNSt18condition_variable",
+        "_ZNSt22condition_variable_any",
+        "_ZNSt3_V222condition_variable_any",
+    ];
+    PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
 /// One line of `/proc/<pid>/maps` for a file-backed mapping.
@@ -201,6 +223,34 @@ mod tests {
         fs::set_permissions(&text, fs::Permissions::from_mode(0o755)).unwrap();
         assert!(matches!(check(&text), Err(ElfError::NotElf(_))));
         assert!(matches!(check(dir.path()), Err(ElfError::Directory(_))));
+    }
+
+    #[test]
+    fn threads_from_libraries_count_as_threads() {
+        for n in [
+            "pthread_create",
+            "sem_wait",
+            "thrd_create",
+            "mtx_lock",
+            "cnd_wait",
+            "call_once",
+            "GOMP_parallel",
+            "omp_get_thread_num",
+            "_ZNSt6thread15_M_start_threadESt10unique_ptrINS_6_StateESt14default_deleteIS1_EEPFvvE",
+            "_ZNSt18condition_variable10notify_oneEv",
+            "_ZNSt3_V222condition_variable_anyC1Ev",
+        ] {
+            assert!(makes_threads(n), "{n}");
+        }
+        for n in [
+            "printf",
+            "malloc",
+            "_ZNSt8ios_base4InitC1Ev",
+            "sched_yield",
+            "syscall",
+        ] {
+            assert!(!makes_threads(n), "{n}");
+        }
     }
 
     #[test]

@@ -19,6 +19,17 @@ pub enum Outcome {
         thread: String,
         pc: Option<u64>,
         symbol: Option<String>,
+        /// A C++ exception nobody caught (`std::terminate` aborted): its type and `what()`,
+        /// from libstdc++'s message on stderr.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        exception: Option<String>,
+    },
+    /// A Rust panic ended the process (exit code 101, or SIGABRT with `panic = "abort"`):
+    /// the panicking thread's Rust name, the source location and the message, from stderr.
+    Panic {
+        thread: String,
+        location: String,
+        message: String,
     },
     /// Threads remain and none can proceed.
     Deadlock { report: Deadlock },
@@ -46,6 +57,7 @@ impl Outcome {
             Outcome::Ok { .. } => "ok",
             Outcome::Assert { .. } => "assert",
             Outcome::Crash { .. } => "crash",
+            Outcome::Panic { .. } => "panic",
             Outcome::Deadlock { .. } => "deadlock",
             Outcome::Hang { .. } => "hang",
             Outcome::StepLimit { .. } => "step-limit",
@@ -73,6 +85,98 @@ impl Outcome {
     }
 }
 
+/// Refine an outcome with what the program printed on `stderr` (its tail): a Rust panic's
+/// message turns an exit code 101 (or a SIGABRT under `panic = "abort"`) into
+/// [`Outcome::Panic`], and libstdc++'s `terminate called after throwing ...` adds the
+/// exception to a SIGABRT crash.
+pub fn refine(outcome: Outcome, stderr: &[u8]) -> Outcome {
+    const SIGABRT: i32 = 6;
+    let is_abort = matches!(
+        outcome,
+        Outcome::Crash {
+            signal: SIGABRT,
+            ..
+        }
+    );
+    if !matches!(outcome, Outcome::ExitCode { code: 101 }) && !is_abort {
+        return outcome;
+    }
+    let text = String::from_utf8_lossy(stderr);
+    if let Some(p) = rust_panic(&text) {
+        return p;
+    }
+    match (outcome, cxx_exception(&text)) {
+        (
+            Outcome::Crash {
+                signal,
+                thread,
+                pc,
+                symbol,
+                ..
+            },
+            Some(e),
+        ) => Outcome::Crash {
+            signal,
+            thread,
+            pc,
+            symbol,
+            exception: Some(e),
+        },
+        (o, _) => o,
+    }
+}
+
+/// The first Rust panic report in `text`: `thread 'NAME' (TID) panicked at FILE:L:C:` (the
+/// thread id only in newer Rust), then the message up to the `note:` line.
+fn rust_panic(text: &str) -> Option<Outcome> {
+    let mut lines = text.lines();
+    let head = lines.find(|l| {
+        l.starts_with("thread '") && l.contains("' panicked at ")
+            || l.starts_with("thread '") && l.contains(") panicked at ")
+    })?;
+    let rest = head.strip_prefix("thread '")?;
+    let (thread, after) = rest.split_once('\'')?;
+    let (_, loc) = after.split_once("panicked at ")?;
+    let (location, inline) = match loc.strip_suffix(':') {
+        Some(l) => (l.to_string(), None),
+        // Old format: `panicked at 'message', src/main.rs:3:5`.
+        None => match loc.rsplit_once(", ") {
+            Some((m, l)) => (l.to_string(), Some(m.trim_matches('\'').to_string())),
+            None => (loc.to_string(), None),
+        },
+    };
+    let message = match inline {
+        Some(m) => m,
+        None => lines
+            .take_while(|l| !l.starts_with("note: ") && !l.starts_with("stack backtrace:"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
+    Some(Outcome::Panic {
+        thread: thread.to_string(),
+        location,
+        message: message.trim().to_string(),
+    })
+}
+
+/// libstdc++'s report of an uncaught exception: `terminate called after throwing an
+/// instance of 'T'` and, for `std::exception`s, `  what():  MESSAGE` on the next line.
+fn cxx_exception(text: &str) -> Option<String> {
+    const HEAD: &str = "terminate called after throwing an instance of '";
+    let at = text.find(HEAD)?;
+    let rest = &text[at + HEAD.len()..];
+    let (ty, after) = rest.split_once('\'')?;
+    let what = after
+        .lines()
+        .nth(1)
+        .and_then(|l| l.trim_start().strip_prefix("what():"))
+        .map(|w| w.trim().to_string());
+    Some(match what {
+        Some(w) => format!("'{ty}': what(): {w}"),
+        None => format!("'{ty}'"),
+    })
+}
+
 /// The name of a signal number (`SIGSEGV`), or the number.
 pub fn signal_name(sig: i32) -> String {
     match nix::sys::signal::Signal::try_from(sig) {
@@ -93,6 +197,7 @@ impl fmt::Display for Outcome {
                 thread,
                 pc,
                 symbol,
+                exception,
             } => {
                 write!(f, "crash: {} in thread {thread}", signal_name(*signal))?;
                 if let Some(pc) = pc {
@@ -101,8 +206,16 @@ impl fmt::Display for Outcome {
                 if let Some(s) = symbol {
                     write!(f, " ({s})")?;
                 }
+                if let Some(e) = exception {
+                    write!(f, ": uncaught C++ exception {e}")?;
+                }
                 Ok(())
             }
+            Outcome::Panic {
+                thread,
+                location,
+                message,
+            } => write!(f, "panic in thread '{thread}' at {location}: {message}"),
             Outcome::Deadlock { report } => write!(f, "deadlock: {report}"),
             Outcome::Hang { threads, waited_ms } => write!(
                 f,
@@ -139,5 +252,68 @@ mod tests {
         assert!(Outcome::from_exit(1, &[0]).is_bug());
         assert!(!Outcome::Error { reason: "x".into() }.is_bug());
         assert_eq!(signal_name(11), "SIGSEGV");
+    }
+
+    #[test]
+    fn rust_panics_and_cxx_exceptions_are_read_from_stderr() {
+        let new =
+            b"x\nthread '<unnamed>' (4242) panicked at src/main.rs:12:9:\nlost update: 1 != 2\n\
+                    note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n\
+                    thread 'main' (4241) panicked at src/main.rs:20:5:\nother\n";
+        let p = refine(Outcome::ExitCode { code: 101 }, new);
+        assert_eq!(
+            p,
+            Outcome::Panic {
+                thread: "<unnamed>".into(),
+                location: "src/main.rs:12:9".into(),
+                message: "lost update: 1 != 2".into(),
+            }
+        );
+        assert_eq!(p.kind(), "panic");
+        assert!(p.is_bug());
+        assert_eq!(
+            p.to_string(),
+            "panic in thread '<unnamed>' at src/main.rs:12:9: lost update: 1 != 2"
+        );
+        let old = b"thread 'main' panicked at 'boom', src/main.rs:3:5\n";
+        match refine(Outcome::ExitCode { code: 101 }, old) {
+            Outcome::Panic {
+                message, location, ..
+            } => {
+                assert_eq!(
+                    (message.as_str(), location.as_str()),
+                    ("boom", "src/main.rs:3:5")
+                )
+            }
+            o => panic!("{o:?}"),
+        }
+        // Other exit codes, or 101 without a panic message, stay what they were.
+        assert_eq!(
+            refine(Outcome::ExitCode { code: 1 }, new),
+            Outcome::ExitCode { code: 1 }
+        );
+        assert_eq!(
+            refine(Outcome::ExitCode { code: 101 }, b"bye\n"),
+            Outcome::ExitCode { code: 101 }
+        );
+        let abort = |exception| Outcome::Crash {
+            signal: 6,
+            thread: "0.1".into(),
+            pc: None,
+            symbol: None,
+            exception,
+        };
+        let cxx = b"terminate called after throwing an instance of 'std::runtime_error'\n  \
+                    what():  queue empty\n";
+        let c = refine(abort(None), cxx);
+        assert_eq!(
+            c,
+            abort(Some("'std::runtime_error': what(): queue empty".into()))
+        );
+        assert!(c
+            .to_string()
+            .ends_with("uncaught C++ exception 'std::runtime_error': what(): queue empty"));
+        let int = b"terminate called after throwing an instance of 'int'\n";
+        assert_eq!(refine(abort(None), int), abort(Some("'int'".into())));
     }
 }

@@ -209,7 +209,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
 
     program.reap();
     let (stdout, stderr) = pump.finish();
-    let outcome = harness_failure(outcome, &stderr);
+    let outcome = crate::outcome::refine(harness_failure(outcome, &stderr), &stderr);
     if let Some(mut s) = server {
         // The server's next notice must be about the next run: take this child's end if
         // the I/O thread did not.
@@ -913,6 +913,7 @@ impl<'c> Loop<'c> {
                     thread: name(t),
                     pc,
                     symbol: pc.and_then(|pc| elf::symbolise(pc, &self.maps)),
+                    exception: None,
                 }
             }
             Some(Exit::Code(code)) if self.conns.is_empty() => Outcome::Error {

@@ -248,6 +248,17 @@ pub enum Op {
         n: u32,
         bitset: u32,
     },
+    /// `pthread_cancel`: marks `target` cancelled; it acts on it at its next cancellation
+    /// point (see [`crate::state`]).
+    Cancel {
+        target: Tid,
+    },
+    /// `pthread_testcancel`: a cancellation point and nothing else.
+    TestCancel,
+    /// `pthread_setcancelstate`: whether the calling thread acts on a cancellation request.
+    SetCancelState {
+        enabled: bool,
+    },
 }
 
 /// The deadline of an untimed wait ([`Op::CondWake`] of `pthread_cond_wait`).
@@ -367,6 +378,8 @@ impl Op {
             | AtomicStore { addr, size }
             | AtomicRmw { addr, size } => [Some(Obj::mem(addr, size)), None],
             ProcessExit { .. } => [Some(s(Process, 0)), None],
+            Cancel { target } => [Some(s(Thread, target as u64)), None],
+            TestCancel | SetCancelState { .. } => [None, None],
         }
     }
 
@@ -375,6 +388,7 @@ impl Op {
         use Op::*;
         match self {
             Start | Create | Yield | Sleep | SleepUntil { .. } | Exit => Access::None,
+            TestCancel | SetCancelState { .. } => Access::None,
             Read { .. } | AtomicLoad { .. } => Access::Read,
             RdLock { .. } | TryRdLock { .. } | TimedRdLock { .. } => Access::Write,
             _ => Access::Write,
@@ -461,6 +475,9 @@ impl Op {
             TryJoin { .. } => "tryjoin",
             FutexWait { .. } => "futex_wait",
             FutexWake { .. } => "futex_wake",
+            Cancel { .. } => "cancel",
+            TestCancel => "testcancel",
+            SetCancelState { .. } => "setcancelstate",
         }
     }
 }
@@ -483,12 +500,15 @@ impl Event {
     }
 
     /// The objects the event touches: its operation's, except that the exit event of a thread
-    /// touches the thread object (joins race with it). Public so that strategies can compute
+    /// touches the thread object (joins race with it), and so do its own cancellation
+    /// operations (a `pthread_cancel` of it races with them). Public so that strategies can compute
     /// an event's footprint once and test many races against it.
     #[inline]
     pub fn objects(&self) -> [Option<Obj>; 2] {
         match self.op {
-            Op::Exit => [Some(Obj::sync(ObjKind::Thread, self.tid as u64)), None],
+            Op::Exit | Op::TestCancel | Op::SetCancelState { .. } => {
+                [Some(Obj::sync(ObjKind::Thread, self.tid as u64)), None]
+            }
             _ => self.op.objects(),
         }
     }

@@ -16,7 +16,7 @@ pub const ENV_SOCKET: &str = "POSCHECK_SOCKET";
 /// libpos.so without it (an old build next to a new `poscheck` misbehaves in obscure ways).
 /// Bump it, and the function of that name in `preload/src/lib.rs`, whenever the protocol
 /// changes.
-pub const LIBPOS_MARKER: &str = "pos_protocol_fork_server_1";
+pub const LIBPOS_MARKER: &str = "pos_protocol_futex_cancel_vtime_2";
 
 pub const MSG_LEN: usize = 32;
 pub const REPLY_LEN: usize = 16;
@@ -164,6 +164,9 @@ fn op_fields(op: &Op) -> (u32, u64, u64, u64) {
             deadline,
         } => (37, addr, deadline, bitset as u64),
         FutexWake { addr, n, bitset } => (38, addr, n as u64, bitset as u64),
+        Cancel { target } => (45, target as u64, 0, 0),
+        TestCancel => (46, 0, 0, 0),
+        SetCancelState { enabled } => (47, enabled as u64, 0, 0),
     }
 }
 
@@ -265,6 +268,9 @@ fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
             n: word(b)?,
             bitset: word(c)?,
         },
+        45 => Cancel { target: tid(a)? },
+        46 => TestCancel,
+        47 => SetCancelState { enabled: a != 0 },
         _ => return Err(ProtocolError(format!("unknown operation code {code}"))),
     })
 }
@@ -449,6 +455,10 @@ mod tests {
                 n: i32::MAX as u32,
                 bitset: 3,
             },
+            Cancel { target: 3 },
+            TestCancel,
+            SetCancelState { enabled: false },
+            SetCancelState { enabled: true },
         ];
         for op in ops {
             let msg = Msg::Post(op);

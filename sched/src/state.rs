@@ -29,6 +29,9 @@ pub mod code {
     pub const BARRIER_SERIAL: i32 = -1;
     /// `pthread_once`: the init routine already ran, skip it.
     pub const ONCE_DONE: i32 = 1;
+    /// A cancellation point acted on a pending cancellation request: the thread must now
+    /// exit as cancelled (after a condvar wait, with the mutex re-acquired). `-ECANCELED`.
+    pub const CANCELED: i32 = -125;
 }
 
 /// What a blocked event waits for (rendered as text only for reports).
@@ -96,6 +99,28 @@ struct Thread {
     status: Status,
     /// Barrier generation seen at arrival, for [`Op::BarrierLeave`].
     barrier_gen: u64,
+    /// Deferred cancellation: requested, disabled, acted on.
+    cancel: CancelState,
+}
+
+/// A thread's deferred cancellation (`pthread_cancel`, `pthread_setcancelstate`).
+#[derive(Clone, Copy, Debug, Default)]
+struct CancelState {
+    /// `pthread_cancel` was executed on the thread.
+    requested: bool,
+    /// Cancellation is disabled (`PTHREAD_CANCEL_DISABLE`): requests stay pending.
+    disabled: bool,
+    /// A cancellation point acted on the request: the thread is exiting as cancelled and
+    /// its cleanup handlers are no cancellation points any more.
+    acted: bool,
+}
+
+impl CancelState {
+    /// The next cancellation point of the thread acts on a cancellation request.
+    #[inline]
+    fn due(&self) -> bool {
+        self.requested && !self.disabled && !self.acted
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -258,6 +283,7 @@ impl State {
                 children: 0,
                 status: Status::Running,
                 barrier_gen: 0,
+                cancel: CancelState::default(),
             }],
             running: 1,
             ..Default::default()
@@ -358,6 +384,7 @@ impl State {
             children: 0,
             status: Status::Running,
             barrier_gen: 0,
+            cancel: CancelState::default(),
         });
         self.running += 1;
         id
@@ -636,6 +663,15 @@ impl State {
     fn why_blocked(&self, t: Tid, op: &Op) -> Option<Why> {
         use Op::*;
         match *op {
+            Join { .. }
+            | TimedJoin { .. }
+            | SemWait { .. }
+            | SemTimedWait { .. }
+            | SleepUntil { .. }
+                if self.cancel_due(t) =>
+            {
+                None
+            }
             Join { target } => match self.threads.get(target as usize) {
                 Some(th) if th.status != Status::Finished => Some(Why::Thread(target)),
                 _ => None,
@@ -678,6 +714,7 @@ impl State {
                 }
                 if (deadline != NO_DEADLINE && self.clock.may_time_out(deadline))
                     || self.cond_can_wake(c, t)
+                    || self.cancel_due(t)
                 {
                     None
                 } else {
@@ -757,6 +794,19 @@ impl State {
         })
     }
 
+    /// Thread `t`'s next cancellation point acts on a pending cancellation request.
+    #[inline]
+    fn cancel_due(&self, t: Tid) -> bool {
+        self.threads[t as usize].cancel.due()
+    }
+
+    /// Whether thread `t` has been cancelled and acted on it (it is exiting as cancelled).
+    pub fn cancelled(&self, t: Tid) -> bool {
+        self.threads
+            .get(t as usize)
+            .is_some_and(|th| th.cancel.acted)
+    }
+
     fn cond_can_wake(&self, c: u64, t: Tid) -> bool {
         let Some(cv) = self.conds.get(&c) else {
             return false;
@@ -796,6 +846,10 @@ impl State {
         self.threads[t as usize].status = Status::Running;
         self.running += 1;
         if is_local(&op) {
+            if op == Op::Sleep && self.threads[t as usize].cancel.requested {
+                // A sleep is a cancellation point: see `apply`.
+                return self.apply_and_recheck(t, op);
+            }
             // Memory accesses, yields, ...: no synchronisation state to change or re-check.
             return Executed {
                 result: code::OK,
@@ -813,7 +867,9 @@ impl State {
         let mut child = None;
         let before = self.clock.now();
         let result = self.apply(t, op, &mut child);
-        if op == Op::Create || self.clock.now() != before {
+        if op == Op::Create || matches!(op, Op::Cancel { .. }) || self.clock.now() != before {
+            // A cancellation request may enable the target's blocked cancellation point, and
+            // a moved clock may end timed waits.
             self.recheck_blockable();
         } else if !is_local(&op) {
             self.recheck_blockable_on(Some(Event::new(t, op).objects()));
@@ -824,6 +880,9 @@ impl State {
     fn apply(&mut self, t: Tid, op: Op, child: &mut Option<Tid>) -> i32 {
         use code::*;
         use Op::*;
+        if is_cancellation_point(&op) && self.cancel_due(t) {
+            return self.act_on_cancel(t, op);
+        }
         match op {
             Start | Yield | Sleep | Detach { .. } => OK,
             Read { .. } | Write { .. } | AtomicLoad { .. } | AtomicStore { .. } => OK,
@@ -1081,6 +1140,20 @@ impl State {
                 once.running = None;
                 OK
             }
+            Cancel { target } => match self.threads.get_mut(target as usize) {
+                Some(th) => {
+                    if th.status != Status::Finished {
+                        th.cancel.requested = true;
+                    }
+                    OK
+                }
+                None => ESRCH,
+            },
+            TestCancel => OK,
+            SetCancelState { enabled } => {
+                self.threads[t as usize].cancel.disabled = !enabled;
+                OK
+            }
         }
     }
 
@@ -1139,6 +1212,28 @@ impl State {
             }
             None => false,
         }
+    }
+
+    /// Thread `t`'s cancellation point `op` acts on its cancellation request instead of
+    /// doing its work: as glibc, a condvar waiter re-acquires the mutex (its wake is
+    /// enabled only when the mutex is free) without consuming a signal; everything else
+    /// simply returns. The thread then exits as cancelled (libpos runs the cleanup).
+    fn act_on_cancel(&mut self, t: Tid, op: Op) -> i32 {
+        self.threads[t as usize].cancel.acted = true;
+        if let Op::CondWake { c, m, .. } = op {
+            let cv = self.conds.entry(c).or_default();
+            let mut saved = 1;
+            if let Some(i) = cv.waiters.iter().position(|w| w.tid == t) {
+                saved = cv.waiters.remove(i).saved_count;
+            }
+            if cv.waiters.is_empty() {
+                cv.tokens.clear();
+            }
+            let mx = self.mutexes.entry(m).or_default();
+            mx.owner = Some(t);
+            mx.count = saved;
+        }
+        code::CANCELED
     }
 
     /// Shared by lock/trylock/timedlock. `Some(code)` when the call fails or self-deadlocks.
@@ -1229,6 +1324,24 @@ fn is_local(op: &Op) -> bool {
             | AtomicLoad { .. }
             | AtomicStore { .. }
             | AtomicRmw { .. }
+    )
+}
+
+/// Whether `op` is a cancellation point (POSIX) that is a scheduling point: condvar waits
+/// (their wake half), joins, semaphore waits, sleeps and `pthread_testcancel`.
+#[inline]
+fn is_cancellation_point(op: &Op) -> bool {
+    use Op::*;
+    matches!(
+        op,
+        CondWake { .. }
+            | Join { .. }
+            | TimedJoin { .. }
+            | SemWait { .. }
+            | SemTimedWait { .. }
+            | Sleep
+            | SleepUntil { .. }
+            | TestCancel
     )
 }
 
@@ -1636,12 +1749,110 @@ mod tests {
         assert!(s.deadlock().is_none());
     }
 
+    #[test]
+    fn cancel_acts_at_a_blocked_cond_wait_only_once_the_mutex_is_free() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let t = spawn(&mut s, 0);
+        let (c, m) = (0x20, 0x10);
+        let lock = Op::Lock { m, kind: Normal };
+        let unlock = Op::Unlock { m, kind: Normal };
+        assert_eq!(run(&mut s, t, lock), 0);
+        assert_eq!(run(&mut s, t, Op::CondWait { c, m }), 0);
+        let wake = Op::CondWake {
+            c,
+            m,
+            deadline: NO_DEADLINE,
+        };
+        s.post(t, wake).unwrap();
+        assert!(!s.is_enabled(t), "no signal, no cancel");
+        assert_eq!(run(&mut s, 0, lock), 0);
+        assert_eq!(run(&mut s, 0, Op::Cancel { target: t }), 0);
+        assert!(
+            !s.is_enabled(t),
+            "cancelled, but the mutex must be re-acquired first"
+        );
+        assert_eq!(run(&mut s, 0, unlock), 0);
+        assert!(s.is_enabled(t));
+        assert_eq!(s.execute(t).unwrap().result, code::CANCELED);
+        assert!(s.cancelled(t));
+        // The mutex is held again (the cleanup handler unlocks it): main's lock waits.
+        s.post(0, lock).unwrap();
+        assert!(!s.is_enabled(0));
+        // Cleanup handlers are no cancellation points: a sleep there just sleeps.
+        assert_eq!(run(&mut s, t, Op::Sleep), 0);
+        assert_eq!(run(&mut s, t, unlock), 0);
+        assert!(s.is_enabled(0));
+        assert_eq!(run(&mut s, t, Op::Exit), 0);
+        assert_eq!(s.execute(0).unwrap().result, 0);
+        assert_eq!(run(&mut s, 0, Op::Join { target: t }), 0);
+    }
+
+    #[test]
+    fn cancel_acts_at_testcancel_sleep_join_and_sem_wait_but_not_at_a_lock() {
+        for point in [
+            Op::TestCancel,
+            Op::Sleep,
+            Op::Join { target: 0 },
+            Op::SemWait { s: 0x40 },
+            Op::SemTimedWait {
+                s: 0x40,
+                deadline: NO_DEADLINE,
+            },
+        ] {
+            let mut s = State::new();
+            run(&mut s, 0, Op::Start);
+            assert_eq!(run(&mut s, 0, Op::Cancel { target: 1 }), code::ESRCH);
+            let t = spawn(&mut s, 0);
+            s.post(t, point).unwrap();
+            assert_eq!(s.is_enabled(t), !may_block(&point), "{point:?}");
+            assert_eq!(run(&mut s, 0, Op::Cancel { target: t }), 0);
+            assert!(s.is_enabled(t), "{point:?}");
+            assert_eq!(s.execute(t).unwrap().result, code::CANCELED, "{point:?}");
+            assert_eq!(run(&mut s, t, Op::TestCancel), 0, "acted on once only");
+        }
+        // Not a cancellation point: a cancelled thread blocked on a lock stays blocked, and
+        // the run deadlocks.
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let t = spawn(&mut s, 0);
+        let lock = Op::Lock {
+            m: 0x10,
+            kind: Normal,
+        };
+        assert_eq!(run(&mut s, 0, lock), 0);
+        s.post(t, lock).unwrap();
+        assert_eq!(run(&mut s, 0, Op::Cancel { target: t }), 0);
+        assert!(!s.is_enabled(t));
+        s.post(0, Op::Join { target: t }).unwrap();
+        let d = s.deadlock().expect("deadlock");
+        assert_eq!(d.blocked.len(), 2, "{d}");
+    }
+
+    #[test]
+    fn a_disabled_cancel_state_keeps_the_request_pending_until_enabled_and_a_point() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let t = spawn(&mut s, 0);
+        assert_eq!(run(&mut s, t, Op::SetCancelState { enabled: false }), 0);
+        s.post(t, Op::SemWait { s: 0x40 }).unwrap();
+        assert_eq!(run(&mut s, 0, Op::Cancel { target: t }), 0);
+        assert!(!s.is_enabled(t), "disabled: the wait stays blocked");
+        assert_eq!(run(&mut s, 0, Op::SemPost { s: 0x40 }), 0);
+        assert_eq!(s.execute(t).unwrap().result, 0, "woken normally");
+        assert_eq!(run(&mut s, t, Op::TestCancel), 0);
+        assert_eq!(run(&mut s, t, Op::SetCancelState { enabled: true }), 0);
+        assert!(!s.cancelled(t), "enabling is no cancellation point");
+        assert_eq!(run(&mut s, t, Op::TestCancel), code::CANCELED);
+        assert!(s.cancelled(t));
+    }
+
     /// A random operation for the enabled-set test: a mix over two of each object.
     fn random_op(rng: &mut crate::rng::Rng, threads: u32) -> Vec<Op> {
         use Op::*;
         let a = 0x100 + 0x40 * rng.below(2);
         let kind = [Normal, Recursive, ErrorCheck][rng.index(3)];
-        match rng.below(18) {
+        match rng.below(19) {
             0 => vec![Lock { m: a, kind }],
             1 => vec![Unlock { m: a, kind }],
             2 => {
@@ -1729,6 +1940,18 @@ mod tests {
                         bitset: 1 + rng.below(3) as u32,
                     },
                 ][rng.index(2)],
+            ],
+            16 => vec![
+                [
+                    Cancel {
+                        target: rng.below(threads as u64 + 1) as Tid,
+                    },
+                    TestCancel,
+                    SetCancelState {
+                        enabled: rng.chance(0.5),
+                    },
+                    Sleep,
+                ][rng.index(4)],
             ],
             _ => vec![[Write { addr: a, size: 4 }, Read { addr: a, size: 4 }, Yield][rng.index(3)]],
         }

@@ -1,0 +1,155 @@
+//! Deferred thread cancellation: `pthread_cancel`, `pthread_testcancel`,
+//! `pthread_setcancelstate` and `pthread_setcanceltype`.
+//!
+//! The coordinator's model decides when a cancellation request is acted on: at the target's
+//! next cancellation point that is a scheduling point (condvar waits, joins, semaphore
+//! waits, sleeps, `pthread_testcancel`), where the grant's result is
+//! [`code::CANCELED`] (see `pos_sched::state`). Real `pthread_cancel` is never called for a
+//! controlled thread. [`act`] then leaves the thread as glibc's cancellation does, through
+//! the real `pthread_exit(PTHREAD_CANCELED)`: its forced unwind runs the cleanup handlers
+//! (`pthread_cleanup_push`, C++ destructors) while the thread is still controlled, so their
+//! unlocks are scheduling points, and `pthread_join` returns `PTHREAD_CANCELED`. The thread's
+//! `Exit` is posted at the very end, from a thread-specific-data destructor ([`on_exit`]),
+//! which glibc runs after the unwind.
+//!
+//! Asynchronous cancellation cannot be modelled (a thread could be cancelled anywhere in
+//! its uncontrolled code): `pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, ..)` says so
+//! once per process, and such a thread is cancelled at its scheduling points only.
+
+use crate::conn::{self, Busy};
+use crate::real;
+use libc::{c_int, c_void, pthread_t};
+use pos_sched::state::code;
+use pos_sched::Op;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+/// glibc's `<pthread.h>` values (not all exposed by the libc crate).
+const PTHREAD_CANCEL_ENABLE: c_int = 0;
+const PTHREAD_CANCEL_DISABLE: c_int = 1;
+const PTHREAD_CANCEL_ASYNCHRONOUS: c_int = 1;
+/// `PTHREAD_CANCELED`: `((void *) -1)`.
+const PTHREAD_CANCELED: *mut c_void = usize::MAX as *mut c_void;
+
+/// The key whose destructor posts a cancelled thread's `Exit`; 0 until created (key 0 is
+/// glibc's first key and may be ours: stored as key + 1).
+static EXIT_KEY: AtomicU32 = AtomicU32::new(0);
+
+/// The asynchronous-cancellation message was printed.
+static ASYNC_SAID: AtomicBool = AtomicBool::new(false);
+
+/// Destructor of [`EXIT_KEY`]: the cancelled thread has unwound (cleanup handlers ran),
+/// now it exits in the model.
+extern "C" fn on_exit(_: *mut c_void) {
+    crate::thread::exit_thread();
+}
+
+/// The key of [`on_exit`], created on first use.
+fn exit_key() -> libc::pthread_key_t {
+    let k = EXIT_KEY.load(Ordering::Acquire);
+    if k != 0 {
+        return k - 1;
+    }
+    let _b = Busy::enter();
+    let mut key: libc::pthread_key_t = 0;
+    // SAFETY: key is a valid out-pointer; on_exit has the destructor signature.
+    if unsafe { libc::pthread_key_create(&mut key, Some(on_exit)) } != 0 {
+        conn::die("cannot create the key for cancelled threads (pthread_key_create)");
+    }
+    match EXIT_KEY.compare_exchange(0, key + 1, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(_) => key,
+        Err(other) => {
+            // SAFETY: our own key, never used.
+            unsafe { libc::pthread_key_delete(key) };
+            other - 1
+        }
+    }
+}
+
+/// A cancellation point of the calling thread acted on its cancellation request (the grant
+/// said [`code::CANCELED`]): exit as cancelled. The callers' frames between the program and
+/// here hold no values with destructors, so the forced unwind passes through them.
+pub fn act() -> ! {
+    let key = exit_key();
+    // SAFETY: any non-null value makes glibc call the destructor at thread exit.
+    unsafe { libc::pthread_setspecific(key, 1 as *const c_void) };
+    // SAFETY: the real pthread_exit: unwinds this thread (cleanup handlers) and ends it.
+    unsafe { real::pthread_exit(PTHREAD_CANCELED) }
+}
+
+/// `pthread_cancel`: a scheduling point (`Op::Cancel`) that marks the target cancelled in
+/// the model; the real function for threads that are not controlled.
+///
+/// # Safety
+/// As `pthread_cancel(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_cancel(t: pthread_t) -> c_int {
+    let me = conn::me();
+    let target = if me.is_some() {
+        crate::thread::controlled_tid(t)
+    } else {
+        None
+    };
+    match (me, target) {
+        (Some(me), Some(target)) => me.post(Op::Cancel { target }).result,
+        _ => real::pthread_cancel(t),
+    }
+}
+
+/// `pthread_testcancel`: a cancellation point (`Op::TestCancel`).
+///
+/// # Safety
+/// As `pthread_testcancel(3)`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn pthread_testcancel() {
+    match conn::me() {
+        None => real::pthread_testcancel(),
+        Some(me) => {
+            me.post(Op::TestCancel);
+        }
+    }
+}
+
+/// `pthread_setcancelstate`: `Op::SetCancelState` (the model keeps requests pending while
+/// disabled), then the real function for the old state and argument checks.
+///
+/// # Safety
+/// As `pthread_setcancelstate(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_setcancelstate(state: c_int, old: *mut c_int) -> c_int {
+    if let Some(me) = conn::me() {
+        if state == PTHREAD_CANCEL_ENABLE || state == PTHREAD_CANCEL_DISABLE {
+            me.post(Op::SetCancelState {
+                enabled: state == PTHREAD_CANCEL_ENABLE,
+            });
+        }
+    }
+    real::pthread_setcancelstate(state, old)
+}
+
+/// `pthread_setcanceltype`: the real function; asynchronous cancellation of a controlled
+/// thread is reported once as unsupported.
+///
+/// # Safety
+/// As `pthread_setcanceltype(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_setcanceltype(kind: c_int, old: *mut c_int) -> c_int {
+    if kind == PTHREAD_CANCEL_ASYNCHRONOUS
+        && conn::me().is_some()
+        && !ASYNC_SAID.swap(true, Ordering::Relaxed)
+    {
+        let _b = Busy::enter();
+        eprintln!(
+            "poscheck: libpos: asynchronous cancellation (PTHREAD_CANCEL_ASYNCHRONOUS) is not \
+             supported: a cancelled thread is cancelled at its next scheduling point that is \
+             a cancellation point, as with deferred cancellation; one that never reaches such \
+             a point is not cancelled"
+        );
+    }
+    real::pthread_setcanceltype(kind, old)
+}
+
+/// Whether `result` is the grant of a cancellation point that acted on a cancellation.
+#[inline]
+pub fn is_cancelled(result: i32) -> bool {
+    result == code::CANCELED
+}
