@@ -183,7 +183,13 @@ fn pc_of(uc: *mut c_void) -> u64 {
 /// default action; the signal is re-raised and, being blocked in the handler, is delivered
 /// with the default action as soon as we return (a fault would also simply recur).
 extern "C" fn on_fatal(sig: c_int, _info: *mut libc::siginfo_t, uc: *mut c_void) {
-    conn::report_crash(sig, call_site(pc_of(uc)));
+    // The stack walk may call interposed functions (libgcc's unwinder initialises itself
+    // with `pthread_once`): they must not post, the run may already be concluded.
+    let site = {
+        let _b = conn::Busy::enter();
+        call_site(pc_of(uc))
+    };
+    conn::report_crash(sig, site);
     // SAFETY: signal/raise are async-signal-safe.
     unsafe {
         libc::signal(sig, libc::SIG_DFL);
