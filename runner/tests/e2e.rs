@@ -428,8 +428,12 @@ fn same_seed_same_schedule_for_every_strategy() {
                 let sched = p["schedule"]
                     .as_str()
                     .unwrap_or_else(|| panic!("{prog} {algo}: {}", text(&out)));
-                let bytes = std::fs::read(s.path().join(sched)).unwrap();
-                files.push((bytes, outcomes(p), p["first_hit"].clone()));
+                // Each run has its own scratch directory, which the schedule records (`cwd`).
+                let mut saved: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(s.path().join(sched)).unwrap()).unwrap();
+                assert!(saved["cwd"].is_string(), "{prog} {algo}: no cwd recorded");
+                saved.as_object_mut().unwrap().remove("cwd");
+                files.push((saved, outcomes(p), p["first_hit"].clone()));
             }
             assert!(
                 files.windows(2).all(|w| w[0] == w[1]),
@@ -641,7 +645,9 @@ fn shared_library(src: &Path, out: &Path) {
 fn a_fork_server_that_cannot_start_falls_back_to_spawning() {
     let s = Scratch::new();
     let src = s.path().join("fake.c");
-    std::fs::write(&src, "void pos_protocol_fork_server_1(void) {}\n").unwrap();
+    // A library with libpos's marker but no fork server in it.
+    let marker = pos_sched::protocol::LIBPOS_MARKER;
+    std::fs::write(&src, format!("void {marker}(void) {{}}\n")).unwrap();
     let fake = s.path().join("libfake.so");
     shared_library(&src, &fake);
     let json = s.path().join("r.json");

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Same seed => same results: runs `poscheck run` twice with the same seed on the same
+# programs, both at once (so the machine is loaded, as in a CI job sharing its cores), and
+# checks that every program's hit count, outcome counts and mean steps agree and that the
+# saved schedules are byte-identical.
+# Usage: scripts/determinism.sh [-a ALGOS] [-t TRIES] [-s SEED] PATH...
+#   ALGOS comma-separated (default rw,pct3,pos), TRIES default 200, SEED default 20261124.
+# Exit 0 when both runs agree everywhere, 1 with the differences listed otherwise.
+set -euo pipefail
+algos=rw,pct3,pos
+tries=200
+seed=20261124
+while getopts "a:t:s:" o; do
+  case $o in
+    a) algos=$OPTARG ;;
+    t) tries=$OPTARG ;;
+    s) seed=$OPTARG ;;
+    *) echo "usage: $0 [-a ALGOS] [-t TRIES] [-s SEED] PATH..." >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+[ $# -gt 0 ] || { echo "usage: $0 [-a ALGOS] [-t TRIES] [-s SEED] PATH..." >&2; exit 2; }
+root="$(cd "$(dirname "$0")/.." && pwd)"
+poscheck="${POSCHECK:-$root/target/release/poscheck}"
+[ -x "$poscheck" ] || { echo "determinism: $poscheck is not built (cargo build --release)" >&2; exit 2; }
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+run_all() { # $1: run directory
+  local dir=$1 a
+  mkdir -p "$dir"
+  for a in ${algos//,/ }; do
+    # Exit 1 means "bugs were found": expected for buggy programs.
+    "$poscheck" run --algo "$a" --tries "$tries" --seed "$seed" --jobs 1 \
+      --json "$dir/$a.json" --out-dir "$dir/out-$a" "$@" >"$dir/$a.log" 2>&1 || [ $? -eq 1 ]
+  done
+}
+run_all "$work/1" "$@" &
+p1=$!
+run_all "$work/2" "$@" &
+p2=$!
+wait $p1
+wait $p2
+
+python3 - "$work" "$algos" <<'EOF'
+import json, os, sys
+work, algos = sys.argv[1], sys.argv[2].split(",")
+diffs, cells = [], 0
+for a in algos:
+    runs = [json.load(open(os.path.join(work, k, a + ".json"))) for k in ("1", "2")]
+    progs = [{p["name"]: p for p in r["programs"]} for r in runs]
+    for name in sorted(set(progs[0]) | set(progs[1])):
+        p1, p2 = progs[0].get(name), progs[1].get(name)
+        cells += 1
+        if p1 is None or p2 is None:
+            diffs.append(f"{a} {name}: missing in one run")
+            continue
+        for key in ("hits", "outcomes", "mean_steps", "first_hit", "step_limits"):
+            if p1.get(key) != p2.get(key):
+                diffs.append(f"{a} {name}: {key} {p1.get(key)} vs {p2.get(key)}")
+        s1, s2 = p1.get("schedule"), p2.get("schedule")
+        if (s1 is None) != (s2 is None):
+            diffs.append(f"{a} {name}: a schedule was saved in one run only")
+        elif s1 is not None and open(s1, "rb").read() != open(s2, "rb").read():
+            diffs.append(f"{a} {name}: saved schedules differ ({s1} vs {s2})")
+for d in diffs:
+    print("determinism: DIFFERENT:", d)
+print(f"determinism: {cells} program x algorithm cells, {len(diffs)} difference(s)")
+sys.exit(1 if diffs else 0)
+EOF
