@@ -71,7 +71,7 @@ fn exit_key() -> libc::pthread_key_t {
 pub fn act() -> ! {
     let key = exit_key();
     // SAFETY: any non-null value makes glibc call the destructor at thread exit.
-    unsafe { libc::pthread_setspecific(key, 1 as *const c_void) };
+    unsafe { libc::pthread_setspecific(key, std::ptr::dangling::<c_void>()) };
     // SAFETY: the real pthread_exit: unwinds this thread (cleanup handlers) and ends it.
     unsafe { real::pthread_exit(PTHREAD_CANCELED) }
 }
