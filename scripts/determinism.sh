@@ -28,6 +28,7 @@ trap 'rm -rf "$work"' EXIT
 
 run_all() { # $1: run directory
   local dir=$1 a
+  shift
   mkdir -p "$dir"
   for a in ${algos//,/ }; do
     # Exit 1 means "bugs were found": expected for buggy programs.
