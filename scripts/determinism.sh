@@ -3,19 +3,23 @@
 # programs, both at once (so the machine is loaded, as in a CI job sharing its cores), and
 # checks that every program's hit count, outcome counts and mean steps agree and that the
 # saved schedules are byte-identical.
-# Usage: scripts/determinism.sh [-a ALGOS] [-t TRIES] [-s SEED] PATH...
-#   ALGOS comma-separated (default rw,pct3,pos), TRIES default 200, SEED default 20261124.
+# Usage: scripts/determinism.sh [-a ALGOS] [-t TRIES] [-s SEED] [-o DIR] PATH...
+#   ALGOS comma-separated (default rw,pct3,pos), TRIES default 200, SEED default 20261124;
+#   DIR keeps both runs' JSON, logs and schedules (default: a temporary directory, removed).
 # Exit 0 when both runs agree everywhere, 1 with the differences listed otherwise.
 set -euo pipefail
+set -f # algorithm names such as pos* are not file patterns
 algos=rw,pct3,pos
 tries=200
 seed=20261124
-while getopts "a:t:s:" o; do
+keep=
+while getopts "a:t:s:o:" o; do
   case $o in
     a) algos=$OPTARG ;;
     t) tries=$OPTARG ;;
     s) seed=$OPTARG ;;
-    *) echo "usage: $0 [-a ALGOS] [-t TRIES] [-s SEED] PATH..." >&2; exit 2 ;;
+    o) keep=$OPTARG ;;
+    *) echo "usage: $0 [-a ALGOS] [-t TRIES] [-s SEED] [-o DIR] PATH..." >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -23,25 +27,39 @@ shift $((OPTIND - 1))
 root="$(cd "$(dirname "$0")/.." && pwd)"
 poscheck="${POSCHECK:-$root/target/release/poscheck}"
 [ -x "$poscheck" ] || { echo "determinism: $poscheck is not built (cargo build --release)" >&2; exit 2; }
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+if [ -n "$keep" ]; then
+  mkdir -p "$keep"
+  work="$(cd "$keep" && pwd)"
+else
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+fi
 
 run_all() { # $1: run directory
   local dir=$1 a
   shift
   mkdir -p "$dir"
-  for a in ${algos//,/ }; do
+  local IFS=,
+  for a in $algos; do
     # Exit 1 means "bugs were found": expected for buggy programs.
+    local rc=0
     "$poscheck" run --algo "$a" --tries "$tries" --seed "$seed" --jobs 1 \
-      --json "$dir/$a.json" --out-dir "$dir/out-$a" "$@" >"$dir/$a.log" 2>&1 || [ $? -eq 1 ]
+      --json "$dir/$a.json" --out-dir "$dir/out-$a" "$@" >"$dir/$a.log" 2>&1 || rc=$?
+    if [ $rc -gt 1 ]; then
+      echo "determinism: poscheck run --algo $a failed (exit $rc):" >&2
+      tail -5 "$dir/$a.log" >&2
+      return 1
+    fi
   done
 }
 run_all "$work/1" "$@" &
 p1=$!
 run_all "$work/2" "$@" &
 p2=$!
-wait $p1
-wait $p2
+ok=0
+wait $p1 || ok=1
+wait $p2 || ok=1
+[ $ok -eq 0 ] || exit 2
 
 python3 - "$work" "$algos" <<'EOF'
 import json, os, sys
