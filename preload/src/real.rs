@@ -103,6 +103,8 @@ real_fns! {
     fn pthread_rwlock_clockwrlock(l: *mut RwLock, c: libc::clockid_t, t: Ts) -> c_int;
     fn pthread_rwlock_unlock(l: *mut RwLock) -> c_int;
     fn sem_init(s: *mut libc::sem_t, pshared: c_int, value: c_uint) -> c_int;
+    fn sem_open(name: *const libc::c_char, oflag: c_int, mode: libc::mode_t, value: c_uint) -> *mut libc::sem_t;
+    fn sem_getvalue(s: *mut libc::sem_t, v: *mut c_int) -> c_int;
     fn sem_wait(s: *mut libc::sem_t) -> c_int;
     fn sem_trywait(s: *mut libc::sem_t) -> c_int;
     fn sem_timedwait(s: *mut libc::sem_t, t: Ts) -> c_int;
