@@ -45,6 +45,8 @@ pub mod standalone;
 pub mod sync;
 pub mod thread;
 #[cfg(target_arch = "x86_64")]
+pub mod trap;
+#[cfg(target_arch = "x86_64")]
 pub mod tsan;
 
 use conn::{Busy, ACTIVE};
@@ -117,6 +119,16 @@ extern "C" fn init() {
     if is_duplicate() {
         return;
     }
+    let runner_mode = std::env::var_os(pos_sched::protocol::ENV_SOCKET).is_some()
+        || std::env::var_os(pos_sched::protocol::fork::ENV_FORK_SERVER).is_some();
+    #[cfg(target_arch = "x86_64")]
+    if !runner_mode && std::env::var_os(trap::ENV_INERT).is_some() {
+        // An image exec'd by a controlled process: uncontrolled, but the inherited seccomp
+        // filter may trap its futex calls; they are re-issued.
+        let _b = Busy::enter();
+        trap::install_inherited();
+        return;
+    }
     let busy = Busy::enter();
     conn::PID.store(std::process::id(), Ordering::Relaxed);
     let flag = |n: &str| std::env::var(n).is_ok_and(|v| v == "1");
@@ -133,7 +145,8 @@ extern "C" fn init() {
     }
     use std::os::unix::ffi::{OsStrExt, OsStringExt};
     let mut socket = std::env::var_os(pos_sched::protocol::ENV_SOCKET);
-    if socket.is_some() || std::env::var_os(pos_sched::protocol::fork::ENV_FORK_SERVER).is_some() {
+    let preload = std::env::var_os("LD_PRELOAD");
+    if runner_mode {
         // Under the runner only this process is controlled. Standalone, control passes
         // through exec: an exec'd image (the program behind a wrapper such as `timeout`
         // or `env`) loads libpos again and controls itself (see `standalone`).
@@ -165,11 +178,33 @@ extern "C" fn init() {
     }
     process::install_crash_handlers();
     process::install_fork_handler();
+    trap_raw_futexes(runner_mode, preload);
     drop(busy);
     ACTIVE.store(true, Ordering::SeqCst);
     match main_conn {
         Some(fd) => conn::adopt_on(0, fds::adopt_fd(fd)),
         None => conn::adopt(0),
+    }
+}
+
+/// Trap raw futex system calls ([`trap`]). Under the runner, exec'd images then keep libpos
+/// in `LD_PRELOAD`, inert, for its pass-through SIGSYS handler (the filter is inherited).
+#[cfg_attr(test, allow(dead_code))]
+fn trap_raw_futexes(runner_mode: bool, preload: Option<std::ffi::OsString>) {
+    #[cfg(target_arch = "x86_64")]
+    match trap::install() {
+        Ok(()) => {
+            if let (true, Some(p)) = (runner_mode, preload) {
+                std::env::set_var("LD_PRELOAD", p);
+                std::env::set_var(trap::ENV_INERT, "1");
+            }
+        }
+        Err(e) => eprintln!("poscheck: libpos: raw futex system calls are not trapped ({e})"),
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (runner_mode, preload);
+        eprintln!("poscheck: libpos: raw futex system calls are trapped on x86-64 only; here they run uncontrolled");
     }
 }
 
