@@ -2,6 +2,7 @@
  * (a lock-order deadlock in some schedules). */
 #include <omp.h>
 #include <stdio.h>
+#include <unistd.h>
 
 static omp_lock_t a, b;
 static int x, y;
@@ -15,6 +16,7 @@ int main(void)
 #pragma omp section
         {
             omp_set_lock(&a);
+            usleep(100); /* prepare x */
             omp_set_lock(&b);
             x++;
             omp_unset_lock(&b);
@@ -23,6 +25,7 @@ int main(void)
 #pragma omp section
         {
             omp_set_lock(&b);
+            usleep(100); /* prepare y */
             omp_set_lock(&a);
             y++;
             omp_unset_lock(&a);
