@@ -130,6 +130,9 @@ extern "C" fn init() {
         return;
     }
     let busy = Busy::enter();
+    if !runner_mode {
+        passive_openmp_hint();
+    }
     conn::PID.store(std::process::id(), Ordering::Relaxed);
     let flag = |n: &str| std::env::var(n).is_ok_and(|v| v == "1");
     process::REAL_SLEEP.store(flag("POS_REAL_SLEEP"), Ordering::Relaxed);
@@ -184,6 +187,28 @@ extern "C" fn init() {
     match main_conn {
         Some(fd) => conn::adopt_on(0, fds::adopt_fd(fd)),
         None => conn::adopt(0),
+    }
+}
+
+/// libgomp spins before it sleeps in a futex; under control a spin is no scheduling point
+/// and only burns the granted thread's time (forever with `OMP_WAIT_POLICY=active` when
+/// there are no more threads than cores). The runner sets `OMP_WAIT_POLICY=passive` and
+/// `GOMP_SPINCOUNT=0` unless the user did; libpos cannot (libgomp, a dependency of the
+/// program, reads its environment before libpos's constructor runs), so in standalone
+/// mode it says so once when an OpenMP program left both unset.
+#[cfg_attr(test, allow(dead_code))]
+fn passive_openmp_hint() {
+    // SAFETY: dlsym with a NUL-terminated name.
+    let gomp = !unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"omp_get_num_threads".as_ptr()) }
+        .is_null();
+    if gomp
+        && std::env::var_os("OMP_WAIT_POLICY").is_none()
+        && std::env::var_os("GOMP_SPINCOUNT").is_none()
+    {
+        eprintln!(
+            "poscheck: libpos: OpenMP threads spin before they wait; set OMP_WAIT_POLICY=passive \
+             GOMP_SPINCOUNT=0 for fast controlled runs"
+        );
     }
 }
 
