@@ -15,7 +15,9 @@
 //! # Environment
 //! - `POSCHECK_SOCKET`: path of the runner's Unix socket ([`pos_sched::protocol::ENV_SOCKET`]).
 //!   Read and removed from the environment by the constructor (libpos also removes itself
-//!   from `LD_PRELOAD`), so programs the target `exec`s are not controlled.
+//!   from `LD_PRELOAD`), so programs the target `exec`s are not controlled; once the
+//!   seccomp filter is installed ([`trap`]) libpos stays in `LD_PRELOAD` with
+//!   `POSCHECK_TRAP_INHERITED=1`, and in exec'd images only re-issues trapped futex calls.
 //!   When unset, libpos runs in standalone mode ([`standalone`]).
 //! - `POSCHECK_SERVER`: path of the runner's control socket: the constructor becomes a
 //!   fork server and every forked child continues as one run ([`forkserver`]).
@@ -199,8 +201,8 @@ extern "C" fn init() {
 #[cfg_attr(test, allow(dead_code))]
 fn passive_openmp_hint() {
     // SAFETY: dlsym with a NUL-terminated name.
-    let gomp = !unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"omp_get_num_threads".as_ptr()) }
-        .is_null();
+    let gomp =
+        !unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"omp_get_num_threads".as_ptr()) }.is_null();
     if gomp
         && std::env::var_os("OMP_WAIT_POLICY").is_none()
         && std::env::var_os("GOMP_SPINCOUNT").is_none()

@@ -279,16 +279,13 @@ extern "C" fn on_sigsys(sig: c_int, info: *mut libc::siginfo_t, uc: *mut c_void)
     if nr == libc::SYS_futex && trapped(si.call_addr as usize) {
         if let Some(me) = conn::me() {
             // SAFETY: the arguments of the program's own futex call.
-            result = unsafe { crate::futex::futex(me, a1, a2 as c_int, a3 as c_int, a4, a6 as u32) };
+            result =
+                unsafe { crate::futex::futex(me, a1, a2 as c_int, a3 as c_int, a4, a6 as u32) };
         }
     }
     // SAFETY: re-issuing the program's own call through libc (outside the trapped ranges).
     let r = result.unwrap_or_else(|| unsafe { real::syscall(nr, a1, a2, a3, a4, a5, a6) });
-    g[libc::REG_RAX as usize] = if r == -1 {
-        -(conn::errno() as i64)
-    } else {
-        r as i64
-    };
+    g[libc::REG_RAX as usize] = if r == -1 { -conn::errno() as c_long } else { r };
     conn::set_errno(saved_errno);
 }
 

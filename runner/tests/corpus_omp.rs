@@ -21,8 +21,11 @@ fn corpus() -> PathBuf {
 /// Whether `gcc -fopenmp` builds a program here (the test skips, saying so, if not).
 fn have_openmp(dir: &Path) -> bool {
     let src = dir.join("probe.c");
-    std::fs::write(&src, "#include <omp.h>\nint main(void){return omp_get_max_threads()<1;}\n")
-        .unwrap();
+    std::fs::write(
+        &src,
+        "#include <omp.h>\nint main(void){return omp_get_max_threads()<1;}\n",
+    )
+    .unwrap();
     let ok = Command::new("gcc")
         .args(["-fopenmp", "-o"])
         .arg(dir.join("probe"))
@@ -170,5 +173,9 @@ fn openmp_programs_get_no_pthread_warning() {
     }
     let prog = build(dir.path(), "gcc", "critical_ok.c");
     let o = poscheck(&["run", "--tries", "2", prog.to_str().unwrap()]);
-    assert!(!text(&o).contains("imports no pthread function"), "{}", text(&o));
+    assert!(
+        !text(&o).contains("imports no pthread function"),
+        "{}",
+        text(&o)
+    );
 }
