@@ -18,8 +18,8 @@
 //! Not modelled, passed to the kernel and said once per process on stderr: requeue,
 //! `FUTEX_WAKE_OP`, the priority-inheritance operations and anything newer. None of
 //! glibc ≥ 2.25, Rust's std or libstdc++ use them through `syscall`. Raw `syscall`
-//! instructions that bypass libc (libgomp's futexes) are not seen here: such a thread is
-//! set aside as blocked outside control (see `runner/README.md`).
+//! instructions that bypass libc (libgomp's futexes) are not seen here; on x86-64 they are
+//! trapped by a seccomp filter and modelled by this same code (see [`crate::trap`]).
 
 use crate::clock;
 use crate::conn::{self, Me};
@@ -70,7 +70,8 @@ fn fail(e: c_int) -> c_long {
 }
 
 /// A modelled futex operation: `Some(return value)`, or `None` to pass it to the kernel.
-unsafe fn futex(
+/// Shared with the SIGSYS handler of trapped raw futex calls ([`crate::trap`]).
+pub(crate) unsafe fn futex(
     me: Me,
     uaddr: c_long,
     op: c_int,

@@ -266,6 +266,15 @@ fn program_env(cfg: &RunConfig) -> Vec<(OsString, OsString)> {
     if cfg.real_sleep {
         env.push(("POS_REAL_SLEEP".into(), "1".into()));
     }
+    // libgomp (OpenMP) spins before it sleeps in a futex: under control a spin has no
+    // scheduling point and only burns the granted thread's time (or, with an active
+    // policy, never ends). Passive waiting goes straight to the futex, a scheduling
+    // point. The user's own settings are kept.
+    for (var, value) in [("OMP_WAIT_POLICY", "passive"), ("GOMP_SPINCOUNT", "0")] {
+        if std::env::var_os(var).is_none() {
+            env.push((var.into(), value.into()));
+        }
+    }
     // The program's threads poll for their grants as the decision loop polls for posts.
     // Always set and always six digits: the environment is part of the program's initial
     // stack, and stack addresses (of stack-allocated mutexes, say) appear in schedules,
