@@ -1,0 +1,183 @@
+//! The cancellation and C11/C++/Rust corpus (`tests/corpus/cancel/`): deferred
+//! `pthread_cancel` at each kind of cancellation point, cancellation state, C++ forced
+//! unwinding (RAII guards, `abi::__forced_unwind` caught and rethrown) with g++ and
+//! clang++-14, C11 `<threads.h>` with gcc and clang-14, a Rust panic and a C++ uncaught
+//! exception. Correct programs are never flagged in 200 tries of rw, pct3 and pos (no run
+//! takes the step timeout, none is partial, and they are scheduled: mean steps above their
+//! thread count); buggy ones are found with the right outcome and their saved schedules
+//! replay it 100 of 100 times.
+//!
+//! Each test prints its figures (`--nocapture`): hits per algorithm and replays.
+
+mod common;
+
+use common::{require_libpos, text, POSCHECK};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/cancel")
+}
+
+/// Compile `file` of the corpus with `compiler` (a C or C++ compiler, or `rustc`) into
+/// `dir`; returns the binary.
+fn build(dir: &Path, compiler: &str, file: &str) -> PathBuf {
+    let stem = file.replace(['/', '.'], "_");
+    let out = dir.join(format!("{stem}_{}", compiler.replace('+', "x")));
+    let mut cmd = Command::new(compiler);
+    if compiler == "rustc" {
+        cmd.args(["-O", "--edition", "2021", "-o"]);
+    } else {
+        cmd.args(["-O1", "-pthread", "-o"]);
+    }
+    let o = cmd
+        .arg(&out)
+        .arg(corpus().join(file))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {compiler} (scripts/install-deps.sh): {e}"));
+    assert!(o.status.success(), "{compiler} {file}: {}", text(&o));
+    out
+}
+
+fn poscheck(args: &[&str]) -> Output {
+    Command::new(POSCHECK).args(args).output().unwrap()
+}
+
+/// `poscheck run` of 200 tries with a JSON report; returns the report of the one program
+/// and the output.
+fn run(dir: &Path, prog: &Path, algo: &str) -> (Value, Output) {
+    let json = dir.join(format!("{algo}.json"));
+    let out = dir.join("out");
+    let args = [
+        "run",
+        "--json",
+        json.to_str().unwrap(),
+        "--out-dir",
+        out.to_str().unwrap(),
+        "--algo",
+        algo,
+        "--tries",
+        "200",
+        "--seed",
+        "1",
+        "--jobs",
+        "2",
+        prog.to_str().unwrap(),
+    ];
+    let o = poscheck(&args);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap())
+        .unwrap_or_else(|e| panic!("no JSON report ({e}): {}", text(&o)));
+    (report["programs"][0].clone(), o)
+}
+
+fn count(p: &Value, kind: &str) -> u64 {
+    p["outcomes"][kind].as_u64().unwrap_or(0)
+}
+
+const C: &[&str] = &["gcc", "clang-14"];
+const CXX: &[&str] = &["g++", "clang++-14"];
+
+/// Correct programs: (compilers, file, threads including main).
+const CORRECT: &[(&[&str], &str, u32)] = &[
+    (C, "condwait_cleanup.c", 2),
+    (C, "condtimed.c", 2),
+    (C, "disabled.c", 2),
+    (C, "join.c", 3),
+    (C, "semwait.c", 3),
+    (C, "sleep.c", 2),
+    (C, "testcancel.c", 2),
+    (CXX, "raii.cpp", 2),
+    (CXX, "lock_guard.cpp", 2),
+    (CXX, "forced_unwind.cpp", 2),
+    (C, "c11/counter.c", 4),
+    (C, "c11/exit_detach.c", 3),
+    (C, "c11/prodcons.c", 4),
+    (C, "c11/tss.c", 4),
+];
+
+#[test]
+fn correct_cancel_and_c11_programs_are_never_flagged() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    for (compilers, file, threads) in CORRECT {
+        for cc in *compilers {
+            let prog = build(dir.path(), cc, file);
+            for algo in ["rw", "pct3", "pos"] {
+                let (p, o) = run(dir.path(), &prog, algo);
+                let what = format!("{cc} {file} under {algo}");
+                eprintln!(
+                    "correct {what}: ok {}/200, mean steps {:.1}",
+                    count(&p, "ok"),
+                    p["mean_steps"].as_f64().unwrap_or(0.0)
+                );
+                assert_eq!(count(&p, "ok"), 200, "{what}: {}", text(&o));
+                assert_eq!(p["partial"].as_u64().unwrap_or(0), 0, "{what}: {p}");
+                assert_eq!(p["step_limits"].as_u64().unwrap_or(0), 0, "{what}: {p}");
+                let steps = p["mean_steps"].as_f64().unwrap_or(0.0);
+                assert!(steps > f64::from(*threads), "{what}: scheduled? {p}");
+            }
+        }
+    }
+}
+
+/// Buggy programs: (compilers, file, outcome kind, text the outcome must show).
+const BUGGY: &[(&[&str], &str, &str, &str)] = &[
+    (C, "forgot_unlock.c", "deadlock", "deadlock"),
+    (
+        C,
+        "use_after_cancel.c",
+        "assert",
+        "buffer used after the worker was cancelled",
+    ),
+    (C, "c11/lost_update.c", "assert", "lost update"),
+    (C, "c11/missed_signal.c", "deadlock", "deadlock"),
+    (C, "c11/lazy_init.c", "assert", "table initialised twice"),
+    (
+        CXX,
+        "cpp/uncaught.cpp",
+        "crash",
+        "uncaught C++ exception std::runtime_error: pop from an empty queue",
+    ),
+    (
+        &["rustc"],
+        "rust/lost_update.rs",
+        "panic",
+        "lost update: counter is 1, expected 2",
+    ),
+];
+
+#[test]
+fn buggy_cancel_and_c11_programs_are_found_and_replay() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    for (compilers, file, kind, shows) in BUGGY {
+        for cc in *compilers {
+            let prog = build(dir.path(), cc, file);
+            for algo in ["rw", "pct3", "pos"] {
+                let what = format!("{cc} {file} under {algo}");
+                let (p, o) = run(dir.path(), &prog, algo);
+                assert!(count(&p, kind) > 0, "{what}: {}", text(&o));
+                assert_eq!(
+                    count(&p, kind) + count(&p, "ok"),
+                    200,
+                    "{what}: only {kind} or ok: {}",
+                    text(&o)
+                );
+                assert_eq!(p["partial"].as_u64().unwrap_or(0), 0, "{what}: {p}");
+                assert!(text(&o).contains(shows), "{what}: {}", text(&o));
+                let schedule = p["schedule"].as_str().expect("a saved schedule");
+                let r = poscheck(&["replay", "--times", "100", schedule]);
+                let replayed = String::from_utf8_lossy(&r.stdout).contains(&format!(
+                    "recorded outcome {kind}: reproduced 100 of 100 times"
+                ));
+                eprintln!(
+                    "buggy {what}: {kind} {}/200, replay 100/100: {replayed}",
+                    count(&p, kind)
+                );
+                assert!(replayed, "{what}: {}", text(&r));
+                assert!(text(&r).contains(shows), "{what}: {}", text(&r));
+            }
+        }
+    }
+}
