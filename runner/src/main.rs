@@ -187,9 +187,11 @@ fn targets(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     }
     for p in &out {
         let info = elf::check(p)?;
-        if !info.uses_pthread {
+        if !info.makes_threads {
             eprintln!(
-                "poscheck: warning: {} imports no pthread function; nothing will be scheduled",
+                "poscheck: warning: {} creates no thread (neither it nor its libraries import \
+                 pthread_create, thrd_create, std::thread or an OpenMP parallel region); \
+                 nothing will be scheduled",
                 p.display()
             );
         }
