@@ -14,7 +14,10 @@
 //!
 //! Asynchronous cancellation cannot be modelled (a thread could be cancelled anywhere in
 //! its uncontrolled code): `pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, ..)` says so
-//! once per process, and such a thread is cancelled at its scheduling points only.
+//! once per process with an uncontrolled note ([`ASYNC_NOTE`], which the runner says once
+//! per program), and such a thread is cancelled at its scheduling points that are
+//! cancellation points only. One cancelled while it computes never gets there: the runner
+//! reports that run as an error (unsupported), not as a hang of the program.
 
 use crate::conn::{self, Busy};
 use crate::real;
@@ -33,6 +36,13 @@ const PTHREAD_CANCELED: *mut c_void = usize::MAX as *mut c_void;
 /// The key whose destructor posts a cancelled thread's `Exit`; 0 until created (key 0 is
 /// glibc's first key and may be ours: stored as key + 1).
 static EXIT_KEY: AtomicU32 = AtomicU32::new(0);
+
+/// The note about asynchronous cancellation (after the uncontrolled-note prefix); the runner
+/// recognises it (`runner/src/outcome.rs`, `ASYNC_CANCEL`) to tell a run that waited for an
+/// asynchronous cancellation from a hang of the program.
+const ASYNC_NOTE: &str = "asynchronous cancellation (PTHREAD_CANCEL_ASYNCHRONOUS) is not \
+                          supported: a thread is cancelled only at its scheduling points that \
+                          are cancellation points";
 
 /// The asynchronous-cancellation message was printed.
 static ASYNC_SAID: AtomicBool = AtomicBool::new(false);
@@ -138,12 +148,7 @@ pub unsafe extern "C" fn pthread_setcanceltype(kind: c_int, old: *mut c_int) -> 
         && !ASYNC_SAID.swap(true, Ordering::Relaxed)
     {
         let _b = Busy::enter();
-        eprintln!(
-            "poscheck: libpos: asynchronous cancellation (PTHREAD_CANCEL_ASYNCHRONOUS) is not \
-             supported: a cancelled thread is cancelled at its next scheduling point that is \
-             a cancellation point, as with deferred cancellation; one that never reaches such \
-             a point is not cancelled"
-        );
+        crate::process::say_uncontrolled(ASYNC_NOTE);
     }
     real::pthread_setcanceltype(kind, old)
 }

@@ -202,3 +202,54 @@ fn buggy_cancel_and_c11_programs_are_found_and_replay() {
         }
     }
 }
+
+/// Asynchronous cancellation of a thread that computes (no scheduling point): libpos cannot
+/// cancel it there, so each run waits for it until the step timeout. Such a run is an error
+/// of the check (unsupported), never a hang or another bug of the program: no hits, no saved
+/// schedule, exit status 2 (nothing could be checked), the unsupported feature said once.
+#[test]
+fn asynchronous_cancellation_is_unsupported_not_a_bug() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    for cc in C {
+        let prog = build(dir.path(), cc, "async_compute.c");
+        for algo in ["rw", "pct3", "pos"] {
+            let what = format!("{cc} async_compute.c under {algo}");
+            let json = dir.path().join("async.json");
+            let o = poscheck(&[
+                "run",
+                "--json",
+                json.to_str().unwrap(),
+                "--out-dir",
+                dir.path().join("out").to_str().unwrap(),
+                "--algo",
+                algo,
+                "--tries",
+                "3",
+                "--seed",
+                "1",
+                "--step-timeout",
+                "0.5",
+                prog.to_str().unwrap(),
+            ]);
+            let t = text(&o);
+            eprintln!("async {what}: exit {:?}", o.status.code());
+            assert_eq!(o.status.code(), Some(2), "{what}: {t}");
+            let report: Value =
+                serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+            let p = &report["programs"][0];
+            assert_eq!(count(p, "error"), 3, "{what}: {t}");
+            assert_eq!(p["hits"].as_u64(), Some(0), "{what}: {t}");
+            assert!(p["schedule"].is_null(), "{what}: {p}");
+            assert!(
+                t.contains("run error: unsupported: asynchronous cancellation"),
+                "{what}: {t}"
+            );
+            let said = t
+                .matches("warning: asynchronous cancellation (PTHREAD_CANCEL_ASYNCHRONOUS) is not supported")
+                .count();
+            assert_eq!(said, 1, "said once: {what}: {t}");
+            assert!(!t.contains("hang"), "{what}: {t}");
+        }
+    }
+}
