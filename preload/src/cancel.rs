@@ -44,6 +44,12 @@ const ASYNC_NOTE: &str = "asynchronous cancellation (PTHREAD_CANCEL_ASYNCHRONOUS
                           supported: a thread is cancelled only at its scheduling points that \
                           are cancellation points";
 
+/// Controlled threads of this process with a cancellation request in the model that the
+/// real cancellation has not been given yet (see [`deliver_requested`]), and whether there
+/// is any (the fast path of every post).
+static REQUESTED: std::sync::Mutex<Vec<pos_sched::Tid>> = std::sync::Mutex::new(Vec::new());
+static ANY_REQUESTED: AtomicBool = AtomicBool::new(false);
+
 /// The asynchronous-cancellation message was printed.
 static ASYNC_SAID: AtomicBool = AtomicBool::new(false);
 
@@ -79,15 +85,27 @@ fn exit_key() -> libc::pthread_key_t {
 /// said [`code::CANCELED`]): exit as cancelled. The callers' frames between the program and
 /// here hold no values with destructors, so the forced unwind passes through them.
 pub fn act() -> ! {
-    let key = exit_key();
-    // SAFETY: any non-null value makes glibc call the destructor at thread exit.
-    unsafe { libc::pthread_setspecific(key, std::ptr::dangling::<c_void>()) };
+    arm_exit();
     // SAFETY: the real pthread_exit: unwinds this thread (cleanup handlers) and ends it.
     unsafe { real::pthread_exit(PTHREAD_CANCELED) }
 }
 
+/// Make the calling thread's `Exit` be posted when glibc ends it without returning through
+/// the trampoline (a cancellation): [`on_exit`] runs after the unwind. Every controlled
+/// thread arms it at its start, since a thread blocked outside control is cancelled by the
+/// real `pthread_cancel` (see [`pthread_cancel`]) where libpos cannot intervene. A thread
+/// that returns has posted its `Exit` already, and [`on_exit`] then does nothing.
+pub fn arm_exit() {
+    let key = exit_key();
+    // SAFETY: any non-null value makes glibc call the destructor at thread exit.
+    unsafe { libc::pthread_setspecific(key, std::ptr::dangling::<c_void>()) };
+}
+
 /// `pthread_cancel`: a scheduling point (`Op::Cancel`) that marks the target cancelled in
-/// the model; the real function for threads that are not controlled.
+/// the model; the real function for threads that are not controlled, and for a target the
+/// coordinator has set aside as blocked outside control ([`code::CANCEL_OUTSIDE`]: glibc
+/// then cancels it in its blocking call, e.g. a reader in `read` at shutdown, and its
+/// cleanup handlers rejoin control with their first post).
 ///
 /// # Safety
 /// As `pthread_cancel(3)`.
@@ -100,7 +118,19 @@ pub unsafe extern "C" fn pthread_cancel(t: pthread_t) -> c_int {
         None
     };
     match (me, target) {
-        (Some(me), Some(target)) => me.post(Op::Cancel { target }).result,
+        (Some(me), Some(target)) => match me.post(Op::Cancel { target }).result {
+            code::CANCEL_OUTSIDE => real::pthread_cancel(t),
+            code::OK => {
+                let _b = Busy::enter();
+                REQUESTED
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(target);
+                ANY_REQUESTED.store(true, Ordering::Release);
+                code::OK
+            }
+            r => r,
+        },
         _ => real::pthread_cancel(t),
     }
 }
@@ -151,6 +181,29 @@ pub unsafe extern "C" fn pthread_setcanceltype(kind: c_int, old: *mut c_int) -> 
         crate::process::say_uncontrolled(ASYNC_NOTE);
     }
     real::pthread_setcanceltype(kind, old)
+}
+
+/// After each grant of thread `me`: if another thread requested its cancellation (and no
+/// cancellation point has acted on it yet), give it the real cancellation too, once. The
+/// model acts at the cancellation points libpos controls; glibc now also acts at the others
+/// (a `read`, `poll`, `accept`... where the thread would block outside control and could
+/// otherwise never be cancelled), whichever comes first, honouring the thread's cancel
+/// state. libpos's own I/O runs with cancellation disabled, so it is never acted on there.
+#[inline]
+pub fn deliver_requested(me: pos_sched::Tid) {
+    if !ANY_REQUESTED.load(Ordering::Acquire) {
+        return;
+    }
+    let mine = {
+        let _b = Busy::enter();
+        let mut v = REQUESTED.lock().unwrap_or_else(|e| e.into_inner());
+        let at = v.iter().position(|&t| t == me);
+        at.map(|i| v.swap_remove(i)).is_some()
+    };
+    if mine {
+        // SAFETY: the calling thread's own handle; deferred: only sets the request.
+        unsafe { real::pthread_cancel(libc::pthread_self()) };
+    }
 }
 
 /// Whether `result` is the grant of a cancellation point that acted on a cancellation.

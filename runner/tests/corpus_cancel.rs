@@ -121,6 +121,32 @@ fn correct_cancel_and_c11_programs_are_never_flagged() {
     }
 }
 
+/// A thread blocked in a call libpos does not control (`read` of a pipe) and cancelled
+/// there: before, the request waited for a cancellation point libpos controls, which never
+/// came, and every run was a `hang` (a false bug). Now the real cancellation reaches it (the
+/// canceller gives it when the target is set aside as blocked outside control, the target
+/// gives it to itself after its grant when the request came earlier). Runs where the reader
+/// was set aside are `partial` by nature; none is a bug or takes the step timeout.
+#[test]
+fn a_thread_blocked_outside_control_is_cancelled_for_real() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    for cc in C {
+        let prog = build(dir.path(), cc, "read_blocked.c");
+        for algo in ["rw", "pct3", "pos"] {
+            let (p, o) = run(dir.path(), &prog, algo);
+            let what = format!("{cc} read_blocked.c under {algo}");
+            eprintln!(
+                "correct {what}: ok {}/200, partial {}, mean steps {:.1}",
+                count(&p, "ok"),
+                p["partial"].as_u64().unwrap_or(0),
+                p["mean_steps"].as_f64().unwrap_or(0.0)
+            );
+            assert_eq!(count(&p, "ok"), 200, "{what}: {}", text(&o));
+        }
+    }
+}
+
 /// Buggy programs: (compilers, file, outcome kind, texts the outcome must show).
 const BUGGY: &[(&[&str], &str, &str, &[&str])] = &[
     (
