@@ -12,12 +12,14 @@
 //! `Exit` is posted at the very end, from a thread-specific-data destructor ([`on_exit`]),
 //! which glibc runs after the unwind.
 //!
-//! Asynchronous cancellation cannot be modelled (a thread could be cancelled anywhere in
-//! its uncontrolled code): `pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, ..)` says so
-//! once per process with an uncontrolled note ([`ASYNC_NOTE`], which the runner says once
-//! per program), and such a thread is cancelled at its scheduling points that are
-//! cancellation points only. One cancelled while it computes never gets there: the runner
-//! reports that run as an error (unsupported), not as a hang of the program.
+//! Asynchronous cancellation (`PTHREAD_CANCEL_ASYNCHRONOUS`) cannot be modelled step by
+//! step (a thread could be cancelled anywhere in its uncontrolled code). Setting it posts
+//! `Op::SetCancelType`; a thread that then computes without scheduling points is set aside
+//! by the runner like one blocked outside control, and `pthread_cancel` gives it the real
+//! cancellation, which glibc acts on at once wherever it is (such runs are `partial`). It is
+//! said once per process with an uncontrolled note ([`ASYNC_NOTE`], which the runner says
+//! once per program); a run that still waits for such a thread until the step timeout is
+//! reported as an error (unsupported), not as a hang of the program.
 
 use crate::conn::{self, Busy};
 use crate::real;
@@ -29,6 +31,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 /// glibc's `<pthread.h>` values (not all exposed by the libc crate).
 const PTHREAD_CANCEL_ENABLE: c_int = 0;
 const PTHREAD_CANCEL_DISABLE: c_int = 1;
+const PTHREAD_CANCEL_DEFERRED: c_int = 0;
 const PTHREAD_CANCEL_ASYNCHRONOUS: c_int = 1;
 /// `PTHREAD_CANCELED`: `((void *) -1)`.
 const PTHREAD_CANCELED: *mut c_void = usize::MAX as *mut c_void;
@@ -40,9 +43,9 @@ static EXIT_KEY: AtomicU32 = AtomicU32::new(0);
 /// The note about asynchronous cancellation (after the uncontrolled-note prefix); the runner
 /// recognises it (`runner/src/outcome.rs`, `ASYNC_CANCEL`) to tell a run that waited for an
 /// asynchronous cancellation from a hang of the program.
-const ASYNC_NOTE: &str = "asynchronous cancellation (PTHREAD_CANCEL_ASYNCHRONOUS) is not \
-                          supported: a thread is cancelled only at its scheduling points that \
-                          are cancellation points";
+const ASYNC_NOTE: &str = "asynchronous cancellation (PTHREAD_CANCEL_ASYNCHRONOUS): a thread \
+                          computing with it runs outside control (partial runs) and is \
+                          cancelled for real";
 
 /// Controlled threads of this process with a cancellation request in the model that the
 /// real cancellation has not been given yet (see [`deliver_requested`]), and whether there
@@ -173,12 +176,16 @@ pub unsafe extern "C" fn pthread_setcancelstate(state: c_int, old: *mut c_int) -
 /// As `pthread_setcanceltype(3)`.
 #[no_mangle]
 pub unsafe extern "C" fn pthread_setcanceltype(kind: c_int, old: *mut c_int) -> c_int {
-    if kind == PTHREAD_CANCEL_ASYNCHRONOUS
-        && conn::me().is_some()
-        && !ASYNC_SAID.swap(true, Ordering::Relaxed)
-    {
-        let _b = Busy::enter();
-        crate::process::say_uncontrolled(ASYNC_NOTE);
+    if let Some(me) = conn::me() {
+        if kind == PTHREAD_CANCEL_ASYNCHRONOUS || kind == PTHREAD_CANCEL_DEFERRED {
+            me.post(Op::SetCancelType {
+                asynchronous: kind == PTHREAD_CANCEL_ASYNCHRONOUS,
+            });
+        }
+        if kind == PTHREAD_CANCEL_ASYNCHRONOUS && !ASYNC_SAID.swap(true, Ordering::Relaxed) {
+            let _b = Busy::enter();
+            crate::process::say_uncontrolled(ASYNC_NOTE);
+        }
     }
     real::pthread_setcanceltype(kind, old)
 }

@@ -263,8 +263,9 @@ fn run_cmd(r: &cli::RunArgs) -> Result<i32> {
         if r.partial > 0 {
             sayln!(
                 "{}: {} of {} runs partial: a thread blocked in a call libpos does not control \
-                 (read, poll, waitpid, ...) was set aside while the others ran ({} time(s) in \
-                 all); their schedules may not replay exactly",
+                 (read, poll, waitpid, ...) or computing with asynchronous cancellation was set \
+                 aside while the others ran ({} time(s) in all); their schedules may not replay \
+                 exactly",
                 r.name,
                 r.partial,
                 r.tries,

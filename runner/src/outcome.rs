@@ -88,7 +88,7 @@ impl Outcome {
 /// libpos's note when a controlled thread switches to asynchronous cancellation
 /// (`preload/src/cancel.rs`, `ASYNC_NOTE`).
 const ASYNC_CANCEL: &str = "poscheck: uncontrolled: asynchronous cancellation \
-                            (PTHREAD_CANCEL_ASYNCHRONOUS) is not supported";
+                            (PTHREAD_CANCEL_ASYNCHRONOUS)";
 
 /// Refine an outcome with what the program printed on `stderr` (its tail): a Rust panic's
 /// message turns an exit code 101 (or a SIGABRT under `panic = "abort"`) into
@@ -285,8 +285,8 @@ mod tests {
             waited_ms: 2000,
         };
         let note = b"poscheck: uncontrolled: asynchronous cancellation \
-                     (PTHREAD_CANCEL_ASYNCHRONOUS) is not supported: a thread is cancelled \
-                     only at its scheduling points that are cancellation points\n";
+                     (PTHREAD_CANCEL_ASYNCHRONOUS): a thread computing with it runs outside \
+                     control (partial runs) and is cancelled for real\n";
         let o = refine(hang.clone(), note);
         assert_eq!(o.kind(), "error");
         assert!(!o.is_bug());

@@ -613,7 +613,10 @@ impl<'c> Loop<'c> {
             let Some(Some(task)) = self.tasks.get(t as usize).copied() else {
                 continue;
             };
-            if task.ktid == 0 || !blocked_outside(&task) {
+            // A thread with asynchronous cancellation that stays silent is computing (or
+            // blocked): set it aside too, so that the others run and a `pthread_cancel` can
+            // reach it for real (see `preload/src/cancel.rs`).
+            if task.ktid == 0 || !(blocked_outside(&task) || coord.state().async_cancellable(t)) {
                 continue;
             }
             // A post already written but not yet read by the I/O thread: it is not blocked.

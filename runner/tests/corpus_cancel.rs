@@ -229,53 +229,70 @@ fn buggy_cancel_and_c11_programs_are_found_and_replay() {
     }
 }
 
-/// Asynchronous cancellation of a thread that computes (no scheduling point): libpos cannot
-/// cancel it there, so each run waits for it until the step timeout. Such a run is an error
-/// of the check (unsupported), never a hang or another bug of the program: no hits, no saved
-/// schedule, exit status 2 (nothing could be checked), the unsupported feature said once.
+/// Asynchronous cancellation of a thread that computes (no scheduling point): the runner
+/// sets the silent thread aside and the real cancellation reaches it, so every run ends
+/// well (partial: the thread ran outside control); the feature's limit is said once.
 #[test]
-fn asynchronous_cancellation_is_unsupported_not_a_bug() {
+fn asynchronous_cancellation_of_a_computing_thread_ends_well() {
     require_libpos();
     let dir = tempfile::tempdir().unwrap();
     for cc in C {
         let prog = build(dir.path(), cc, "async_compute.c");
         for algo in ["rw", "pct3", "pos"] {
             let what = format!("{cc} async_compute.c under {algo}");
-            let json = dir.path().join("async.json");
-            let o = poscheck(&[
-                "run",
-                "--json",
-                json.to_str().unwrap(),
-                "--out-dir",
-                dir.path().join("out").to_str().unwrap(),
-                "--algo",
-                algo,
-                "--tries",
-                "3",
-                "--seed",
-                "1",
-                "--step-timeout",
-                "0.5",
-                prog.to_str().unwrap(),
-            ]);
+            let (p, o) = run(dir.path(), &prog, algo);
             let t = text(&o);
-            eprintln!("async {what}: exit {:?}", o.status.code());
-            assert_eq!(o.status.code(), Some(2), "{what}: {t}");
-            let report: Value =
-                serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-            let p = &report["programs"][0];
-            assert_eq!(count(p, "error"), 3, "{what}: {t}");
-            assert_eq!(p["hits"].as_u64(), Some(0), "{what}: {t}");
-            assert!(p["schedule"].is_null(), "{what}: {p}");
-            assert!(
-                t.contains("run error: unsupported: asynchronous cancellation"),
-                "{what}: {t}"
+            eprintln!(
+                "async {what}: ok {}/200, partial {}",
+                count(&p, "ok"),
+                p["partial"].as_u64().unwrap_or(0)
             );
+            assert_eq!(count(&p, "ok"), 200, "{what}: {t}");
+            assert_eq!(o.status.code(), Some(0), "{what}: {t}");
             let said = t
-                .matches("warning: asynchronous cancellation (PTHREAD_CANCEL_ASYNCHRONOUS) is not supported")
+                .matches("warning: asynchronous cancellation (PTHREAD_CANCEL_ASYNCHRONOUS)")
                 .count();
             assert_eq!(said, 1, "said once: {what}: {t}");
-            assert!(!t.contains("hang"), "{what}: {t}");
         }
     }
+}
+
+/// Without setting threads aside (`--blocked-after 0`) the computing thread cannot be
+/// reached: each run waits for it until the step timeout. Such a run is an error of the
+/// check (unsupported), never a hang or another bug of the program: no hits, no saved
+/// schedule, exit status 2 (nothing could be checked).
+#[test]
+fn an_unreachable_asynchronous_cancellation_is_unsupported_not_a_bug() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "gcc", "async_compute.c");
+    let json = dir.path().join("async.json");
+    let o = poscheck(&[
+        "run",
+        "--json",
+        json.to_str().unwrap(),
+        "--out-dir",
+        dir.path().join("out").to_str().unwrap(),
+        "--tries",
+        "3",
+        "--seed",
+        "1",
+        "--blocked-after",
+        "0",
+        "--step-timeout",
+        "0.5",
+        prog.to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let p = &report["programs"][0];
+    assert_eq!(count(p, "error"), 3, "{t}");
+    assert_eq!(p["hits"].as_u64(), Some(0), "{t}");
+    assert!(p["schedule"].is_null(), "{p}");
+    assert!(
+        t.contains("run error: unsupported: asynchronous cancellation"),
+        "{t}"
+    );
+    assert!(!t.contains("hang"), "{t}");
 }

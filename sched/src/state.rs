@@ -119,6 +119,8 @@ struct CancelState {
     /// A cancellation point acted on the request: the thread is exiting as cancelled and
     /// its cleanup handlers are no cancellation points any more.
     acted: bool,
+    /// `PTHREAD_CANCEL_ASYNCHRONOUS`: the thread may be cancelled anywhere.
+    asynchronous: bool,
 }
 
 impl CancelState {
@@ -806,6 +808,15 @@ impl State {
         self.threads[t as usize].cancel.due()
     }
 
+    /// Whether thread `t` set asynchronous cancellation (`PTHREAD_CANCEL_ASYNCHRONOUS`) and
+    /// may be cancelled: the runner sets such a thread aside when it computes silently, so
+    /// that a cancellation can reach it for real ([`code::CANCEL_OUTSIDE`]).
+    pub fn async_cancellable(&self, t: Tid) -> bool {
+        self.threads
+            .get(t as usize)
+            .is_some_and(|th| th.cancel.asynchronous && !th.cancel.disabled && !th.cancel.acted)
+    }
+
     /// Whether thread `t` has been cancelled and acted on it (it is exiting as cancelled).
     pub fn cancelled(&self, t: Tid) -> bool {
         self.threads
@@ -1170,6 +1181,10 @@ impl State {
             TestCancel => OK,
             SetCancelState { enabled } => {
                 self.threads[t as usize].cancel.disabled = !enabled;
+                OK
+            }
+            SetCancelType { asynchronous } => {
+                self.threads[t as usize].cancel.asynchronous = asynchronous;
                 OK
             }
         }
