@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages poscheck's build and tests need (idempotent, Debian).
 # gcc builds the C test programs and the benchmark suite; clang-14 is the second compiler
-# `poscheck cc` supports (POSCHECK_CC=clang).
+# `poscheck cc` supports (POSCHECK_CC=clang). The end-to-end tests build C++ programs with
+# both g++ and clang++-14 (the clang-14 package provides clang++-14 and clang-14).
 # When another apt or dpkg holds the package locks (unattended upgrades, a second install),
 # this waits for it (up to APT_LOCK_WAIT seconds, default 600) instead of failing at once.
 set -euo pipefail
@@ -10,6 +11,8 @@ command -v gcc >/dev/null 2>&1 || need+=(gcc)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v clang-14 >/dev/null 2>&1 || command -v clang >/dev/null 2>&1 || need+=(clang-14)
+command -v g++ >/dev/null 2>&1 || need+=(g++)
+command -v clang++-14 >/dev/null 2>&1 || need+=(clang-14)
 wait_s=${APT_LOCK_WAIT:-600}
 
 # apt-get with the dpkg lock timeout; `apt-get update` takes the lists lock, which that

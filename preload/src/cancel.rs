@@ -12,9 +12,14 @@
 //! `Exit` is posted at the very end, from a thread-specific-data destructor ([`on_exit`]),
 //! which glibc runs after the unwind.
 //!
-//! Asynchronous cancellation cannot be modelled (a thread could be cancelled anywhere in
-//! its uncontrolled code): `pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, ..)` says so
-//! once per process, and such a thread is cancelled at its scheduling points only.
+//! Asynchronous cancellation (`PTHREAD_CANCEL_ASYNCHRONOUS`) cannot be modelled step by
+//! step (a thread could be cancelled anywhere in its uncontrolled code). Setting it posts
+//! `Op::SetCancelType`; a thread that then computes without scheduling points is set aside
+//! by the runner like one blocked outside control, and `pthread_cancel` gives it the real
+//! cancellation, which glibc acts on at once wherever it is (such runs are `partial`). It is
+//! said once per process with an uncontrolled note ([`ASYNC_NOTE`], which the runner says
+//! once per program); a run that still waits for such a thread until the step timeout is
+//! reported as an error (unsupported), not as a hang of the program.
 
 use crate::conn::{self, Busy};
 use crate::real;
@@ -26,6 +31,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 /// glibc's `<pthread.h>` values (not all exposed by the libc crate).
 const PTHREAD_CANCEL_ENABLE: c_int = 0;
 const PTHREAD_CANCEL_DISABLE: c_int = 1;
+const PTHREAD_CANCEL_DEFERRED: c_int = 0;
 const PTHREAD_CANCEL_ASYNCHRONOUS: c_int = 1;
 /// `PTHREAD_CANCELED`: `((void *) -1)`.
 const PTHREAD_CANCELED: *mut c_void = usize::MAX as *mut c_void;
@@ -33,6 +39,19 @@ const PTHREAD_CANCELED: *mut c_void = usize::MAX as *mut c_void;
 /// The key whose destructor posts a cancelled thread's `Exit`; 0 until created (key 0 is
 /// glibc's first key and may be ours: stored as key + 1).
 static EXIT_KEY: AtomicU32 = AtomicU32::new(0);
+
+/// The note about asynchronous cancellation (after the uncontrolled-note prefix); the runner
+/// recognises it (`runner/src/outcome.rs`, `ASYNC_CANCEL`) to tell a run that waited for an
+/// asynchronous cancellation from a hang of the program.
+const ASYNC_NOTE: &str = "asynchronous cancellation (PTHREAD_CANCEL_ASYNCHRONOUS): a thread \
+                          computing with it runs outside control (partial runs) and is \
+                          cancelled for real";
+
+/// Controlled threads of this process with a cancellation request in the model that the
+/// real cancellation has not been given yet (see [`deliver_requested`]), and whether there
+/// is any (the fast path of every post).
+static REQUESTED: std::sync::Mutex<Vec<pos_sched::Tid>> = std::sync::Mutex::new(Vec::new());
+static ANY_REQUESTED: AtomicBool = AtomicBool::new(false);
 
 /// The asynchronous-cancellation message was printed.
 static ASYNC_SAID: AtomicBool = AtomicBool::new(false);
@@ -69,15 +88,27 @@ fn exit_key() -> libc::pthread_key_t {
 /// said [`code::CANCELED`]): exit as cancelled. The callers' frames between the program and
 /// here hold no values with destructors, so the forced unwind passes through them.
 pub fn act() -> ! {
-    let key = exit_key();
-    // SAFETY: any non-null value makes glibc call the destructor at thread exit.
-    unsafe { libc::pthread_setspecific(key, std::ptr::dangling::<c_void>()) };
+    arm_exit();
     // SAFETY: the real pthread_exit: unwinds this thread (cleanup handlers) and ends it.
     unsafe { real::pthread_exit(PTHREAD_CANCELED) }
 }
 
+/// Make the calling thread's `Exit` be posted when glibc ends it without returning through
+/// the trampoline (a cancellation): [`on_exit`] runs after the unwind. Every controlled
+/// thread arms it at its start, since a thread blocked outside control is cancelled by the
+/// real `pthread_cancel` (see [`pthread_cancel`]) where libpos cannot intervene. A thread
+/// that returns has posted its `Exit` already, and [`on_exit`] then does nothing.
+pub fn arm_exit() {
+    let key = exit_key();
+    // SAFETY: any non-null value makes glibc call the destructor at thread exit.
+    unsafe { libc::pthread_setspecific(key, std::ptr::dangling::<c_void>()) };
+}
+
 /// `pthread_cancel`: a scheduling point (`Op::Cancel`) that marks the target cancelled in
-/// the model; the real function for threads that are not controlled.
+/// the model; the real function for threads that are not controlled, and for a target the
+/// coordinator has set aside as blocked outside control ([`code::CANCEL_OUTSIDE`]: glibc
+/// then cancels it in its blocking call, e.g. a reader in `read` at shutdown, and its
+/// cleanup handlers rejoin control with their first post).
 ///
 /// # Safety
 /// As `pthread_cancel(3)`.
@@ -90,7 +121,19 @@ pub unsafe extern "C" fn pthread_cancel(t: pthread_t) -> c_int {
         None
     };
     match (me, target) {
-        (Some(me), Some(target)) => me.post(Op::Cancel { target }).result,
+        (Some(me), Some(target)) => match me.post(Op::Cancel { target }).result {
+            code::CANCEL_OUTSIDE => real::pthread_cancel(t),
+            code::OK => {
+                let _b = Busy::enter();
+                REQUESTED
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(target);
+                ANY_REQUESTED.store(true, Ordering::Release);
+                code::OK
+            }
+            r => r,
+        },
         _ => real::pthread_cancel(t),
     }
 }
@@ -133,19 +176,41 @@ pub unsafe extern "C" fn pthread_setcancelstate(state: c_int, old: *mut c_int) -
 /// As `pthread_setcanceltype(3)`.
 #[no_mangle]
 pub unsafe extern "C" fn pthread_setcanceltype(kind: c_int, old: *mut c_int) -> c_int {
-    if kind == PTHREAD_CANCEL_ASYNCHRONOUS
-        && conn::me().is_some()
-        && !ASYNC_SAID.swap(true, Ordering::Relaxed)
-    {
-        let _b = Busy::enter();
-        eprintln!(
-            "poscheck: libpos: asynchronous cancellation (PTHREAD_CANCEL_ASYNCHRONOUS) is not \
-             supported: a cancelled thread is cancelled at its next scheduling point that is \
-             a cancellation point, as with deferred cancellation; one that never reaches such \
-             a point is not cancelled"
-        );
+    if let Some(me) = conn::me() {
+        if kind == PTHREAD_CANCEL_ASYNCHRONOUS || kind == PTHREAD_CANCEL_DEFERRED {
+            me.post(Op::SetCancelType {
+                asynchronous: kind == PTHREAD_CANCEL_ASYNCHRONOUS,
+            });
+        }
+        if kind == PTHREAD_CANCEL_ASYNCHRONOUS && !ASYNC_SAID.swap(true, Ordering::Relaxed) {
+            let _b = Busy::enter();
+            crate::process::say_uncontrolled(ASYNC_NOTE);
+        }
     }
     real::pthread_setcanceltype(kind, old)
+}
+
+/// After each grant of thread `me`: if another thread requested its cancellation (and no
+/// cancellation point has acted on it yet), give it the real cancellation too, once. The
+/// model acts at the cancellation points libpos controls; glibc now also acts at the others
+/// (a `read`, `poll`, `accept`... where the thread would block outside control and could
+/// otherwise never be cancelled), whichever comes first, honouring the thread's cancel
+/// state. libpos's own I/O runs with cancellation disabled, so it is never acted on there.
+#[inline]
+pub fn deliver_requested(me: pos_sched::Tid) {
+    if !ANY_REQUESTED.load(Ordering::Acquire) {
+        return;
+    }
+    let mine = {
+        let _b = Busy::enter();
+        let mut v = REQUESTED.lock().unwrap_or_else(|e| e.into_inner());
+        let at = v.iter().position(|&t| t == me);
+        at.map(|i| v.swap_remove(i)).is_some()
+    };
+    if mine {
+        // SAFETY: the calling thread's own handle; deferred: only sets the request.
+        unsafe { real::pthread_cancel(libc::pthread_self()) };
+    }
 }
 
 /// Whether `result` is the grant of a cancellation point that acted on a cancellation.

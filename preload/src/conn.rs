@@ -205,6 +205,7 @@ impl Me {
             // A cancellation point acted on a cancellation request: never returns.
             crate::cancel::act();
         }
+        crate::cancel::deliver_requested(self.tid);
         reply
     }
 

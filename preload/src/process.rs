@@ -310,7 +310,7 @@ static SAID_FORK: AtomicBool = AtomicBool::new(false);
 pub const UNCONTROLLED: &str = "poscheck: uncontrolled: ";
 
 /// Write one uncontrolled-note line on stderr (one `write`, no allocation).
-fn say_uncontrolled(what: &str) {
+pub(crate) fn say_uncontrolled(what: &str) {
     let mut line = [0u8; 256];
     let mut n = 0;
     for part in [UNCONTROLLED.as_bytes(), what.as_bytes(), b"\n"] {

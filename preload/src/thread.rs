@@ -62,6 +62,7 @@ extern "C-unwind" fn trampoline(p: *mut c_void) -> *mut c_void {
     // SAFETY: p is the Box<Start> leaked by pthread_create for this thread alone.
     let Start { routine, arg, tid } = *unsafe { Box::from_raw(p as *mut Start) };
     conn::adopt(tid);
+    crate::cancel::arm_exit();
     // Stay stopped at the entry until granted: only one controlled thread ever runs between
     // two scheduling points (otherwise the routine's first steps race with the creator's).
     if let Some(me) = conn::me() {

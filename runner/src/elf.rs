@@ -35,9 +35,10 @@ pub enum ElfError {
 /// What the check learned about a runnable target.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ElfInfo {
-    /// Imports at least one function that makes or synchronises threads (pthread, semaphore,
-    /// C11 threads, `std::thread`, OpenMP; see [`makes_threads`]): else nothing is scheduled.
-    pub uses_pthread: bool,
+    /// Creates threads: imports a thread-creating function (pthread, C11, `std::thread`,
+    /// OpenMP; see [`makes_threads`]) or links a library of its own that does
+    /// ([`creates_threads`]). Else nothing is scheduled.
+    pub makes_threads: bool,
     /// Compiled with `-fsanitize=thread` (imports `__tsan_init` or `__tsan_func_entry`, as
     /// every instrumented unit does): its memory accesses can be scheduling points.
     pub instrumented: bool,
@@ -77,10 +78,7 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
     if !has_interp || elf.dynamic.is_none() {
         return Err(ElfError::Static(name));
     }
-    let uses_pthread = elf
-        .dynsyms
-        .iter()
-        .any(|s| s.is_import() && elf.dynstrtab.get_at(s.st_name).is_some_and(makes_threads));
+    let makes_threads = creates_threads(path, &elf);
     let instrumented = elf.dynsyms.iter().any(|s| {
         s.is_import()
             && elf
@@ -89,32 +87,143 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
                 .is_some_and(|n| n == "__tsan_init" || n == "__tsan_func_entry")
     });
     Ok(ElfInfo {
-        uses_pthread,
+        makes_threads,
         instrumented,
     })
 }
 
-/// Whether importing the symbol `name` means the program uses threads: a pthread, POSIX
-/// semaphore or C11 `<threads.h>` function, libstdc++'s `std::thread` (threads created
-/// inside libstdc++, so the program itself may import no pthread function at all) and
-/// condition variables, or OpenMP's runtime (libgomp creates the threads).
+/// Whether importing the symbol `name` means threads are created: `pthread_create`, C11
+/// `thrd_create`, libstdc++'s `std::thread` (its members start the thread inside libstdc++,
+/// so a C++ program may import no pthread function at all; `std::jthread` and `std::async`
+/// use them too), or an OpenMP parallel region (libgomp's `GOMP_parallel*`/`GOMP_teams*`,
+/// LLVM libomp's `__kmpc_fork_*`). Synchronisation functions alone (a mutex, `pthread_self`,
+/// which Rust's std imports in every program) make no thread.
 fn makes_threads(name: &str) -> bool {
     const PREFIXES: &[&str] = &[
-        "pthread_",
-        "sem_",
-        "thrd_",
-        "mtx_",
-        "cnd_",
-        "call_once",
-        "GOMP_",
-        "omp_",
-        // std::thread (ctor, join, detach, ...), std::condition_variable(_any).
+        "pthread_create",
+        "thrd_create",
         "_ZNSt6thread",
-        "_ZNSt18condition_variable",
-        "_ZNSt22condition_variable_any",
-        "_ZNSt3_V222condition_variable_any",
+        "GOMP_parallel",
+        "GOMP_teams",
+        "__kmpc_fork_",
     ];
     PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// Whether `elf` itself imports a thread-creating function ([`makes_threads`]).
+fn imports_thread_creation(elf: &Elf<'_>) -> bool {
+    elf.dynsyms
+        .iter()
+        .any(|s| s.is_import() && elf.dynstrtab.get_at(s.st_name).is_some_and(makes_threads))
+}
+
+/// Language and system runtimes: they import `pthread_create` for the programs that call
+/// their thread-creating entry points, so what counts is whether the program imports those
+/// entries ([`makes_threads`]), not what the runtime imports.
+fn is_runtime(soname: &str) -> bool {
+    const RUNTIMES: &[&str] = &[
+        "libc.so",
+        "libpthread.so",
+        "libstdc++.so",
+        "libc++.so",
+        "libc++abi.so",
+        "libgomp.so",
+        "libomp.so",
+        "libgcc_s.so",
+        "libm.so",
+        "libdl.so",
+        "librt.so",
+        "ld-linux",
+    ];
+    RUNTIMES.iter().any(|r| soname.starts_with(r))
+}
+
+/// Directories the dynamic loader searches after `LD_LIBRARY_PATH` and the run paths: the
+/// usual multiarch and legacy places plus the lines of `/etc/ld.so.conf.d/*.conf` (a
+/// stand-in for the loader's cache, enough to find a library the program links).
+fn system_dirs() -> Vec<String> {
+    let mut dirs: Vec<String> = Vec::new();
+    if let Ok(rd) = fs::read_dir("/etc/ld.so.conf.d") {
+        let mut confs: Vec<_> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        confs.sort();
+        for c in confs {
+            for l in fs::read_to_string(c).unwrap_or_default().lines() {
+                let l = l.trim();
+                if l.starts_with('/') {
+                    dirs.push(l.to_string());
+                }
+            }
+        }
+    }
+    for d in [
+        "/lib/x86_64-linux-gnu",
+        "/usr/lib/x86_64-linux-gnu",
+        "/lib64",
+        "/usr/lib64",
+        "/lib",
+        "/usr/lib",
+    ] {
+        dirs.push(d.to_string());
+    }
+    dirs
+}
+
+/// Where the loader would find the library `needed` of the object at `from` (its
+/// RPATH/RUNPATH with `$ORIGIN`, `LD_LIBRARY_PATH`, the system directories), if anywhere.
+fn resolve(needed: &str, from: &Path, elf: &Elf<'_>) -> Option<std::path::PathBuf> {
+    if needed.contains('/') {
+        return Some(std::path::PathBuf::from(needed));
+    }
+    let origin = from
+        .parent()
+        .map_or_else(|| ".".to_string(), |p| p.display().to_string());
+    let mut dirs: Vec<String> = Vec::new();
+    for list in elf.rpaths.iter().chain(elf.runpaths.iter()) {
+        for d in list.split(':') {
+            dirs.push(d.replace("$ORIGIN", &origin).replace("${ORIGIN}", &origin));
+        }
+    }
+    if let Ok(l) = std::env::var("LD_LIBRARY_PATH") {
+        dirs.extend(l.split(':').filter(|d| !d.is_empty()).map(str::to_string));
+    }
+    dirs.extend(system_dirs());
+    dirs.iter()
+        .map(|d| Path::new(d).join(needed))
+        .find(|p| p.is_file())
+}
+
+/// Whether the program `elf` (at `path`) creates threads: it imports a thread-creating
+/// function, or one of its own libraries does, transitively (not counting the runtimes,
+/// see [`is_runtime`]). A library that cannot be found or parsed counts as not creating
+/// threads (at worst, a warning too many).
+fn creates_threads(path: &Path, elf: &Elf<'_>) -> bool {
+    if imports_thread_creation(elf) {
+        return true;
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let mut todo: Vec<std::path::PathBuf> = elf
+        .libraries
+        .iter()
+        .filter(|l| !is_runtime(l))
+        .filter_map(|l| resolve(l, path, elf))
+        .collect();
+    while let Some(lib) = todo.pop() {
+        if seen.len() > 256 || !seen.insert(lib.clone()) {
+            continue;
+        }
+        let Ok(bytes) = fs::read(&lib) else { continue };
+        let Ok(l) = Elf::parse(&bytes) else { continue };
+        if imports_thread_creation(&l) {
+            return true;
+        }
+        todo.extend(
+            l.libraries
+                .iter()
+                .filter(|n| !is_runtime(n))
+                .filter_map(|n| resolve(n, &lib, &l)),
+        );
+    }
+    false
 }
 
 /// One line of `/proc/<pid>/maps` for a file-backed mapping.
@@ -226,19 +335,15 @@ mod tests {
     }
 
     #[test]
-    fn threads_from_libraries_count_as_threads() {
+    fn only_thread_creation_counts_as_threads() {
         for n in [
             "pthread_create",
-            "sem_wait",
             "thrd_create",
-            "mtx_lock",
-            "cnd_wait",
-            "call_once",
             "GOMP_parallel",
-            "omp_get_thread_num",
+            "GOMP_parallel_loop_dynamic",
+            "GOMP_teams_reg",
+            "__kmpc_fork_call",
             "_ZNSt6thread15_M_start_threadESt10unique_ptrINS_6_StateESt14default_deleteIS1_EEPFvvE",
-            "_ZNSt18condition_variable10notify_oneEv",
-            "_ZNSt3_V222condition_variable_anyC1Ev",
         ] {
             assert!(makes_threads(n), "{n}");
         }
@@ -248,6 +353,14 @@ mod tests {
             "_ZNSt8ios_base4InitC1Ev",
             "sched_yield",
             "syscall",
+            // Synchronisation without thread creation (Rust's std imports these in every
+            // program, threads or not).
+            "pthread_self",
+            "pthread_key_create",
+            "pthread_mutex_lock",
+            "sem_wait",
+            "mtx_lock",
+            "omp_get_thread_num",
         ] {
             assert!(!makes_threads(n), "{n}");
         }

@@ -187,9 +187,11 @@ fn targets(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     }
     for p in &out {
         let info = elf::check(p)?;
-        if !info.uses_pthread {
+        if !info.makes_threads {
             eprintln!(
-                "poscheck: warning: {} imports no pthread function; nothing will be scheduled",
+                "poscheck: warning: {} creates no thread (neither it nor its libraries import \
+                 pthread_create, thrd_create, std::thread or an OpenMP parallel region); \
+                 nothing will be scheduled",
                 p.display()
             );
         }
@@ -261,9 +263,9 @@ fn run_cmd(r: &cli::RunArgs) -> Result<i32> {
         if r.partial > 0 {
             sayln!(
                 "{}: {} of {} runs partial: a thread blocked in a call libpos does not control \
-                 (read, poll, waitpid, ...) or running without a scheduling point (a spin-wait) \
-                 was set aside while the others ran ({} time(s) in \
-                 all); their schedules may not replay exactly",
+                 (read, poll, waitpid, ...), running without a scheduling point (a spin-wait) or \
+                 computing with asynchronous cancellation was set aside while the others ran ({} \
+                 time(s) in all); their schedules may not replay exactly",
                 r.name,
                 r.partial,
                 r.tries,

@@ -85,12 +85,36 @@ impl Outcome {
     }
 }
 
+/// libpos's note when a controlled thread switches to asynchronous cancellation
+/// (`preload/src/cancel.rs`, `ASYNC_NOTE`).
+const ASYNC_CANCEL: &str = "poscheck: uncontrolled: asynchronous cancellation \
+                            (PTHREAD_CANCEL_ASYNCHRONOUS)";
+
 /// Refine an outcome with what the program printed on `stderr` (its tail): a Rust panic's
 /// message turns an exit code 101 (or a SIGABRT under `panic = "abort"`) into
 /// [`Outcome::Panic`], and libstdc++'s `terminate called after throwing ...` adds the
 /// exception to a SIGABRT crash.
+///
+/// A hang in a run where a thread set asynchronous cancellation is an error (unsupported),
+/// not a bug: on a real system that thread would have been cancelled wherever it was, but
+/// libpos can cancel it only at a scheduling point, so a thread cancelled while it computes
+/// is waited for until the step timeout. What the program would have done is unknown, so
+/// the run says nothing about it (a genuine hang of such a program is not told apart).
 pub fn refine(outcome: Outcome, stderr: &[u8]) -> Outcome {
     const SIGABRT: i32 = 6;
+    if let Outcome::Hang { threads, waited_ms } = &outcome {
+        if String::from_utf8_lossy(stderr).contains(ASYNC_CANCEL) {
+            return Outcome::Error {
+                reason: format!(
+                    "unsupported: asynchronous cancellation (PTHREAD_CANCEL_ASYNCHRONOUS): \
+                     thread(s) {} reached no scheduling point within {waited_ms} ms; a thread \
+                     cancelled while it computes is cancelled only at a scheduling point under \
+                     poscheck (not a verdict about the program)",
+                    threads.join(", ")
+                ),
+            };
+        }
+    }
     let is_abort = matches!(
         outcome,
         Outcome::Crash {
@@ -252,6 +276,31 @@ mod tests {
         assert!(Outcome::from_exit(1, &[0]).is_bug());
         assert!(!Outcome::Error { reason: "x".into() }.is_bug());
         assert_eq!(signal_name(11), "SIGSEGV");
+    }
+
+    #[test]
+    fn a_hang_waiting_for_an_asynchronous_cancellation_is_unsupported_not_a_bug() {
+        let hang = Outcome::Hang {
+            threads: vec!["0.1".into()],
+            waited_ms: 2000,
+        };
+        let note = b"poscheck: uncontrolled: asynchronous cancellation \
+                     (PTHREAD_CANCEL_ASYNCHRONOUS): a thread computing with it runs outside \
+                     control (partial runs) and is cancelled for real\n";
+        let o = refine(hang.clone(), note);
+        assert_eq!(o.kind(), "error");
+        assert!(!o.is_bug());
+        assert!(o
+            .to_string()
+            .starts_with("error: unsupported: asynchronous cancellation"));
+        assert!(o.to_string().contains("thread(s) 0.1"), "{o}");
+        // Without the note a hang stays a hang; with it, other outcomes stay what they were.
+        assert_eq!(refine(hang.clone(), b"other\n"), hang);
+        let assert = Outcome::Assert {
+            text: "x".into(),
+            thread: "0".into(),
+        };
+        assert_eq!(refine(assert.clone(), note), assert);
     }
 
     #[test]

@@ -442,6 +442,22 @@ fn in_foreign_call(call: &str, fd: i32) -> bool {
     fd < 0 || arg0 != Some(fd as u64)
 }
 
+/// CPU clock ticks (USER_HZ, 10 ms) a silent thread with asynchronous cancellation must use
+/// between two probes to count as computing (see `Loop::computing`).
+const COMPUTING_TICKS: u64 = 2;
+
+/// The CPU time (user + system, in clock ticks) `task` has used, from `/proc`.
+fn cpu_ticks(task: &Task) -> Option<u64> {
+    let stat =
+        std::fs::read_to_string(format!("/proc/{}/task/{}/stat", task.pid, task.ktid)).ok()?;
+    // After "tid (comm)": state is field 3, utime field 14, stime field 15.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut f = rest.split_whitespace().skip(11);
+    let utime: u64 = f.next()?.parse().ok()?;
+    let stime: u64 = f.next()?.parse().ok()?;
+    Some(utime + stime)
+}
+
 /// At most how long the decision loop waits for a thread whose exit was granted to be gone.
 const EXIT_WAIT: Duration = Duration::from_millis(100);
 
@@ -522,6 +538,9 @@ struct Loop<'c> {
     probed_at: Instant,
     /// Times a thread was set aside as blocked outside control ([`RunResult::outside`]).
     outside_episodes: u64,
+    /// Silent threads with asynchronous cancellation: CPU ticks seen at a probe, with the
+    /// scheduling step of that probe (see [`Loop::computing`]).
+    cpu_seen: Vec<(Tid, u64, u64)>,
 }
 
 /// Where to look for a controlled thread in `/proc`.
@@ -560,6 +579,7 @@ impl<'c> Loop<'c> {
             quiet_since: Instant::now(),
             probed_at: Instant::now(),
             outside_episodes: 0,
+            cpu_seen: Vec::new(),
         }
     }
 
@@ -655,7 +675,11 @@ impl<'c> Loop<'c> {
             if task.ktid == 0 {
                 continue;
             }
+            // A thread with asynchronous cancellation that computes silently is set aside
+            // too, so that the others run and a `pthread_cancel` can reach it for real (see
+            // `preload/src/cancel.rs`); so is a spin-wait (see [`spin_after`]).
             let outside = blocked_outside(&task)
+                || (coord.state().async_cancellable(t) && self.computing(t, &task, coord))
                 || (spun && coord.state().others_could_run(t) && running_user_code(&task));
             if !outside {
                 continue;
@@ -674,6 +698,31 @@ impl<'c> Loop<'c> {
             }
         }
         any
+    }
+
+    /// Whether silent thread `t` is computing in the program's code: it has used at least
+    /// [`COMPUTING_TICKS`] of CPU since an earlier probe of this same silence (no step was
+    /// granted meanwhile). A thread merely descheduled on a loaded machine, possibly still in
+    /// libpos's code after its grant, uses none and is not set aside, because an
+    /// asynchronous cancellation must not land in libpos.
+    fn computing(&mut self, t: Tid, task: &Task, coord: &Coordinator<'_>) -> bool {
+        let Some(ticks) = cpu_ticks(task) else {
+            return false;
+        };
+        let step = coord.steps();
+        let seen = self.cpu_seen.iter().find(|&&(x, _, _)| x == t).copied();
+        match seen {
+            Some((_, before, at)) if at == step && ticks >= before + COMPUTING_TICKS => {
+                self.cpu_seen.retain(|&(x, _, _)| x != t);
+                true
+            }
+            Some((_, _, at)) if at == step => false,
+            _ => {
+                self.cpu_seen.retain(|&(x, _, _)| x != t);
+                self.cpu_seen.push((t, ticks, step));
+                false
+            }
+        }
     }
 
     fn handle(&mut self, coord: &mut Coordinator<'_>, ev: Ev) -> Result<Option<Outcome>, String> {
@@ -1048,6 +1097,31 @@ mod tests {
             Some(Outcome::Error { reason }) => assert!(reason.contains("before hello")),
             o => panic!("{o:?}"),
         }
+    }
+
+    #[test]
+    fn a_computing_thread_uses_cpu_ticks_and_a_sleeping_one_does_not() {
+        // SAFETY: no preconditions.
+        let ktid = unsafe { libc::gettid() } as u32;
+        let me = Task {
+            pid: std::process::id(),
+            ktid,
+            fd: -1,
+        };
+        let before = cpu_ticks(&me).expect("own /proc stat");
+        // Spin (at most 5 s of wall time, for a loaded machine) until the ticks move.
+        let start = Instant::now();
+        let mut x = 0u64;
+        let mut spun = before;
+        while spun < before + COMPUTING_TICKS && start.elapsed() < Duration::from_secs(5) {
+            for _ in 0..100_000 {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+            spun = cpu_ticks(&me).unwrap();
+        }
+        assert!(spun >= before + COMPUTING_TICKS, "{before} -> {spun}");
+        std::thread::sleep(Duration::from_millis(40));
+        assert!(cpu_ticks(&me).unwrap() < spun + COMPUTING_TICKS);
     }
 
     #[test]

@@ -624,7 +624,7 @@ fn bad_input_is_one_clear_error_line_and_exit_2() {
     assert_eq!(err.lines().count(), 1, "{err}");
     let out = s.poscheck(&["run", "--tries", "2", bin("no_pthread").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(text(&out).contains("imports no pthread function"));
+    assert!(text(&out).contains("creates no thread"));
 }
 
 /// Build the C file `src` as the shared library `out`.

@@ -259,6 +259,13 @@ pub enum Op {
     SetCancelState {
         enabled: bool,
     },
+    /// `pthread_setcanceltype`: whether the calling thread is cancelled asynchronously
+    /// (`PTHREAD_CANCEL_ASYNCHRONOUS`). Such a thread computing without scheduling points is
+    /// set aside by the runner like one blocked outside control, and a cancellation then
+    /// reaches it for real.
+    SetCancelType {
+        asynchronous: bool,
+    },
 }
 
 /// The deadline of an untimed wait ([`Op::CondWake`] of `pthread_cond_wait`).
@@ -379,7 +386,7 @@ impl Op {
             | AtomicRmw { addr, size } => [Some(Obj::mem(addr, size)), None],
             ProcessExit { .. } => [Some(s(Process, 0)), None],
             Cancel { target } => [Some(s(Thread, target as u64)), None],
-            TestCancel | SetCancelState { .. } => [None, None],
+            TestCancel | SetCancelState { .. } | SetCancelType { .. } => [None, None],
         }
     }
 
@@ -388,7 +395,7 @@ impl Op {
         use Op::*;
         match self {
             Start | Create | Yield | Sleep | SleepUntil { .. } | Exit => Access::None,
-            TestCancel | SetCancelState { .. } => Access::None,
+            TestCancel | SetCancelState { .. } | SetCancelType { .. } => Access::None,
             Read { .. } | AtomicLoad { .. } => Access::Read,
             RdLock { .. } | TryRdLock { .. } | TimedRdLock { .. } => Access::Write,
             _ => Access::Write,
@@ -478,6 +485,7 @@ impl Op {
             Cancel { .. } => "cancel",
             TestCancel => "testcancel",
             SetCancelState { .. } => "setcancelstate",
+            SetCancelType { .. } => "setcanceltype",
         }
     }
 }
@@ -506,7 +514,7 @@ impl Event {
     #[inline]
     pub fn objects(&self) -> [Option<Obj>; 2] {
         match self.op {
-            Op::Exit | Op::TestCancel | Op::SetCancelState { .. } => {
+            Op::Exit | Op::TestCancel | Op::SetCancelState { .. } | Op::SetCancelType { .. } => {
                 [Some(Obj::sync(ObjKind::Thread, self.tid as u64)), None]
             }
             _ => self.op.objects(),

@@ -167,6 +167,7 @@ fn op_fields(op: &Op) -> (u32, u64, u64, u64) {
         Cancel { target } => (45, target as u64, 0, 0),
         TestCancel => (46, 0, 0, 0),
         SetCancelState { enabled } => (47, enabled as u64, 0, 0),
+        SetCancelType { asynchronous } => (61, asynchronous as u64, 0, 0),
     }
 }
 
@@ -271,6 +272,9 @@ fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
         45 => Cancel { target: tid(a)? },
         46 => TestCancel,
         47 => SetCancelState { enabled: a != 0 },
+        61 => SetCancelType {
+            asynchronous: a != 0,
+        },
         _ => return Err(ProtocolError(format!("unknown operation code {code}"))),
     })
 }
@@ -459,6 +463,10 @@ mod tests {
             TestCancel,
             SetCancelState { enabled: false },
             SetCancelState { enabled: true },
+            SetCancelType { asynchronous: true },
+            SetCancelType {
+                asynchronous: false,
+            },
         ];
         for op in ops {
             let msg = Msg::Post(op);

@@ -32,6 +32,12 @@ pub mod code {
     /// A cancellation point acted on a pending cancellation request: the thread must now
     /// exit as cancelled (after a condvar wait, with the mutex re-acquired). `-ECANCELED`.
     pub const CANCELED: i32 = -125;
+    /// `pthread_cancel`'s grant when its target is blocked outside control (in a call libpos
+    /// does not see, such as `read` or `poll`, most of them cancellation points): the
+    /// canceller delivers the real cancellation, which glibc acts on in that call; the model
+    /// counts the request as acted on (the thread unwinds outside control and rejoins with
+    /// its cleanup handlers' posts). `-ECANCELED - 1`.
+    pub const CANCEL_OUTSIDE: i32 = -126;
 }
 
 /// What a blocked event waits for (rendered as text only for reports).
@@ -113,6 +119,8 @@ struct CancelState {
     /// A cancellation point acted on the request: the thread is exiting as cancelled and
     /// its cleanup handlers are no cancellation points any more.
     acted: bool,
+    /// `PTHREAD_CANCEL_ASYNCHRONOUS`: the thread may be cancelled anywhere.
+    asynchronous: bool,
 }
 
 impl CancelState {
@@ -814,6 +822,15 @@ impl State {
         self.threads[t as usize].cancel.due()
     }
 
+    /// Whether thread `t` set asynchronous cancellation (`PTHREAD_CANCEL_ASYNCHRONOUS`) and
+    /// may be cancelled: the runner sets such a thread aside when it computes silently, so
+    /// that a cancellation can reach it for real ([`code::CANCEL_OUTSIDE`]).
+    pub fn async_cancellable(&self, t: Tid) -> bool {
+        self.threads
+            .get(t as usize)
+            .is_some_and(|th| th.cancel.asynchronous && !th.cancel.disabled && !th.cancel.acted)
+    }
+
     /// Whether thread `t` has been cancelled and acted on it (it is exiting as cancelled).
     pub fn cancelled(&self, t: Tid) -> bool {
         self.threads
@@ -1155,6 +1172,18 @@ impl State {
                 OK
             }
             Cancel { target } => match self.threads.get_mut(target as usize) {
+                Some(th) if th.status == Status::Outside && !th.cancel.disabled => {
+                    // Only the real cancellation can reach a thread blocked in a call
+                    // libpos does not control (a reader blocked in `read` at shutdown).
+                    let first = !th.cancel.acted;
+                    th.cancel.requested = true;
+                    th.cancel.acted = true;
+                    if first {
+                        code::CANCEL_OUTSIDE
+                    } else {
+                        OK
+                    }
+                }
                 Some(th) => {
                     if th.status != Status::Finished {
                         th.cancel.requested = true;
@@ -1166,6 +1195,10 @@ impl State {
             TestCancel => OK,
             SetCancelState { enabled } => {
                 self.threads[t as usize].cancel.disabled = !enabled;
+                OK
+            }
+            SetCancelType { asynchronous } => {
+                self.threads[t as usize].cancel.asynchronous = asynchronous;
                 OK
             }
         }
@@ -1859,6 +1892,39 @@ mod tests {
         assert!(!s.cancelled(t), "enabling is no cancellation point");
         assert_eq!(run(&mut s, t, Op::TestCancel), code::CANCELED);
         assert!(s.cancelled(t));
+    }
+
+    #[test]
+    fn a_cancel_of_a_thread_blocked_outside_control_is_delivered_for_real_once() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let t = spawn(&mut s, 0);
+        run(&mut s, t, Op::Yield);
+        s.mark_outside(t).unwrap(); // t blocks in `read`, say
+        assert_eq!(
+            run(&mut s, 0, Op::Cancel { target: t }),
+            code::CANCEL_OUTSIDE
+        );
+        assert!(
+            s.cancelled(t),
+            "glibc acts on it: the model must not act again"
+        );
+        assert_eq!(
+            run(&mut s, 0, Op::Cancel { target: t }),
+            0,
+            "delivered once"
+        );
+        // t unwinds outside control; its cleanup handler's points are no cancellation points.
+        assert_eq!(run(&mut s, t, Op::TestCancel), 0);
+        assert_eq!(run(&mut s, t, Op::Exit), 0);
+        assert_eq!(run(&mut s, 0, Op::Join { target: t }), 0);
+
+        // With cancellation disabled the request stays pending in the model, as before.
+        let u = spawn(&mut s, 0);
+        assert_eq!(run(&mut s, u, Op::SetCancelState { enabled: false }), 0);
+        s.mark_outside(u).unwrap();
+        assert_eq!(run(&mut s, 0, Op::Cancel { target: u }), 0);
+        assert!(!s.cancelled(u));
     }
 
     /// A random operation for the enabled-set test: a mix over two of each object.

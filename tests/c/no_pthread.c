@@ -1,4 +1,4 @@
-/* Imports no pthread function: poscheck warns that nothing will be scheduled. */
+/* Creates no thread: poscheck warns that nothing will be scheduled. */
 #include <stdio.h>
 int main(void) {
     puts("hello");

@@ -1,0 +1,116 @@
+//! The "creates no thread" warning (`tests/corpus/threads_warning/`): never for programs
+//! whose threads come from libstdc++ (`std::thread`, g++ and clang++-14), C11
+//! `<threads.h>`, Rust's std, OpenMP (libgomp) or a shared library of the program's own;
+//! still given for genuinely single-threaded C, C++ and Rust programs.
+
+mod common;
+
+use common::{require_libpos, text, POSCHECK};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const WARNING: &str = "creates no thread";
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/threads_warning")
+}
+
+/// Run `compiler file args... -o dir/out` (libraries after the file that needs them) and
+/// return the output path.
+fn build(dir: &Path, compiler: &str, args: &[&str], file: &str, out: &str) -> PathBuf {
+    let bin = dir.join(out);
+    let o = Command::new(compiler)
+        .arg(corpus().join(file))
+        .args(args)
+        .arg("-o")
+        .arg(&bin)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {compiler} (scripts/install-deps.sh): {e}"));
+    assert!(o.status.success(), "{compiler} {file}: {}", text(&o));
+    bin
+}
+
+/// `poscheck run --tries 1` of `prog`: whether it warned, and the whole output.
+fn warns(dir: &Path, prog: &Path) -> (bool, String) {
+    let o = Command::new(POSCHECK)
+        .args(["run", "--tries", "1", "--seed", "1", "--out-dir"])
+        .arg(dir.join("out"))
+        .arg(prog)
+        .output()
+        .unwrap();
+    let t = text(&o);
+    (String::from_utf8_lossy(&o.stderr).contains(WARNING), t)
+}
+
+#[test]
+fn threads_from_runtimes_and_own_libraries_are_not_warned_about() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let lib = build(
+        d,
+        "gcc",
+        &["-shared", "-fPIC", "-pthread"],
+        "libworker.c",
+        "libworker.so",
+    );
+    assert!(lib.is_file());
+    let threaded = [
+        build(d, "g++", &["-O1"], "std_thread.cpp", "std_thread_gxx"),
+        build(
+            d,
+            "clang++-14",
+            &["-O1"],
+            "std_thread.cpp",
+            "std_thread_clang",
+        ),
+        build(d, "gcc", &["-O1"], "c11_threads.c", "c11_gcc"),
+        build(d, "clang-14", &["-O1"], "c11_threads.c", "c11_clang"),
+        build(d, "gcc", &["-O1", "-fopenmp"], "openmp.c", "openmp"),
+        build(d, "rustc", &["-O"], "rust_threads.rs", "rust_threads"),
+        build(
+            d,
+            "gcc",
+            &[
+                "-O1",
+                "-L",
+                d.to_str().unwrap(),
+                "-Wl,-rpath,$ORIGIN",
+                "-lworker",
+            ],
+            "uses_libworker.c",
+            "uses_libworker",
+        ),
+    ];
+    for prog in &threaded {
+        let (warned, t) = warns(d, prog);
+        assert!(!warned, "{}: {t}", prog.display());
+    }
+    // The library's threads really are scheduled (more points than the lone main thread).
+    let (_, t) = warns(d, &threaded[6]);
+    assert!(t.contains("ok=1"), "{t}");
+}
+
+#[test]
+fn single_threaded_programs_are_warned_about() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let single = [
+        build(d, "gcc", &["-O1"], "../../c/no_pthread.c", "no_pthread_gcc"),
+        build(d, "g++", &["-O1"], "cxx_single.cpp", "cxx_single_gxx"),
+        build(
+            d,
+            "clang++-14",
+            &["-O1"],
+            "cxx_single.cpp",
+            "cxx_single_clang",
+        ),
+        build(d, "rustc", &["-O"], "rust_single.rs", "rust_single"),
+    ];
+    for prog in &single {
+        let (warned, t) = warns(d, prog);
+        assert!(warned, "{}: {t}", prog.display());
+        assert!(t.contains("ok=1"), "{}: {t}", prog.display());
+    }
+}
