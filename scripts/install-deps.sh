@@ -9,7 +9,9 @@ need=()
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
-command -v clang-14 >/dev/null 2>&1 || command -v clang >/dev/null 2>&1 || need+=(clang-14)
+command -v g++ >/dev/null 2>&1 || need+=(g++)
+# clang++-14 builds the C++ corpus programs (tests/corpus/*/*.cpp) next to g++.
+command -v clang++-14 >/dev/null 2>&1 || need+=(clang-14)
 wait_s=${APT_LOCK_WAIT:-600}
 
 # apt-get with the dpkg lock timeout; `apt-get update` takes the lists lock, which that
