@@ -169,7 +169,11 @@ fn unmodelled_pi_futexes_run_uncontrolled_without_false_alarms() {
         assert!(o.status.success(), "{}", text(&o));
         let err = String::from_utf8_lossy(&o.stderr);
         if err.contains("FUTEX_LOCK_PI is not modelled") {
-            assert_eq!(err.matches("FUTEX_LOCK_PI is").count(), 1, "said once: {err}");
+            assert_eq!(
+                err.matches("FUTEX_LOCK_PI is").count(),
+                1,
+                "said once: {err}"
+            );
             said = true;
             break;
         }

@@ -165,8 +165,18 @@ fn op_fields(op: &Op) -> (u32, u64, u64, u64) {
         } => (37, addr, deadline, bitset as u64),
         FutexWake { addr, n, bitset } => (38, addr, n as u64, bitset as u64),
         // The two counts share the third field: n1 in the low 32 bits, n2 in the high ones.
-        FutexRequeue { addr, addr2, n1, n2 } => (39, addr, addr2, pack(n1, n2)),
-        FutexRequeued { addr, addr2, n1, n2 } => (40, addr, addr2, pack(n1, n2)),
+        FutexRequeue {
+            addr,
+            addr2,
+            n1,
+            n2,
+        } => (39, addr, addr2, pack(n1, n2)),
+        FutexRequeued {
+            addr,
+            addr2,
+            n1,
+            n2,
+        } => (40, addr, addr2, pack(n1, n2)),
         Cancel { target } => (45, target as u64, 0, 0),
         TestCancel => (46, 0, 0, 0),
         SetCancelState { enabled } => (47, enabled as u64, 0, 0),

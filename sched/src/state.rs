@@ -13,9 +13,9 @@ use std::hash::BuildHasherDefault;
 pub mod clock;
 mod enabled;
 mod futex;
-use futex::Futex;
 use clock::{Clock, TimeoutPolicy};
 use enabled::EnabledSet;
+use futex::Futex;
 
 /// Result codes handed back to the program (errno values, as pthread functions return them).
 pub mod code {
@@ -454,7 +454,13 @@ impl State {
         let Some(th) = self.threads.get_mut(t as usize) else {
             return Err(StateError::UnknownThread(t));
         };
-        if let Op::FutexRequeued { addr, addr2, n1, n2 } = op {
+        if let Op::FutexRequeued {
+            addr,
+            addr2,
+            n1,
+            n2,
+        } = op
+        {
             if matches!(th.status, Status::Running | Status::Outside) {
                 self.requeue(t, addr, addr2, n1, n2);
             }
@@ -944,7 +950,8 @@ impl State {
                     let matching = f.waiters.iter().filter(|w| w.2 & bitset != 0).count();
                     let woken = (n as usize).min(matching.saturating_sub(f.tokens.len()));
                     let upto = f.next_seq;
-                    f.tokens.extend(std::iter::repeat_n((0, upto, bitset), woken));
+                    f.tokens
+                        .extend(std::iter::repeat_n((0, upto, bitset), woken));
                     woken as i32
                 }
                 None => 0,

@@ -291,7 +291,11 @@ impl Interp {
                     bitset: u32::MAX,
                 },
                 I::Requeue {
-                    addr, addr2, n1, n2, ..
+                    addr,
+                    addr2,
+                    n1,
+                    n2,
+                    ..
                 } => {
                     let (addr, addr2) = (mem_addr(addr(&r)), mem_addr(addr2(&r)));
                     let (n1, n2) = (*n1, *n2);

@@ -67,11 +67,7 @@ impl State {
                     base + waiters.iter().filter(|x| x.1 < old).count() as u64
                 };
                 for &(from, upto, mask) in &f.tokens {
-                    let tok = (
-                        renumber(from, &f.waiters),
-                        renumber(upto, &f.waiters),
-                        mask,
-                    );
+                    let tok = (renumber(from, &f.waiters), renumber(upto, &f.waiters), mask);
                     g.tokens.push(tok);
                 }
                 moved = std::mem::take(&mut f.waiters);
