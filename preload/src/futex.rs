@@ -12,7 +12,8 @@
 //! | `FUTEX_WAIT`, `FUTEX_WAIT_BITSET` | modelled ([`Op::FutexWait`]), timeouts in virtual time |
 //! | `FUTEX_WAKE`, `FUTEX_WAKE_BITSET` | modelled ([`Op::FutexWake`]), the woken are a scheduling choice |
 //! | `FUTEX_REQUEUE`, `FUTEX_CMP_REQUEUE` | modelled ([`Op::FutexRequeue`] then [`Op::FutexRequeued`]) |
-//! | `FUTEX_WAKE_OP`, `FUTEX_LOCK_PI`, `FUTEX_LOCK_PI2`, `FUTEX_UNLOCK_PI`, `FUTEX_TRYLOCK_PI`, `FUTEX_WAIT_REQUEUE_PI`, `FUTEX_CMP_REQUEUE_PI`, `FUTEX_FD`, others | not modelled: passed to the kernel, said once per process and operation on stderr |
+//! | `FUTEX_WAKE_OP` | modelled as two wakes around the atomic update (see `futex_wake_op.rs`) |
+//! | `FUTEX_LOCK_PI`, `FUTEX_LOCK_PI2`, `FUTEX_UNLOCK_PI`, `FUTEX_TRYLOCK_PI`, `FUTEX_WAIT_REQUEUE_PI`, `FUTEX_CMP_REQUEUE_PI`, `FUTEX_FD`, others | not modelled: passed to the kernel, said once per process and operation on stderr |
 //!
 //! - Waits: the word is compared with the expected value now, while this thread is the
 //!   only controlled one running (EAGAIN if it differs, no scheduling point); otherwise the
@@ -46,9 +47,10 @@ const FUTEX_WAIT: c_int = 0;
 const FUTEX_WAKE: c_int = 1;
 const FUTEX_REQUEUE: c_int = 3;
 const FUTEX_CMP_REQUEUE: c_int = 4;
+const FUTEX_WAKE_OP: c_int = 5;
 const FUTEX_WAIT_BITSET: c_int = 9;
 const FUTEX_WAKE_BITSET: c_int = 10;
-const FUTEX_PRIVATE_FLAG: c_int = 128;
+pub(crate) const FUTEX_PRIVATE_FLAG: c_int = 128;
 const FUTEX_CLOCK_REALTIME: c_int = 256;
 const FUTEX_BITSET_MATCH_ANY: u32 = u32::MAX;
 
@@ -88,20 +90,20 @@ pub unsafe extern "C" fn syscall(
 }
 
 /// The `-1`/errno convention of `syscall`.
-fn fail(e: c_int) -> c_long {
+pub(crate) fn fail(e: c_int) -> c_long {
     conn::set_errno(e);
     -1
 }
 
 /// The arguments of `futex(2)` (`timeout` doubles as `val2`, the requeue count).
 #[derive(Clone, Copy)]
-struct Args {
-    uaddr: c_long,
-    op: c_int,
-    val: c_int,
-    timeout: c_long,
-    uaddr2: c_long,
-    val3: u32,
+pub(crate) struct Args {
+    pub(crate) uaddr: c_long,
+    pub(crate) op: c_int,
+    pub(crate) val: c_int,
+    pub(crate) timeout: c_long,
+    pub(crate) uaddr2: c_long,
+    pub(crate) val3: u32,
 }
 
 /// A modelled futex operation: `Some(return value)`, or `None` to pass it to the kernel.
@@ -162,37 +164,46 @@ unsafe fn futex(me: Me, args: Args) -> Option<c_long> {
             if bitset == 0 {
                 return Some(fail(libc::EINVAL));
             }
-            let n = val.max(0);
-            let woken = me
-                .post(Op::FutexWake {
-                    addr: uaddr as u64,
-                    n: n as u32,
-                    bitset,
-                })
-                .result
-                .max(0);
-            let mut total = woken as c_long;
-            if woken < n {
-                // Waiters the model does not know of sleep in the kernel.
-                let more = real::syscall(
-                    libc::SYS_futex,
-                    uaddr,
-                    op as c_long,
-                    (n - woken) as c_long,
-                    0,
-                    0,
-                    val3 as c_long,
-                );
-                total += more.max(0);
-            }
-            Some(total)
+            Some(wake(me, uaddr, op, val, bitset))
         }
+        FUTEX_WAKE_OP => Some(crate::futex_wake_op::wake_op(me, args)),
         FUTEX_REQUEUE | FUTEX_CMP_REQUEUE => Some(requeue(me, args, cmd == FUTEX_CMP_REQUEUE)),
         _ => {
             unmodelled(cmd);
             None
         }
     }
+}
+
+/// Wake up to `n` waiters of `uaddr` whose bitset meets `bitset`: the model's, then, for
+/// what is left of `n`, the kernel's (waiters the model does not know of). `op` carries the
+/// caller's flags for the kernel call. Returns the number woken.
+pub(crate) unsafe fn wake(me: Me, uaddr: c_long, op: c_int, n: c_int, bitset: u32) -> c_long {
+    let n = n.max(0);
+    let woken = me
+        .post(Op::FutexWake {
+            addr: uaddr as u64,
+            n: n as u32,
+            bitset,
+        })
+        .result
+        .max(0);
+    let mut total = woken as c_long;
+    if woken < n {
+        // Waiters the model does not know of sleep in the kernel.
+        let flags = op & FUTEX_PRIVATE_FLAG;
+        let more = real::syscall(
+            libc::SYS_futex,
+            uaddr,
+            (FUTEX_WAKE_BITSET | flags) as c_long,
+            (n - woken) as c_long,
+            0,
+            0,
+            bitset as c_long,
+        );
+        total += more.max(0);
+    }
+    total
 }
 
 /// `FUTEX_REQUEUE` / `FUTEX_CMP_REQUEUE` (see the module doc).

@@ -2,7 +2,7 @@
 //! calls rather than in pthread functions — Rust's std (built with `rustc -O`), C++20's
 //! atomic waits, semaphores, latches, barriers, jthread stop tokens and shared mutexes (built
 //! with g++ and clang++-14), and hand-written futex code in C calling `syscall(SYS_futex)`
-//! (wait, wake, requeue, and PI operations that libpos does not model).
+//! (wait, wake, requeue, wake-op, and PI operations that libpos does not model).
 //!
 //! Correct programs are never flagged in 200 tries of rw, pct3 and pos, no run takes the step
 //! timeout or is set aside (`partial`), and each is scheduled at its futex operations (mean
@@ -112,6 +112,9 @@ const CORRECT: &[(&str, u32)] = &[
     ("ok_cxx_shared_mutex.cpp", 4),
     ("ok_futex_mutex.c", 4),
     ("ok_futex_requeue_cond.c", 4),
+    // Passed to the kernel, FUTEX_WAKE_OP woke none of the waiters the model holds: a
+    // false deadlock in 40 of 50 rw runs before it was modelled.
+    ("ok_futex_wake_op.c", 4),
 ];
 
 #[test]
