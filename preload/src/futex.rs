@@ -33,8 +33,9 @@
 //!   next post; it is not reported as a hang. None of glibc ≥ 2.25, Rust's std or
 //!   libstdc++ use them through `syscall` (glibc's PI mutexes use inline system calls).
 //!
-//! Raw `syscall` instructions that bypass libc (libgomp's futexes) are not seen here: such a
-//! thread is set aside as blocked outside control (see `runner/README.md`).
+//! Raw `syscall` instructions that bypass libc (libgomp's futexes) are not seen here; on
+//! x86-64 they are trapped by a seccomp filter and modelled by this same code (see
+//! [`crate::trap`]).
 
 use crate::clock;
 use crate::conn::{self, Me};
@@ -107,7 +108,8 @@ pub(crate) struct Args {
 }
 
 /// A modelled futex operation: `Some(return value)`, or `None` to pass it to the kernel.
-unsafe fn futex(me: Me, args: Args) -> Option<c_long> {
+/// Shared with the SIGSYS handler of trapped raw futex calls ([`crate::trap`]).
+pub(crate) unsafe fn futex(me: Me, args: Args) -> Option<c_long> {
     let Args {
         uaddr,
         op,

@@ -15,7 +15,9 @@
 //! # Environment
 //! - `POSCHECK_SOCKET`: path of the runner's Unix socket ([`pos_sched::protocol::ENV_SOCKET`]).
 //!   Read and removed from the environment by the constructor (libpos also removes itself
-//!   from `LD_PRELOAD`), so programs the target `exec`s are not controlled.
+//!   from `LD_PRELOAD`), so programs the target `exec`s are not controlled; once the
+//!   seccomp filter is installed ([`trap`]) libpos stays in `LD_PRELOAD` with
+//!   `POSCHECK_TRAP_INHERITED=1`, and in exec'd images only re-issues trapped futex calls.
 //!   When unset, libpos runs in standalone mode ([`standalone`]).
 //! - `POSCHECK_SERVER`: path of the runner's control socket: the constructor becomes a
 //!   fork server and every forked child continues as one run ([`forkserver`]).
@@ -45,6 +47,8 @@ pub mod real;
 pub mod standalone;
 pub mod sync;
 pub mod thread;
+#[cfg(target_arch = "x86_64")]
+pub mod trap;
 #[cfg(target_arch = "x86_64")]
 pub mod tsan;
 
@@ -118,7 +122,20 @@ extern "C" fn init() {
     if is_duplicate() {
         return;
     }
+    let runner_mode = std::env::var_os(pos_sched::protocol::ENV_SOCKET).is_some()
+        || std::env::var_os(pos_sched::protocol::fork::ENV_FORK_SERVER).is_some();
+    #[cfg(target_arch = "x86_64")]
+    if !runner_mode && std::env::var_os(trap::ENV_INERT).is_some() {
+        // An image exec'd by a controlled process: uncontrolled, but the inherited seccomp
+        // filter may trap its futex calls; they are re-issued.
+        let _b = Busy::enter();
+        trap::install_inherited();
+        return;
+    }
     let busy = Busy::enter();
+    if !runner_mode {
+        passive_openmp_hint();
+    }
     conn::PID.store(std::process::id(), Ordering::Relaxed);
     let flag = |n: &str| std::env::var(n).is_ok_and(|v| v == "1");
     process::REAL_SLEEP.store(flag("POS_REAL_SLEEP"), Ordering::Relaxed);
@@ -134,7 +151,8 @@ extern "C" fn init() {
     }
     use std::os::unix::ffi::{OsStrExt, OsStringExt};
     let mut socket = std::env::var_os(pos_sched::protocol::ENV_SOCKET);
-    if socket.is_some() || std::env::var_os(pos_sched::protocol::fork::ENV_FORK_SERVER).is_some() {
+    let preload = std::env::var_os("LD_PRELOAD");
+    if runner_mode {
         // Under the runner only this process is controlled. Standalone, control passes
         // through exec: an exec'd image (the program behind a wrapper such as `timeout`
         // or `env`) loads libpos again and controls itself (see `standalone`).
@@ -166,11 +184,55 @@ extern "C" fn init() {
     }
     process::install_crash_handlers();
     process::install_fork_handler();
+    trap_raw_futexes(runner_mode, preload);
     drop(busy);
     ACTIVE.store(true, Ordering::SeqCst);
     match main_conn {
         Some(fd) => conn::adopt_on(0, fds::adopt_fd(fd)),
         None => conn::adopt(0),
+    }
+}
+
+/// libgomp spins before it sleeps in a futex; under control a spin is no scheduling point
+/// and only burns the granted thread's time (forever with `OMP_WAIT_POLICY=active` when
+/// there are no more threads than cores). The runner sets `OMP_WAIT_POLICY=passive` and
+/// `GOMP_SPINCOUNT=0` unless the user did; libpos cannot (libgomp, a dependency of the
+/// program, reads its environment before libpos's constructor runs), so in standalone
+/// mode it says so once when an OpenMP program left both unset.
+#[cfg_attr(test, allow(dead_code))]
+fn passive_openmp_hint() {
+    // SAFETY: dlsym with a NUL-terminated name.
+    let gomp =
+        !unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"omp_get_num_threads".as_ptr()) }.is_null();
+    if gomp
+        && std::env::var_os("OMP_WAIT_POLICY").is_none()
+        && std::env::var_os("GOMP_SPINCOUNT").is_none()
+    {
+        eprintln!(
+            "poscheck: libpos: OpenMP threads spin before they wait; set OMP_WAIT_POLICY=passive \
+             GOMP_SPINCOUNT=0 for fast controlled runs"
+        );
+    }
+}
+
+/// Trap raw futex system calls ([`trap`]). Under the runner, exec'd images then keep libpos
+/// in `LD_PRELOAD`, inert, for its pass-through SIGSYS handler (the filter is inherited).
+#[cfg_attr(test, allow(dead_code))]
+fn trap_raw_futexes(runner_mode: bool, preload: Option<std::ffi::OsString>) {
+    #[cfg(target_arch = "x86_64")]
+    match trap::install() {
+        Ok(()) => {
+            if let (true, Some(p)) = (runner_mode, preload) {
+                std::env::set_var("LD_PRELOAD", p);
+                std::env::set_var(trap::ENV_INERT, "1");
+            }
+        }
+        Err(e) => eprintln!("poscheck: libpos: raw futex system calls are not trapped ({e})"),
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (runner_mode, preload);
+        eprintln!("poscheck: libpos: raw futex system calls are trapped on x86-64 only; here they run uncontrolled");
     }
 }
 

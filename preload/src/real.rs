@@ -103,6 +103,8 @@ real_fns! {
     fn pthread_rwlock_clockwrlock(l: *mut RwLock, c: libc::clockid_t, t: Ts) -> c_int;
     fn pthread_rwlock_unlock(l: *mut RwLock) -> c_int;
     fn sem_init(s: *mut libc::sem_t, pshared: c_int, value: c_uint) -> c_int;
+    fn sem_open(name: *const libc::c_char, oflag: c_int, mode: libc::mode_t, value: c_uint) -> *mut libc::sem_t;
+    fn sem_getvalue(s: *mut libc::sem_t, v: *mut c_int) -> c_int;
     fn sem_wait(s: *mut libc::sem_t) -> c_int;
     fn sem_trywait(s: *mut libc::sem_t) -> c_int;
     fn sem_timedwait(s: *mut libc::sem_t, t: Ts) -> c_int;
@@ -136,6 +138,10 @@ real_fns! {
     fn close(fd: c_int) -> c_int;
     fn dup2(old: c_int, new: c_int) -> c_int;
     fn dup3(old: c_int, new: c_int, flags: c_int) -> c_int;
+    fn sigaction(sig: c_int, act: *const libc::sigaction, old: *mut libc::sigaction) -> c_int;
+    fn signal(sig: c_int, h: libc::sighandler_t) -> libc::sighandler_t;
+    fn sigprocmask(how: c_int, set: *const libc::sigset_t, old: *mut libc::sigset_t) -> c_int;
+    fn pthread_sigmask(how: c_int, set: *const libc::sigset_t, old: *mut libc::sigset_t) -> c_int;
     fn syscall(nr: libc::c_long, a1: libc::c_long, a2: libc::c_long, a3: libc::c_long, a4: libc::c_long, a5: libc::c_long, a6: libc::c_long) -> libc::c_long;
 }
 

@@ -357,8 +357,17 @@ impl Server {
             }
             if n == 0 {
                 probed = std::time::Instant::now();
+                // As the runner: a thread running user code for an eighth of the step
+                // timeout (a spin-wait) is set aside too when another could use the turn.
+                let spin_ms = (cfg.step_timeout_ms / 8).max(cfg.blocked_after_ms);
+                let spun = cfg.blocked_after_ms > 0 && ms(quiet.elapsed()) >= spin_ms;
                 for (t, fd_there, ktid) in self.silent(&coord) {
-                    if blocked_outside(ktid, fd_there) && coord.mark_outside(t).is_ok() {
+                    let outside = blocked_outside(ktid, fd_there)
+                        || (spun
+                            && (coord.state().others_could_run(t)
+                                || self.posts.iter().any(|&(p, _)| p != t))
+                            && running_user_code(ktid));
+                    if outside && coord.mark_outside(t).is_ok() {
                         self.outside += 1;
                     }
                 }
@@ -595,7 +604,7 @@ impl Server {
         if self.outside > 0 {
             eprintln!(
                 "poscheck: partial run: {} time(s) a thread was blocked outside control (in a \
-                 call libpos does not control) while the others ran; this schedule may not \
+                 call libpos does not control, or spinning without a point) while the others ran; this schedule may not \
                  replay exactly",
                 self.outside
             );
@@ -656,6 +665,20 @@ fn blocked_outside(ktid: u32, fd: c_int) -> bool {
         .next()
         .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok());
     fd < 0 || arg0 != Some(fd as u64)
+}
+
+/// Whether the kernel shows thread `ktid` of this process running user code (state `R`, not
+/// in a system call): computing or spinning without reaching a scheduling point.
+fn running_user_code(ktid: u32) -> bool {
+    let dir = format!("/proc/self/task/{ktid}");
+    let Ok(stat) = std::fs::read_to_string(format!("{dir}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().next());
+    state == Some("R")
+        && std::fs::read_to_string(format!("{dir}/syscall")).is_ok_and(|c| c.starts_with("running"))
 }
 
 fn pollin(fd: c_int) -> libc::pollfd {

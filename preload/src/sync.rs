@@ -268,6 +268,37 @@ pub unsafe extern "C" fn sem_init(s: *mut sem_t, pshared: c_int, value: c_uint) 
     r
 }
 
+/// `sem_open`: the real call, then `Msg::SemInit` with the semaphore's current count, so a
+/// named semaphore starts in the model where it really is (an unknown semaphore counts 0,
+/// and every wait on it would be a false deadlock). Opening one already open gives the same
+/// `sem_t`, whose real count mirrors the model's, so announcing it again changes nothing.
+/// `mode` and `value` are variadic in C: on x86-64 they arrive in the same registers as
+/// fixed arguments, and are passed on unread when `O_CREAT` is not set.
+///
+/// # Safety
+/// As `sem_open(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn sem_open(
+    name: *const libc::c_char,
+    oflag: c_int,
+    mode: libc::mode_t,
+    value: c_uint,
+) -> *mut sem_t {
+    let s = real::sem_open(name, oflag, mode, value);
+    if s != libc::SEM_FAILED {
+        if let Some(me) = conn::me() {
+            let mut now: c_int = 0;
+            if real::sem_getvalue(s, &mut now) == 0 {
+                me.notify(&Msg::SemInit {
+                    s: addr(s),
+                    value: now.max(0) as c_uint,
+                });
+            }
+        }
+    }
+    s
+}
+
 /// Post a semaphore operation; on success mirror it on the real semaphore (which never
 /// blocks then: the model granted it, so the real count is positive for a wait), so that
 /// `sem_getvalue` and uses after `exit` see the modelled count.

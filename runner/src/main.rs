@@ -261,7 +261,8 @@ fn run_cmd(r: &cli::RunArgs) -> Result<i32> {
         if r.partial > 0 {
             sayln!(
                 "{}: {} of {} runs partial: a thread blocked in a call libpos does not control \
-                 (read, poll, waitpid, ...) was set aside while the others ran ({} time(s) in \
+                 (read, poll, waitpid, ...) or running without a scheduling point (a spin-wait) \
+                 was set aside while the others ran ({} time(s) in \
                  all); their schedules may not replay exactly",
                 r.name,
                 r.partial,

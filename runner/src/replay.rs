@@ -106,7 +106,8 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
     if let Some(n) = saved.partial {
         sayln!(
             "note: the recorded run was partial: {n} time(s) a thread was blocked outside \
-             control (in a call libpos does not control) and the others ran meanwhile; when it \
+             control (blocked in a call libpos does not control, or spinning without a scheduling \
+             point) and the others ran meanwhile; when it \
              came back was up to the kernel, so this schedule may not replay exactly"
         );
     }

@@ -266,6 +266,15 @@ fn program_env(cfg: &RunConfig) -> Vec<(OsString, OsString)> {
     if cfg.real_sleep {
         env.push(("POS_REAL_SLEEP".into(), "1".into()));
     }
+    // libgomp (OpenMP) spins before it sleeps in a futex: under control a spin has no
+    // scheduling point and only burns the granted thread's time (or, with an active
+    // policy, never ends). Passive waiting goes straight to the futex, a scheduling
+    // point. The user's own settings are kept.
+    for (var, value) in [("OMP_WAIT_POLICY", "passive"), ("GOMP_SPINCOUNT", "0")] {
+        if std::env::var_os(var).is_none() {
+            env.push((var.into(), value.into()));
+        }
+    }
     // The program's threads poll for their grants as the decision loop polls for posts.
     // Always set and always six digits: the environment is part of the program's initial
     // stack, and stack addresses (of stack-allocated mutexes, say) appear in schedules,
@@ -390,6 +399,31 @@ fn blocked_outside(task: &Task) -> bool {
         return false;
     };
     in_foreign_call(&call, task.fd)
+}
+
+/// How long a granted thread may run without posting (a spin-wait on a flag another thread
+/// sets, a long computation) before it is set aside like a blocked one, when another thread
+/// could use the turn: an eighth of the step timeout, at least `blocked_after`. Long enough
+/// that ordinary computation between two points stays under control (and the run
+/// deterministic); short enough that a spin-wait is not a false `hang`.
+fn spin_after(blocked_after: Duration, step_timeout: Duration) -> Duration {
+    (step_timeout / 8).max(blocked_after)
+}
+
+/// Whether the kernel shows `task` running user code (state `R`, not in a system call): it
+/// computes or spins without reaching a scheduling point.
+fn running_user_code(task: &Task) -> bool {
+    let dir = format!("/proc/{}/task/{}", task.pid, task.ktid);
+    let Ok(stat) = std::fs::read_to_string(format!("{dir}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().next());
+    if state != Some("R") {
+        return false;
+    }
+    std::fs::read_to_string(format!("{dir}/syscall")).is_ok_and(|c| c.starts_with("running"))
 }
 
 /// Whether `/proc/.../syscall` text shows a thread inside a system call (`nr arg0 ...`, not
@@ -603,17 +637,27 @@ impl<'c> Loop<'c> {
     }
 
     /// Set aside every running thread that the kernel shows blocked in a call libpos does
-    /// not control (see [`blocked_outside`]): decisions go on without it until its next
-    /// post. True if any was.
+    /// not control (see [`blocked_outside`]), or running user code for [`spin_after`] while
+    /// another thread could use the turn: decisions go on without it until its next post.
+    /// True if any was.
     fn set_aside(&mut self, coord: &mut Coordinator<'_>) -> bool {
         self.probed_at = Instant::now();
+        let spun = self
+            .cfg
+            .blocked_after
+            .is_some_and(|a| self.quiet_since.elapsed() >= spin_after(a, self.cfg.step_timeout));
         let running: Vec<Tid> = coord.state().running().collect();
         let mut any = false;
         for t in running {
             let Some(Some(task)) = self.tasks.get(t as usize).copied() else {
                 continue;
             };
-            if task.ktid == 0 || !blocked_outside(&task) {
+            if task.ktid == 0 {
+                continue;
+            }
+            let outside = blocked_outside(&task)
+                || (spun && coord.state().others_could_run(t) && running_user_code(&task));
+            if !outside {
                 continue;
             }
             // A post already written but not yet read by the I/O thread: it is not blocked.

@@ -104,6 +104,34 @@ fn correct_programs_that_block_outside_control_are_never_buggy_nor_hung() {
     }
 }
 
+/// A spin-wait on a flag set by a thread that has not started yet: the spinner is set aside
+/// after an eighth of the step timeout (here 0.4 s, so 50 ms) and the producer runs. Never a
+/// hang nor a bug; every run is partial (the spinner holds the turn in every schedule).
+#[test]
+fn a_spin_wait_is_set_aside_not_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    for algo in ["rw", "pct3", "pos"] {
+        let (e, out) = run(
+            dir.path(),
+            "spin_flag",
+            &[
+                "--algo",
+                algo,
+                "--tries",
+                "100",
+                "--seed",
+                "20261125",
+                "--step-timeout",
+                "0.4",
+            ],
+        );
+        let what = format!("spin_flag under {algo}: {e}\n{}", text(&out));
+        assert_eq!(count(&e, "ok"), 100, "{what}");
+        assert_eq!(e["partial"], 100, "{what}");
+        assert!(text(&out).contains("spin-wait"), "{what}");
+    }
+}
+
 #[test]
 fn every_thread_blocked_for_good_or_spinning_is_still_a_hang() {
     let dir = tempfile::tempdir().unwrap();

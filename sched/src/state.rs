@@ -539,6 +539,20 @@ impl State {
         self.outside > 0
     }
 
+    /// Whether a thread other than `t` is waiting at an event that could run without `t`
+    /// posting again: enabled now, or timed (virtual time can reach its deadline while `t` is
+    /// set aside). A silent thread `t` that is running (a spin-wait on a flag, a long
+    /// computation) is set aside only then: otherwise nothing could use the turn.
+    pub fn others_could_run(&self, t: Tid) -> bool {
+        self.threads.iter().enumerate().any(|(u, th)| {
+            u as Tid != t
+                && match th.status {
+                    Status::Pending(op) => op.deadline().is_some() || self.is_enabled(u as Tid),
+                    _ => false,
+                }
+        })
+    }
+
     /// A thread vanished without posting its exit (killed, `pthread_exit` from a destructor, ...).
     pub fn mark_finished(&mut self, t: Tid) {
         if (t as usize) < self.threads.len() {
