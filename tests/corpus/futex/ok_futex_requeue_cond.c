@@ -2,8 +2,9 @@
  * on a sequence word; a broadcast bumps it and FUTEX_CMP_REQUEUEs one waiter awake and the
  * others onto the mutex word, so they are woken one by one as the mutex is released (a
  * thread woken from the mutex word relocks it as contended, so its unlock wakes the next).
- * A second round uses plain FUTEX_REQUEUE. */
+ * A second round uses plain FUTEX_REQUEUE; a CMP_REQUEUE with the wrong value fails. */
 #include <assert.h>
+#include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -71,6 +72,10 @@ int main(void) {
     pthread_t t[NWAITERS];
     for (int i = 0; i < NWAITERS; i++)
         pthread_create(&t[i], NULL, waiter, NULL);
+    /* A compare that fails (the word is not val3) requeues nothing: EAGAIN. */
+    int now = atomic_load(&cond_seq);
+    assert(futex(&cond_seq, FUTEX_CMP_REQUEUE_PRIVATE, 1, INT_MAX, &mutex, now + 1) == -1);
+    assert(errno == EAGAIN);
     for (int round = 0; round < 2; round++) {
         lock();
         go[round] = 1;
