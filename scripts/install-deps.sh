@@ -12,6 +12,7 @@ command -v make >/dev/null 2>&1 || need+=(make)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v clang-14 >/dev/null 2>&1 || command -v clang >/dev/null 2>&1 || need+=(clang-14)
 command -v g++ >/dev/null 2>&1 || need+=(g++)
+# clang++-14 builds the C++ corpus programs (tests/corpus/*/*.cpp) next to g++.
 command -v clang++-14 >/dev/null 2>&1 || need+=(clang-14)
 wait_s=${APT_LOCK_WAIT:-600}
 

@@ -4,22 +4,38 @@
 //! system calls made through libc's `syscall`. Without this, a granted thread would block
 //! in the kernel where the coordinator cannot see it.
 //!
-//! Modelled for controlled threads (see `Op::FutexWait` / `Op::FutexWake`):
-//! - `FUTEX_WAIT`, `FUTEX_WAIT_BITSET`: the word is compared with the expected value now,
-//!   while this thread is the only controlled one running (EAGAIN if it differs, no
-//!   scheduling point); otherwise the wait is posted and registers the waiter at once, so
-//!   no wake is lost between the check and the wait. Timeouts are virtual deadlines
-//!   (relative on `CLOCK_MONOTONIC` for `FUTEX_WAIT`, absolute for `FUTEX_WAIT_BITSET`, on
-//!   `CLOCK_REALTIME` with `FUTEX_CLOCK_REALTIME`).
-//! - `FUTEX_WAKE`, `FUTEX_WAKE_BITSET`: which waiters wake is the strategy's choice; the
-//!   kernel is woken too for whatever is left of `n`, so that a thread waiting outside
-//!   control (uncontrolled, or blocked before libpos was ready) is not stranded.
+//! Which futex operations are modelled (for controlled threads; the `FUTEX_PRIVATE_FLAG`
+//! and `FUTEX_CLOCK_REALTIME` variants alike):
 //!
-//! Not modelled, passed to the kernel and said once per process on stderr: requeue,
-//! `FUTEX_WAKE_OP`, the priority-inheritance operations and anything newer. None of
-//! glibc ≥ 2.25, Rust's std or libstdc++ use them through `syscall`. Raw `syscall`
-//! instructions that bypass libc (libgomp's futexes) are not seen here; on x86-64 they are
-//! trapped by a seccomp filter and modelled by this same code (see [`crate::trap`]).
+//! | operation                         | under poscheck                                      |
+//! |-----------------------------------|-----------------------------------------------------|
+//! | `FUTEX_WAIT`, `FUTEX_WAIT_BITSET` | modelled ([`Op::FutexWait`]), timeouts in virtual time |
+//! | `FUTEX_WAKE`, `FUTEX_WAKE_BITSET` | modelled ([`Op::FutexWake`]), the woken are a scheduling choice |
+//! | `FUTEX_REQUEUE`, `FUTEX_CMP_REQUEUE` | modelled ([`Op::FutexRequeue`] then [`Op::FutexRequeued`]) |
+//! | `FUTEX_WAKE_OP` | modelled as two wakes around the atomic update (see `futex_wake_op.rs`) |
+//! | `FUTEX_LOCK_PI`, `FUTEX_LOCK_PI2`, `FUTEX_UNLOCK_PI`, `FUTEX_TRYLOCK_PI`, `FUTEX_WAIT_REQUEUE_PI`, `FUTEX_CMP_REQUEUE_PI`, `FUTEX_FD`, others | not modelled: passed to the kernel, said once per process and operation on stderr |
+//!
+//! - Waits: the word is compared with the expected value now, while this thread is the
+//!   only controlled one running (EAGAIN if it differs, no scheduling point); otherwise the
+//!   wait is posted and registers the waiter at once, so no wake is lost between the check
+//!   and the wait. Timeouts are virtual deadlines (relative on `CLOCK_MONOTONIC` for
+//!   `FUTEX_WAIT`, absolute for `FUTEX_WAIT_BITSET`, on `CLOCK_REALTIME` with
+//!   `FUTEX_CLOCK_REALTIME`).
+//! - Wakes: which waiters wake is the strategy's choice; the kernel is woken too for
+//!   whatever is left of `n`, so that a thread waiting outside control (uncontrolled, or
+//!   blocked before libpos was ready) is not stranded.
+//! - Requeues: a scheduling point first; once granted, `FUTEX_CMP_REQUEUE` compares the
+//!   word with `val3` (EAGAIN if it differs), then the requeue is posted and applied at
+//!   once (wake up to `val`, move up to `val2` of the others to `uaddr2`; returns woken +
+//!   moved). What is left of the two counts goes to the kernel, as for wakes.
+//! - The rest run uncontrolled in the kernel. A thread they block there is set aside by the
+//!   runner as *blocked outside control* (the run is marked `partial`) and rejoins with its
+//!   next post; it is not reported as a hang. None of glibc ≥ 2.25, Rust's std or
+//!   libstdc++ use them through `syscall` (glibc's PI mutexes use inline system calls).
+//!
+//! Raw `syscall` instructions that bypass libc (libgomp's futexes) are not seen here; on
+//! x86-64 they are trapped by a seccomp filter and modelled by this same code (see
+//! [`crate::trap`]).
 
 use crate::clock;
 use crate::conn::{self, Me};
@@ -30,9 +46,12 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 const FUTEX_WAIT: c_int = 0;
 const FUTEX_WAKE: c_int = 1;
+const FUTEX_REQUEUE: c_int = 3;
+const FUTEX_CMP_REQUEUE: c_int = 4;
+const FUTEX_WAKE_OP: c_int = 5;
 const FUTEX_WAIT_BITSET: c_int = 9;
 const FUTEX_WAKE_BITSET: c_int = 10;
-const FUTEX_PRIVATE_FLAG: c_int = 128;
+pub(crate) const FUTEX_PRIVATE_FLAG: c_int = 128;
 const FUTEX_CLOCK_REALTIME: c_int = 256;
 const FUTEX_BITSET_MATCH_ANY: u32 = u32::MAX;
 
@@ -55,7 +74,15 @@ pub unsafe extern "C" fn syscall(
 ) -> c_long {
     if nr == libc::SYS_futex {
         if let Some(me) = conn::me() {
-            if let Some(r) = futex(me, a1, a2 as c_int, a3 as c_int, a4, a6 as u32) {
+            let args = Args {
+                uaddr: a1,
+                op: a2 as c_int,
+                val: a3 as c_int,
+                timeout: a4,
+                uaddr2: a5,
+                val3: a6 as u32,
+            };
+            if let Some(r) = futex(me, args) {
                 return r;
             }
         }
@@ -64,21 +91,33 @@ pub unsafe extern "C" fn syscall(
 }
 
 /// The `-1`/errno convention of `syscall`.
-fn fail(e: c_int) -> c_long {
+pub(crate) fn fail(e: c_int) -> c_long {
     conn::set_errno(e);
     -1
 }
 
+/// The arguments of `futex(2)` (`timeout` doubles as `val2`, the requeue count).
+#[derive(Clone, Copy)]
+pub(crate) struct Args {
+    pub(crate) uaddr: c_long,
+    pub(crate) op: c_int,
+    pub(crate) val: c_int,
+    pub(crate) timeout: c_long,
+    pub(crate) uaddr2: c_long,
+    pub(crate) val3: u32,
+}
+
 /// A modelled futex operation: `Some(return value)`, or `None` to pass it to the kernel.
 /// Shared with the SIGSYS handler of trapped raw futex calls ([`crate::trap`]).
-pub(crate) unsafe fn futex(
-    me: Me,
-    uaddr: c_long,
-    op: c_int,
-    val: c_int,
-    timeout: c_long,
-    val3: u32,
-) -> Option<c_long> {
+pub(crate) unsafe fn futex(me: Me, args: Args) -> Option<c_long> {
+    let Args {
+        uaddr,
+        op,
+        val,
+        timeout,
+        val3,
+        ..
+    } = args;
     let cmd = op & !(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
     match cmd {
         FUTEX_WAIT | FUTEX_WAIT_BITSET => {
@@ -127,36 +166,97 @@ pub(crate) unsafe fn futex(
             if bitset == 0 {
                 return Some(fail(libc::EINVAL));
             }
-            let n = val.max(0);
-            let woken = me
-                .post(Op::FutexWake {
-                    addr: uaddr as u64,
-                    n: n as u32,
-                    bitset,
-                })
-                .result
-                .max(0);
-            let mut total = woken as c_long;
-            if woken < n {
-                // Waiters the model does not know of sleep in the kernel.
-                let more = real::syscall(
-                    libc::SYS_futex,
-                    uaddr,
-                    op as c_long,
-                    (n - woken) as c_long,
-                    0,
-                    0,
-                    val3 as c_long,
-                );
-                total += more.max(0);
-            }
-            Some(total)
+            Some(wake(me, uaddr, op, val, bitset))
         }
+        FUTEX_WAKE_OP => Some(crate::futex_wake_op::wake_op(me, args)),
+        FUTEX_REQUEUE | FUTEX_CMP_REQUEUE => Some(requeue(me, args, cmd == FUTEX_CMP_REQUEUE)),
         _ => {
             unmodelled(cmd);
             None
         }
     }
+}
+
+/// Wake up to `n` waiters of `uaddr` whose bitset meets `bitset`: the model's, then, for
+/// what is left of `n`, the kernel's (waiters the model does not know of). `op` carries the
+/// caller's flags for the kernel call. Returns the number woken.
+pub(crate) unsafe fn wake(me: Me, uaddr: c_long, op: c_int, n: c_int, bitset: u32) -> c_long {
+    let n = n.max(0);
+    let woken = me
+        .post(Op::FutexWake {
+            addr: uaddr as u64,
+            n: n as u32,
+            bitset,
+        })
+        .result
+        .max(0);
+    let mut total = woken as c_long;
+    if woken < n {
+        // Waiters the model does not know of sleep in the kernel.
+        let flags = op & FUTEX_PRIVATE_FLAG;
+        let more = real::syscall(
+            libc::SYS_futex,
+            uaddr,
+            (FUTEX_WAKE_BITSET | flags) as c_long,
+            (n - woken) as c_long,
+            0,
+            0,
+            bitset as c_long,
+        );
+        total += more.max(0);
+    }
+    total
+}
+
+/// `FUTEX_REQUEUE` / `FUTEX_CMP_REQUEUE` (see the module doc).
+unsafe fn requeue(me: Me, a: Args, compare: bool) -> c_long {
+    if a.uaddr == 0 || a.uaddr % 4 != 0 || a.uaddr2 == 0 || a.uaddr2 % 4 != 0 {
+        return fail(libc::EINVAL);
+    }
+    if a.val < 0 || (a.timeout as c_int) < 0 {
+        return fail(libc::EINVAL);
+    }
+    let (n1, n2) = (a.val as u32, a.timeout as c_int as u32);
+    let (addr, addr2) = (a.uaddr as u64, a.uaddr2 as u64);
+    me.post(Op::FutexRequeue {
+        addr,
+        addr2,
+        n1,
+        n2,
+    });
+    if compare {
+        // SAFETY: the caller passes a futex word (the kernel would fault otherwise).
+        let word = &*(a.uaddr as *const AtomicU32);
+        if word.load(Ordering::SeqCst) != a.val3 {
+            return fail(libc::EAGAIN);
+        }
+    }
+    let done = me
+        .post(Op::FutexRequeued {
+            addr,
+            addr2,
+            n1,
+            n2,
+        })
+        .result
+        .max(0) as u32;
+    let woken = done.min(n1);
+    let moved = done - woken;
+    let mut total = done as c_long;
+    if woken < n1 || moved < n2 {
+        // Waiters the model does not know of sleep in the kernel: theirs is what is left.
+        let more = real::syscall(
+            libc::SYS_futex,
+            a.uaddr,
+            (a.op & !FUTEX_CLOCK_REALTIME) as c_long,
+            (n1 - woken) as c_long,
+            (n2 - moved) as c_long,
+            a.uaddr2,
+            a.val3 as c_long,
+        );
+        total += more.max(0);
+    }
+    total
 }
 
 /// Say once per process and operation that a futex operation runs uncontrolled.
@@ -165,6 +265,27 @@ fn unmodelled(cmd: c_int) {
     let bit = 1u64 << (cmd.clamp(0, 63));
     if SAID.fetch_or(bit, Ordering::Relaxed) & bit == 0 {
         let _b = conn::Busy::enter();
-        eprintln!("poscheck: libpos: futex operation {cmd} is not modelled; it runs uncontrolled");
+        eprintln!(
+            "poscheck: libpos: futex operation {} is not modelled: it goes to the kernel \
+             uncontrolled (a thread it blocks is set aside as blocked outside control and the \
+             run is marked partial)",
+            futex_name(cmd)
+        );
     }
+}
+
+/// The name of a futex command, for messages.
+fn futex_name(cmd: c_int) -> String {
+    let name = match cmd {
+        2 => "FUTEX_FD",
+        5 => "FUTEX_WAKE_OP",
+        6 => "FUTEX_LOCK_PI",
+        7 => "FUTEX_UNLOCK_PI",
+        8 => "FUTEX_TRYLOCK_PI",
+        11 => "FUTEX_WAIT_REQUEUE_PI",
+        12 => "FUTEX_CMP_REQUEUE_PI",
+        13 => "FUTEX_LOCK_PI2",
+        _ => return format!("{cmd}"),
+    };
+    name.to_string()
 }

@@ -41,6 +41,7 @@ pub mod conn;
 pub mod fds;
 pub mod forkserver;
 pub mod futex;
+mod futex_wake_op;
 pub mod process;
 pub mod real;
 pub mod standalone;

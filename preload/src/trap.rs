@@ -278,9 +278,16 @@ extern "C" fn on_sigsys(sig: c_int, info: *mut libc::siginfo_t, uc: *mut c_void)
     let mut result = None;
     if nr == libc::SYS_futex && trapped(si.call_addr as usize) {
         if let Some(me) = conn::me() {
+            let args = crate::futex::Args {
+                uaddr: a1,
+                op: a2 as c_int,
+                val: a3 as c_int,
+                timeout: a4,
+                uaddr2: a5,
+                val3: a6 as u32,
+            };
             // SAFETY: the arguments of the program's own futex call.
-            result =
-                unsafe { crate::futex::futex(me, a1, a2 as c_int, a3 as c_int, a4, a6 as u32) };
+            result = unsafe { crate::futex::futex(me, args) };
         }
     }
     // SAFETY: re-issuing the program's own call through libc (outside the trapped ranges).

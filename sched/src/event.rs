@@ -248,6 +248,26 @@ pub enum Op {
         n: u32,
         bitset: u32,
     },
+    /// `futex(FUTEX_REQUEUE / FUTEX_CMP_REQUEUE)`, the scheduling point before it: nothing
+    /// changes yet. Once granted, libpos compares the word (`CMP_REQUEUE`: EAGAIN if it
+    /// differs, and no further event) and posts [`Op::FutexRequeued`], whose post performs
+    /// the operation while its thread is still the only one running (atomic, as in the kernel).
+    FutexRequeue {
+        addr: u64,
+        addr2: u64,
+        n1: u32,
+        n2: u32,
+    },
+    /// The second half of a requeue, applied when posted (see [`crate::state`]): wakes up to
+    /// `n1` waiters of `addr` (which ones is a scheduling choice, as for
+    /// [`Op::FutexWake`]) and moves up to `n2` of the others to `addr2`. Its event returns
+    /// the number woken plus moved.
+    FutexRequeued {
+        addr: u64,
+        addr2: u64,
+        n1: u32,
+        n2: u32,
+    },
     /// `pthread_cancel`: marks `target` cancelled; it acts on it at its next cancellation
     /// point (see [`crate::state`]).
     Cancel {
@@ -361,6 +381,9 @@ impl Op {
             TimedJoin { target, .. } | TryJoin { target } => [Some(s(Thread, target as u64)), None],
             SleepUntil { .. } => [None, None],
             FutexWait { addr, .. } | FutexWake { addr, .. } => [Some(s(Futex, addr)), None],
+            FutexRequeue { addr, addr2, .. } | FutexRequeued { addr, addr2, .. } => {
+                [Some(s(Futex, addr)), Some(s(Futex, addr2))]
+            }
             Lock { m, .. } | TryLock { m, .. } | TimedLock { m, .. } | Unlock { m, .. } => {
                 [Some(s(Mutex, m)), None]
             }
@@ -482,6 +505,8 @@ impl Op {
             TryJoin { .. } => "tryjoin",
             FutexWait { .. } => "futex_wait",
             FutexWake { .. } => "futex_wake",
+            FutexRequeue { .. } => "futex_requeue",
+            FutexRequeued { .. } => "futex_requeued",
             Cancel { .. } => "cancel",
             TestCancel => "testcancel",
             SetCancelState { .. } => "setcancelstate",

@@ -164,11 +164,29 @@ fn op_fields(op: &Op) -> (u32, u64, u64, u64) {
             deadline,
         } => (37, addr, deadline, bitset as u64),
         FutexWake { addr, n, bitset } => (38, addr, n as u64, bitset as u64),
+        // The two counts share the third field: n1 in the low 32 bits, n2 in the high ones.
+        FutexRequeue {
+            addr,
+            addr2,
+            n1,
+            n2,
+        } => (39, addr, addr2, pack(n1, n2)),
+        FutexRequeued {
+            addr,
+            addr2,
+            n1,
+            n2,
+        } => (40, addr, addr2, pack(n1, n2)),
         Cancel { target } => (45, target as u64, 0, 0),
         TestCancel => (46, 0, 0, 0),
         SetCancelState { enabled } => (47, enabled as u64, 0, 0),
         SetCancelType { asynchronous } => (61, asynchronous as u64, 0, 0),
     }
+}
+
+/// Two counts in one 64-bit field (a requeue's wake and move counts).
+fn pack(lo: u32, hi: u32) -> u64 {
+    lo as u64 | (hi as u64) << 32
 }
 
 fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
@@ -268,6 +286,18 @@ fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
             addr: a,
             n: word(b)?,
             bitset: word(c)?,
+        },
+        39 => FutexRequeue {
+            addr: a,
+            addr2: b,
+            n1: c as u32,
+            n2: (c >> 32) as u32,
+        },
+        40 => FutexRequeued {
+            addr: a,
+            addr2: b,
+            n1: c as u32,
+            n2: (c >> 32) as u32,
         },
         45 => Cancel { target: tid(a)? },
         46 => TestCancel,
@@ -458,6 +488,18 @@ mod tests {
                 addr: 0x4000,
                 n: i32::MAX as u32,
                 bitset: 3,
+            },
+            FutexRequeue {
+                addr: 0x4000,
+                addr2: 0x4008,
+                n1: 1,
+                n2: i32::MAX as u32,
+            },
+            FutexRequeued {
+                addr: 0x4000,
+                addr2: 0x4008,
+                n1: u32::MAX,
+                n2: 7,
             },
             Cancel { target: 3 },
             TestCancel,

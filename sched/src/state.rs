@@ -12,8 +12,10 @@ use std::hash::BuildHasherDefault;
 
 pub mod clock;
 mod enabled;
+mod futex;
 use clock::{Clock, TimeoutPolicy};
 use enabled::EnabledSet;
+use futex::Futex;
 
 /// Result codes handed back to the program (errno values, as pthread functions return them).
 pub mod code {
@@ -172,28 +174,6 @@ struct Barrier {
     generation: u64,
 }
 
-/// A futex word's waiters. As for condvar signals ([`Cond`]), a wake leaves *tokens*, each
-/// usable by one thread that was waiting when the wake ran and whose bitset meets the
-/// wake's; the waiter whose [`Op::FutexWait`] the strategy schedules takes the oldest token
-/// it may use, so which waiter a wake wakes is a scheduling choice.
-#[derive(Clone, Debug, Default)]
-struct Futex {
-    next_seq: u64,
-    /// (thread, arrival number, bitset).
-    waiters: Vec<(Tid, u64, u32)>,
-    /// (arrival bound: waiters with a smaller number may use it, wake bitset).
-    tokens: Vec<(u64, u32)>,
-}
-
-impl Futex {
-    /// Index of the oldest token that waiter (`seq`, `bitset`) may consume.
-    fn token_for(&self, seq: u64, bitset: u32) -> Option<usize> {
-        self.tokens
-            .iter()
-            .position(|&(upto, mask)| upto > seq && mask & bitset != 0)
-    }
-}
-
 #[derive(Clone, Debug, Default)]
 struct Once {
     running: Option<Tid>,
@@ -265,6 +245,9 @@ pub struct State {
     barriers: AddrMap<Barrier>,
     onces: AddrMap<Once>,
     futexes: AddrMap<Futex>,
+    /// What each thread's posted [`Op::FutexRequeued`] did (woken + moved), by thread id,
+    /// handed back when its event runs.
+    requeued: AddrMap<i32>,
     exit_code: Option<i32>,
     /// Threads whose status is [`Status::Running`] / [`Status::Finished`], kept by
     /// [`State::set_status`] so the per-decision checks are O(1).
@@ -479,6 +462,18 @@ impl State {
         let Some(th) = self.threads.get_mut(t as usize) else {
             return Err(StateError::UnknownThread(t));
         };
+        if let Op::FutexRequeued {
+            addr,
+            addr2,
+            n1,
+            n2,
+        } = op
+        {
+            if matches!(th.status, Status::Running | Status::Outside) {
+                self.requeue(t, addr, addr2, n1, n2);
+            }
+        }
+        let th = &mut self.threads[t as usize];
         if th.status != Status::Running {
             if th.status == Status::Outside {
                 // Back from a call outside control: it posts like a running thread.
@@ -986,11 +981,14 @@ impl State {
                     let matching = f.waiters.iter().filter(|w| w.2 & bitset != 0).count();
                     let woken = (n as usize).min(matching.saturating_sub(f.tokens.len()));
                     let upto = f.next_seq;
-                    f.tokens.extend(std::iter::repeat_n((upto, bitset), woken));
+                    f.tokens
+                        .extend(std::iter::repeat_n((0, upto, bitset), woken));
                     woken as i32
                 }
                 None => 0,
             },
+            FutexRequeue { .. } => OK,
+            FutexRequeued { .. } => self.requeued.remove(&(t as u64)).unwrap_or(OK),
             Lock { m, kind } => self.lock(t, m, kind, false).unwrap_or(OK),
             TryLock { m, kind } => self.lock(t, m, kind, true).unwrap_or(OK),
             TimedLock { m, kind, deadline } => match self.lock(t, m, kind, true) {
@@ -2178,6 +2176,116 @@ mod tests {
         s.post(0, Op::Join { target: ts[0] }).unwrap();
         let d = s.deadlock().expect("deadlock").to_string();
         assert!(d.contains("a wake on futex 0x40"), "{d}");
+    }
+
+    #[test]
+    fn a_requeue_wakes_a_chosen_waiter_and_moves_the_rest_to_the_second_word() {
+        let wait = |addr| Op::FutexWait {
+            addr,
+            bitset: u32::MAX,
+            deadline: NO_DEADLINE,
+        };
+        let requeue = |n1, n2| Op::FutexRequeued {
+            addr: 0x40,
+            addr2: 0x80,
+            n1,
+            n2,
+        };
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let ts: Vec<Tid> = (0..3).map(|_| spawn(&mut s, 0)).collect();
+        for &t in &ts {
+            s.post(t, wait(0x40)).unwrap();
+        }
+        // The point before the requeue changes nothing.
+        let before = Op::FutexRequeue {
+            addr: 0x40,
+            addr2: 0x80,
+            n1: 1,
+            n2: u32::MAX,
+        };
+        assert_eq!(run(&mut s, 0, before), 0);
+        assert!(ts.iter().all(|&t| !s.is_enabled(t)));
+        // Broadcast: wake one, move the other two. Its effect is at the post.
+        s.post(0, requeue(1, u32::MAX)).unwrap();
+        for &t in &ts {
+            assert!(s.is_enabled(t), "any waiter may be the woken one");
+            assert!(matches!(
+                s.status(t),
+                Status::Pending(Op::FutexWait { addr: 0x80, .. })
+            ));
+        }
+        assert_eq!(s.execute(0).unwrap().result, 3, "woken + moved");
+        assert_eq!(s.execute(ts[2]).unwrap().result, 0);
+        assert!(!s.is_enabled(ts[0]) && !s.is_enabled(ts[1]));
+        // A wake on the second word wakes a moved waiter, any of them.
+        let wake2 = Op::FutexWake {
+            addr: 0x80,
+            n: 1,
+            bitset: u32::MAX,
+        };
+        assert_eq!(run(&mut s, 0, wake2), 1);
+        assert!(s.is_enabled(ts[0]) && s.is_enabled(ts[1]));
+        assert_eq!(s.execute(ts[1]).unwrap().result, 0);
+        assert!(!s.is_enabled(ts[0]));
+        // A wake on the first word finds nobody there any more.
+        let wake1 = Op::FutexWake {
+            addr: 0x40,
+            n: 1,
+            bitset: u32::MAX,
+        };
+        assert_eq!(run(&mut s, 0, wake1), 0);
+        assert!(!s.is_enabled(ts[0]));
+        // Nobody wakes ts[0]: the deadlock names the word it waits on now.
+        s.post(ts[1], Op::Exit).unwrap();
+        s.execute(ts[1]).unwrap();
+        s.post(ts[2], Op::Exit).unwrap();
+        s.execute(ts[2]).unwrap();
+        s.post(0, Op::Join { target: ts[0] }).unwrap();
+        let d = s.deadlock().expect("deadlock").to_string();
+        assert!(d.contains("a wake on futex 0x80"), "{d}");
+    }
+
+    #[test]
+    fn a_requeue_that_moves_fewer_than_are_left_keeps_the_oldest_with_the_wakes() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let ts: Vec<Tid> = (0..4).map(|_| spawn(&mut s, 0)).collect();
+        for &t in &ts {
+            let op = Op::FutexWait {
+                addr: 0x40,
+                bitset: u32::MAX,
+                deadline: NO_DEADLINE,
+            };
+            s.post(t, op).unwrap();
+        }
+        // Wake one, move one: two stay unwoken on 0x40, the newest moves.
+        let op = Op::FutexRequeued {
+            addr: 0x40,
+            addr2: 0x80,
+            n1: 1,
+            n2: 1,
+        };
+        assert_eq!(run(&mut s, 0, op), 2);
+        assert!(matches!(
+            s.status(ts[3]),
+            Status::Pending(Op::FutexWait { addr: 0x80, .. })
+        ));
+        assert!(!s.is_enabled(ts[3]));
+        for &t in &ts[..3] {
+            assert!(s.is_enabled(t), "the woken one is chosen among those left");
+        }
+        assert_eq!(s.execute(ts[1]).unwrap().result, 0);
+        assert!(!s.is_enabled(ts[0]) && !s.is_enabled(ts[2]));
+        // Waking none and moving none is a no-op that returns 0.
+        let none = Op::FutexRequeued {
+            addr: 0x40,
+            addr2: 0x80,
+            n1: 0,
+            n2: 0,
+        };
+        assert_eq!(run(&mut s, 0, none), 0);
+        assert!(!s.is_enabled(ts[0]) && !s.is_enabled(ts[2]));
     }
 
     #[test]

@@ -63,6 +63,26 @@ pub enum I {
     RdLock(E),
     WrLock(E),
     RwUnlock(E),
+    /// `futex(FUTEX_WAIT)` on memory cell `addr`: compared when posted (while the thread runs
+    /// alone, as libpos does); a differing word returns at once with no event.
+    FutexWait {
+        addr: E,
+        val: E,
+    },
+    /// `futex(FUTEX_WAKE)` of up to `n` waiters of cell `addr`.
+    FutexWake {
+        addr: E,
+        n: u32,
+    },
+    /// `futex(FUTEX_CMP_REQUEUE)` (or `FUTEX_REQUEUE` when `cmp` is `None`) from cell `addr`
+    /// to cell `addr2`: the point, then, if the word equals `cmp` when granted, the requeue.
+    Requeue {
+        addr: E,
+        addr2: E,
+        n1: u32,
+        n2: u32,
+        cmp: Option<E>,
+    },
     /// `sched_yield()`.
     Yield,
     /// Create a thread running body `body` with `r[0] = arg`; its tid goes to `r[dst]`.
@@ -253,6 +273,48 @@ impl Interp {
                 I::RwUnlock(l) => Op::RwUnlock {
                     l: RWLOCK + l(&r) as u64,
                 },
+                I::FutexWait { addr, val } => {
+                    let a = mem_addr(addr(&r));
+                    if mem.get(&a).copied().unwrap_or(0) != val(&r) {
+                        th.pc += 1; // EAGAIN
+                        continue;
+                    }
+                    Op::FutexWait {
+                        addr: a,
+                        bitset: u32::MAX,
+                        deadline: crate::event::NO_DEADLINE,
+                    }
+                }
+                I::FutexWake { addr, n } => Op::FutexWake {
+                    addr: mem_addr(addr(&r)),
+                    n: *n,
+                    bitset: u32::MAX,
+                },
+                I::Requeue {
+                    addr,
+                    addr2,
+                    n1,
+                    n2,
+                    ..
+                } => {
+                    let (addr, addr2) = (mem_addr(addr(&r)), mem_addr(addr2(&r)));
+                    let (n1, n2) = (*n1, *n2);
+                    if th.waking {
+                        Op::FutexRequeued {
+                            addr,
+                            addr2,
+                            n1,
+                            n2,
+                        }
+                    } else {
+                        Op::FutexRequeue {
+                            addr,
+                            addr2,
+                            n1,
+                            n2,
+                        }
+                    }
+                }
                 I::Yield => Op::Yield,
                 I::Spawn { .. } => Op::Create,
                 I::Join(t) => Op::Join {
@@ -315,6 +377,15 @@ impl Interp {
                 return None;
             }
             I::CondWait { .. } => th.waking = false,
+            I::Requeue { addr, cmp, .. } if !th.waking => {
+                let a = mem_addr(addr(&th.r));
+                let word = mem.get(&a).copied().unwrap_or(0);
+                if cmp.as_ref().is_none_or(|c| c(&th.r) == word) {
+                    th.waking = true;
+                    return None;
+                }
+            }
+            I::Requeue { .. } => th.waking = false,
             I::Spawn { body, arg, dst } => {
                 let c = child.unwrap_or(0);
                 th.r[*dst] = c as i64;
@@ -882,4 +953,126 @@ pub fn spin_wait() -> Prog {
         val: k(1),
     }];
     with_main(vec![waiter, setter], &[(0, 0), (1, 0)])
+}
+
+/// A futex mutex on cell `m` (0 free, 1 held, 2 held with waiters), appended to `b`.
+/// `contended` locks as a thread that may have waiters behind it must (glibc's `lock_wait`):
+/// it always leaves 2, so its unlock wakes the next one.
+fn futex_lock(b: &mut Vec<I>, m: i64, contended: bool) {
+    let start = b.len();
+    if !contended {
+        b.push(I::Cas {
+            addr: k(m),
+            expect: k(0),
+            new: k(1),
+            dst: 3,
+        });
+        // Taken: jump past the slow path (7 instructions from here).
+        b.push(I::Jz {
+            cond: f(|r| 1 - r[3]),
+            target: start + 7,
+        });
+    }
+    let slow = b.len();
+    b.push(I::Cas {
+        addr: k(m),
+        expect: k(1),
+        new: k(2),
+        dst: 3,
+    });
+    b.push(I::Cas {
+        addr: k(m),
+        expect: k(0),
+        new: k(2),
+        dst: 3,
+    });
+    let done = slow + 5;
+    b.push(I::Jz {
+        cond: f(|r| 1 - r[3]),
+        target: done,
+    });
+    b.push(I::FutexWait {
+        addr: k(m),
+        val: k(2),
+    });
+    b.push(I::Jmp(slow));
+}
+
+/// Unlock the futex mutex on cell `m`: wake one waiter when the word said there may be some.
+fn futex_unlock(b: &mut Vec<I>, m: i64) {
+    let start = b.len();
+    b.push(I::Cas {
+        addr: k(m),
+        expect: k(1),
+        new: k(0),
+        dst: 3,
+    });
+    b.push(I::Jz {
+        cond: f(|r| 1 - r[3]),
+        target: start + 4,
+    });
+    b.push(I::Store {
+        addr: k(m),
+        val: k(0),
+    });
+    b.push(I::FutexWake { addr: k(m), n: 1 });
+}
+
+/// A condition-variable broadcast built on futexes, as older glibc did it: `waiters` threads
+/// wait under a futex mutex (cell 1) for `ready` (cell 2), sleeping on a sequence word
+/// (cell 0); the broadcaster sets `ready`, bumps the sequence and `FUTEX_CMP_REQUEUE`s one
+/// waiter awake and the rest onto the mutex word. With `buggy`, a woken waiter relocks the
+/// mutex the uncontended way (word 1), so its unlock wakes nobody and a requeued waiter can
+/// sleep forever (a lost wake-up: deadlock at main's join).
+pub fn futex_requeue_broadcast(waiters: usize, buggy: bool) -> Prog {
+    let mut w = Vec::new();
+    futex_lock(&mut w, 1, false);
+    let check = w.len();
+    w.push(I::Load { addr: k(2), dst: 1 });
+    let wait = check + 3;
+    w.push(I::Jz {
+        cond: reg(1),
+        target: wait,
+    });
+    let jmp_end = w.len();
+    w.push(I::Jmp(0)); // patched below
+    w.push(I::Load { addr: k(0), dst: 2 });
+    futex_unlock(&mut w, 1);
+    w.push(I::FutexWait {
+        addr: k(0),
+        val: reg(2),
+    });
+    futex_lock(&mut w, 1, !buggy);
+    w.push(I::Jmp(check));
+    let end = w.len();
+    w[jmp_end] = I::Jmp(end);
+    futex_unlock(&mut w, 1);
+
+    let mut bc = Vec::new();
+    futex_lock(&mut bc, 1, false);
+    bc.push(I::Store {
+        addr: k(2),
+        val: k(1),
+    });
+    bc.push(I::Load { addr: k(0), dst: 2 });
+    bc.push(I::Store {
+        addr: k(0),
+        val: f(|r| r[2] + 1),
+    });
+    bc.push(I::Requeue {
+        addr: k(0),
+        addr2: k(1),
+        n1: 1,
+        n2: i32::MAX as u32,
+        cmp: Some(f(|r| r[2] + 1)),
+    });
+    futex_unlock(&mut bc, 1);
+    let mut threads = vec![(0, 0); waiters];
+    threads.push((1, 0));
+    // Scheduled at its synchronisation (futex) operations only, as `--points sync` runs a
+    // real program: the word updates run while their thread runs alone.
+    Prog {
+        sync_only: true,
+        ..with_main(vec![w, bc], &threads)
+    }
 }

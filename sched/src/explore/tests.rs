@@ -621,3 +621,60 @@ fn a_spin_wait_is_scheduled_fairly() {
         }
     }
 }
+
+/// A futex condvar broadcast by `FUTEX_CMP_REQUEUE` (see
+/// [`testprog::futex_requeue_broadcast`]): correct, every exploration algorithm completes
+/// without a bug; with the relock bug, each finds the lost wake-up.
+#[test]
+fn futex_requeue_broadcast_is_explored_by_every_algorithm() {
+    let algos = [
+        Algo::Dfs,
+        Algo::Dpor,
+        Algo::Odpor,
+        Algo::Ipb { max: 2 },
+        Algo::Idb { max: 2 },
+    ];
+    for algo in algos {
+        let limits = Limits {
+            max_executions: Some(200_000),
+            time_limit: None,
+        };
+        let mut ok = Interp::new(testprog::futex_requeue_broadcast(2, false));
+        let r = explore(algo, &mut ok, limits);
+        eprintln!("{algo:?} correct: {} runs, {} buggy", r.executions, r.buggy);
+        assert!(r.diverged.is_none(), "{algo:?}: {r:?}");
+        assert_eq!(r.buggy, 0, "{algo:?}: {:?}", r.bugs.first());
+        assert!(r.executions > 1, "{algo:?}");
+        let mut bad = Interp::new(testprog::futex_requeue_broadcast(2, true));
+        let r = explore(algo, &mut bad, limits);
+        eprintln!("{algo:?} buggy: {} runs, {} buggy", r.executions, r.buggy);
+        let bug = r.bugs.first().map(|b| format!("{b:?}")).unwrap_or_default();
+        assert!(r.buggy > 0 && bug.contains("deadlock"), "{algo:?}: {bug}");
+        assert!(bug.contains("futex"), "{bug}");
+    }
+}
+
+/// Every sampling strategy, 200 seeded runs: never a bug on the correct broadcast, and the
+/// lost wake-up of the buggy one is hit.
+#[test]
+fn futex_requeue_broadcast_under_every_strategy() {
+    use crate::strategy::{by_name, Options, NAMES};
+    for name in NAMES {
+        let mut hits = [0u32; 2];
+        for (i, buggy) in [false, true].into_iter().enumerate() {
+            let mut s = by_name(name, &Options::default()).expect("listed");
+            let mut exec = Interp::new(testprog::futex_requeue_broadcast(3, buggy));
+            for seed in 0..200 {
+                s.begin(seed);
+                let ex = exec.execute(s.as_mut());
+                assert!(ex.diverged.is_none());
+                if let Some(b) = &ex.bug {
+                    assert!(buggy && b.contains("deadlock"), "{name} seed {seed}: {b}");
+                    hits[i] += 1;
+                }
+            }
+        }
+        eprintln!("{name}: buggy broadcast hit {} of 200", hits[1]);
+        assert!(hits[1] > 0, "{name} never hit the lost wake-up");
+    }
+}

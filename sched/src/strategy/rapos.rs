@@ -26,6 +26,13 @@
 //! formed as in rule 4, from all enabled events. Otherwise a thread spinning on a flag would
 //! only ever hand over to events that depend on its reads, and a writer that must first do
 //! other, independent work would never run.
+//!
+//! And before one: when a yield is among the candidates of rule 2, every enabled event is a
+//! candidate, and a yield forms a batch alone. A yield is where a program invites the others
+//! to run — typically between a read and a write of shared data that are not scheduling
+//! points themselves (atomics, with `--points sync`): a check-then-act window. Without this,
+//! the yield, which depends only on its own thread's previous event, always ran next, and
+//! such a lost update (two threads both inside their windows) was never sampled.
 
 use super::{Divergence, Strategy};
 use crate::event::Event;
@@ -71,6 +78,11 @@ impl Rapos {
         }
         self.done.clear();
         self.yielded = false;
+        let yield_window = self.cand.iter().any(|e| e.op.is_yield());
+        if yield_window {
+            self.cand.clear();
+            self.cand.extend_from_slice(enabled);
+        }
         if self.cand.is_empty() {
             self.batch.push(enabled[self.rng.index(enabled.len())]);
             return;
@@ -81,7 +93,12 @@ impl Rapos {
             self.cand.swap(i, j);
         }
         for &c in &self.cand {
-            if self.rng.below(2) == 1 && self.batch.iter().all(|m| !m.dependent(&c)) {
+            let alone = |e: &Event| yield_window && e.op.is_yield();
+            let free = self
+                .batch
+                .iter()
+                .all(|m| !m.dependent(&c) && !alone(m) && !alone(&c));
+            if self.rng.below(2) == 1 && free {
                 self.batch.push(c);
             }
         }
@@ -146,6 +163,7 @@ impl Strategy for Rapos {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::Op;
     use crate::strategy::testkit::{
         self, assert_ratio, count, delay7, delay7_bug, race_twice, race_twice_bug, write, Instr::*,
         Prog,
@@ -170,6 +188,25 @@ mod tests {
         let n = 100_000;
         let hits = count(&mut Rapos::new(), &race_twice(), 22, n, race_twice_bug);
         assert_ratio("rapos", hits, n, 0.25);
+    }
+
+    #[test]
+    fn a_yield_between_hidden_accesses_lets_the_other_thread_in() {
+        // Each thread: its first event (after which it reads shared data without a point),
+        // a yield, then its write (again no point). Lost update iff both first events run
+        // before either yield. After t's first event the candidates are its yield and the
+        // other's first event, each next with probability 1/2; then both yields are pending.
+        let prog = Prog(vec![
+            vec![Do(write(0x10)), Do(Op::Yield), Do(write(0x20))],
+            vec![Do(write(0x18)), Do(Op::Yield), Do(write(0x28))],
+        ]);
+        let lost = |tr: &[Event]| {
+            let at = |t, op| testkit::position(tr, t, op).expect("ran");
+            at(0, write(0x10)) < at(1, Op::Yield) && at(1, write(0x18)) < at(0, Op::Yield)
+        };
+        let n = 20_000;
+        let hits = count(&mut Rapos::new(), &prog, 23, n, lost);
+        assert_ratio("rapos", hits, n, 0.5);
     }
 
     #[test]
