@@ -357,9 +357,9 @@ impl Server {
             }
             if n == 0 {
                 probed = std::time::Instant::now();
-                // As the runner: a thread running user code for an eighth of the step
+                // As the runner: a thread running user code for a quarter of the step
                 // timeout (a spin-wait) is set aside too when another could use the turn.
-                let spin_ms = (cfg.step_timeout_ms / 8).max(cfg.blocked_after_ms);
+                let spin_ms = (cfg.step_timeout_ms / 4).max(cfg.blocked_after_ms);
                 let spun = cfg.blocked_after_ms > 0 && ms(quiet.elapsed()) >= spin_ms;
                 for (t, fd_there, ktid) in self.silent(&coord) {
                     let outside = blocked_outside(ktid, fd_there)

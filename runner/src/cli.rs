@@ -73,8 +73,8 @@ pub struct ControlArgs {
     /// Milliseconds a granted thread may stay silent before the kernel is asked whether it
     /// is blocked in a call libpos does not control (`read` of a pipe, `poll`, `waitpid`,
     /// ...); such a thread is set aside, the others run, and the run is marked partial. A
-    /// thread running user code without a point (a spin-wait) is set aside likewise after an
-    /// eighth of the step timeout, when another thread could use the turn.
+    /// thread running user code without a point (a spin-wait) is set aside likewise after a
+    /// quarter of the step timeout, when another thread could use the turn.
     /// 0: never (a silent thread is a hang after the step timeout).
     #[arg(long, default_value_t = 30, value_name = "MS")]
     pub blocked_after: u64,

@@ -403,11 +403,11 @@ fn blocked_outside(task: &Task) -> bool {
 
 /// How long a granted thread may run without posting (a spin-wait on a flag another thread
 /// sets, a long computation) before it is set aside like a blocked one, when another thread
-/// could use the turn: an eighth of the step timeout, at least `blocked_after`. Long enough
+/// could use the turn: a quarter of the step timeout, at least `blocked_after`. Long enough
 /// that ordinary computation between two points stays under control (and the run
 /// deterministic); short enough that a spin-wait is not a false `hang`.
 fn spin_after(blocked_after: Duration, step_timeout: Duration) -> Duration {
-    (step_timeout / 8).max(blocked_after)
+    (step_timeout / 4).max(blocked_after)
 }
 
 /// Whether the kernel shows `task` running user code (state `R`, not in a system call): it

@@ -105,7 +105,7 @@ fn correct_programs_that_block_outside_control_are_never_buggy_nor_hung() {
 }
 
 /// A spin-wait on a flag set by a thread that has not started yet: the spinner is set aside
-/// after an eighth of the step timeout (here 0.4 s, so 50 ms) and the producer runs. Never a
+/// after a quarter of the step timeout (here 0.4 s, so 100 ms) and the producer runs. Never a
 /// hang nor a bug; every run is partial (the spinner holds the turn in every schedule).
 #[test]
 fn a_spin_wait_is_set_aside_not_a_hang() {

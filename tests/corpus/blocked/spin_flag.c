@@ -1,6 +1,6 @@
 /* Correct: main spin-waits on an atomic flag that a thread it created sets (a common
  * hand-off, with no scheduling point in the loop in a plain build). Under control the
- * spinning thread holds the turn, so the producer could never start: after an eighth of
+ * spinning thread holds the turn, so the producer could never start: after a quarter of
  * the step timeout the spinner is set aside like a blocked thread, the producer runs, and
  * the run is `partial` — never a hang or a bug. */
 #include <assert.h>
