@@ -12,6 +12,7 @@ use std::hash::BuildHasherDefault;
 
 pub mod clock;
 mod enabled;
+mod procs;
 use clock::{Clock, TimeoutPolicy};
 use enabled::EnabledSet;
 
@@ -20,6 +21,7 @@ pub mod code {
     pub const OK: i32 = 0;
     pub const EPERM: i32 = 1;
     pub const ESRCH: i32 = 3;
+    pub const ECHILD: i32 = 10;
     pub const EAGAIN: i32 = 11;
     pub const EBUSY: i32 = 16;
     pub const EINVAL: i32 = 22;
@@ -53,6 +55,8 @@ enum Why {
     Deadline(u64),
     /// A futex wait without a wake for it.
     Futex(u64),
+    /// A wait for a child process (its number, or `None` for any child) to leave control.
+    Process(Option<u32>),
 }
 
 /// Hasher for object addresses: one multiply (Fibonacci hashing) instead of SipHash, which
@@ -272,6 +276,9 @@ pub struct State {
     /// Pending threads whose operation has a deadline, kept by [`State::set_status`], so
     /// that the coordinator looks at the clock only when some thread waits on it.
     timed: usize,
+    /// Processes of the run, by number: 0 is the main process, then forked children in fork
+    /// order (see [`procs`]).
+    procs: Vec<procs::Proc>,
 }
 
 impl State {
@@ -286,6 +293,7 @@ impl State {
                 cancel: CancelState::default(),
             }],
             running: 1,
+            procs: vec![procs::Proc::main()],
             ..Default::default()
         }
     }
@@ -468,6 +476,9 @@ impl State {
     /// Thread `t` posts its next pending event.
     #[inline]
     pub fn post(&mut self, t: Tid, op: Op) -> Result<(), StateError> {
+        if let Op::ForkFailed { target } = op {
+            self.abandon_process(target);
+        }
         let Some(th) = self.threads.get_mut(t as usize) else {
             return Err(StateError::UnknownThread(t));
         };
@@ -755,6 +766,7 @@ impl State {
                 Some(r) if r != t => Some(Why::Once(o, r)),
                 _ => None,
             },
+            WaitProc { target } => self.why_wait_blocked(t, target),
             _ => None,
         }
     }
@@ -791,6 +803,8 @@ impl State {
             Why::Once(o, r) => format!("once {o:#x} run by thread {}", self.name(r)),
             Why::Deadline(d) => format!("virtual time {d} ns"),
             Why::Futex(a) => format!("a wake on futex {a:#x}"),
+            Why::Process(Some(p)) => format!("process p{p} to exit"),
+            Why::Process(None) => "a child process to exit".to_string(),
         })
     }
 
@@ -867,7 +881,11 @@ impl State {
         let mut child = None;
         let before = self.clock.now();
         let result = self.apply(t, op, &mut child);
-        if op == Op::Create || matches!(op, Op::Cancel { .. }) || self.clock.now() != before {
+        if op == Op::Create
+            || matches!(op, Op::Cancel { .. } | Op::Fork)
+            || (op == Op::Exit && self.process_of(t) != 0)
+            || self.clock.now() != before
+        {
             // A cancellation request may enable the target's blocked cancellation point, and
             // a moved clock may end timed waits.
             self.recheck_blockable();
@@ -891,6 +909,17 @@ impl State {
                 self.set_status(t, Status::Finished);
                 OK
             }
+            ProcessExit { .. } | Exec if self.process_of(t) != 0 => {
+                self.leave_process(self.process_of(t));
+                OK
+            }
+            Exec => OK,
+            Fork => {
+                *child = Some(self.fork_process(t));
+                OK
+            }
+            WaitProc { target } => self.reap(t, target),
+            ForkFailed { .. } => OK,
             ProcessExit { code } => {
                 self.exit_code = Some(code);
                 for th in &mut self.threads {
@@ -1304,6 +1333,7 @@ fn may_block(op: &Op) -> bool {
             | SleepUntil { .. }
             | TimedJoin { .. }
             | FutexWait { .. }
+            | WaitProc { .. }
     )
 }
 
