@@ -37,6 +37,7 @@ pub mod cancel;
 pub mod clock;
 pub mod conn;
 pub mod fds;
+pub mod fork;
 pub mod forkserver;
 pub mod futex;
 pub mod process;
@@ -138,6 +139,7 @@ extern "C" fn init() {
         // through exec: an exec'd image (the program behind a wrapper such as `timeout`
         // or `env`) loads libpos again and controls itself (see `standalone`).
         strip_preload();
+        fork::CONTROLLED.store(true, Ordering::Relaxed);
     } else {
         process::EXEC_CONTROLLED.store(true, Ordering::Relaxed);
     }

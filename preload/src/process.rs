@@ -289,8 +289,12 @@ pub fn install_crash_handlers() {
     }
 }
 
-/// `fork` child: the coordinator does not know it; everything passes through there.
+/// `fork` child of a fork the coordinator does not control (standalone mode, a thread
+/// outside control): everything passes through there.
 extern "C" fn in_fork_child() {
+    if crate::fork::forking() {
+        return; // a controlled fork: the child connects as its own thread
+    }
     if ACTIVE.swap(false, Ordering::SeqCst) {
         FORKED.store(true, Ordering::SeqCst);
     }
@@ -342,6 +346,7 @@ fn note_exec() {
     if ACTIVE.load(Ordering::Relaxed) || FORKED.load(Ordering::Relaxed) {
         say_uncontrolled("the program execs another image, which runs uncontrolled");
     }
+    crate::fork::leave_for_exec();
 }
 
 type Argv = *const *const c_char;

@@ -14,7 +14,7 @@ use crate::pump::{self, Ev, ExitWatch, Pump, Sources};
 use anyhow::{Context, Result};
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, TryRecvError};
 use pos_sched::coordinator::{Coordinator, Decision};
-use pos_sched::event::{Event, Op, Tid};
+use pos_sched::event::{addr_in_process, Event, Op, Tid};
 use pos_sched::protocol::{Msg, Reply, ENV_SOCKET};
 use pos_sched::schedule::Step;
 use pos_sched::state::Status;
@@ -729,15 +729,57 @@ impl<'c> Loop<'c> {
                     }
                     self.pending_pc[t as usize] = pc;
                 }
+                // A forked child's objects live in its own address space.
+                let p = coord.state().process_of(t);
+                if p != 0 && coord.state().status(t) == Status::Finished && coord.state().process_gone(p) {
+                    // A thread of a child process that already left control (its exit or
+                    // exec was granted while this thread ran): it is going away with it.
+                    return Ok(None);
+                }
+                let op = op.in_process(p);
                 coord.post(t, op).map_err(|e| e.to_string())?;
                 return Ok(self.decide(coord));
             }
-            Msg::SemInit { s, value } => coord.init_sem(s, value),
-            Msg::BarrierInit { b, count } => coord.init_barrier(b, count),
-            Msg::Assert { text } => self.assert = Some((text, tid)),
-            Msg::Crash { signal, pc } => self.crash = Some((signal, pc, tid)),
+            Msg::SemInit { s, value } => {
+                let p = tid.map_or(0, |t| coord.state().process_of(t));
+                coord.init_sem(addr_in_process(s, p), value)
+            }
+            Msg::BarrierInit { b, count } => {
+                let p = tid.map_or(0, |t| coord.state().process_of(t));
+                coord.init_barrier(addr_in_process(b, p), count)
+            }
+            Msg::Assert { text } => {
+                self.assert = Some((text, tid));
+                return Ok(self.child_failure(coord, tid));
+            }
+            Msg::Crash { signal, pc } => {
+                self.crash = Some((signal, pc, tid));
+                return Ok(self.child_failure(coord, tid));
+            }
         }
         Ok(None)
+    }
+
+    /// A failed assertion or a crash in a forked child process is a bug of the run: it is
+    /// the verdict at once (the main process's are classified from its exit status).
+    fn child_failure(&self, coord: &Coordinator<'_>, tid: Option<Tid>) -> Option<Outcome> {
+        let st = coord.state();
+        let t = tid.filter(|&t| (t as usize) < st.num_threads() && st.process_of(t) != 0)?;
+        let thread = st.name(t).to_string();
+        if let Some((text, _)) = &self.assert {
+            return Some(Outcome::Assert {
+                text: text.clone(),
+                thread,
+            });
+        }
+        let (signal, pc, _) = self.crash?;
+        Some(Outcome::Crash {
+            signal,
+            thread,
+            pc: Some(pc),
+            symbol: elf::symbolise(pc, &self.maps),
+            exception: None,
+        })
     }
 
     /// Grant events while the coordinator can decide.
@@ -751,7 +793,8 @@ impl<'c> Loop<'c> {
                     child,
                     now,
                 } => {
-                    if let Op::ProcessExit { .. } = op {
+                    // Only the main process's exit ends the run (a child's ends its process).
+                    if matches!(op, Op::ProcessExit { .. }) && coord.state().process_of(tid) == 0 {
                         self.exiting = true;
                     }
                     self.last_granted = Some(tid);

@@ -322,6 +322,12 @@ pub const ANY_PROCESS: Tid = Tid::MAX;
 /// space addresses stay below 2^56 on every supported architecture.
 pub const PROCESS_SHIFT: u32 = 56;
 
+/// Object address `addr` of process `p` in the run's name space (see [`Op::in_process`]).
+#[inline]
+pub fn addr_in_process(addr: u64, p: u32) -> u64 {
+    addr | ((p as u64) << PROCESS_SHIFT)
+}
+
 /// The deadline of an untimed wait ([`Op::CondWake`] of `pthread_cond_wait`).
 pub const NO_DEADLINE: u64 = u64::MAX;
 
@@ -453,8 +459,7 @@ impl Op {
         if p == 0 {
             return self;
         }
-        let tag = (p as u64) << PROCESS_SHIFT;
-        let a = |x: u64| x | tag;
+        let a = |x: u64| addr_in_process(x, p);
         use Op::*;
         match self {
             Lock { m, kind } => Lock { m: a(m), kind },
