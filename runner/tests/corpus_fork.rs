@@ -161,3 +161,58 @@ fn same_seed_same_hits() {
     assert_eq!(a["hits"], b["hits"], "{}", text(&o));
     assert_eq!(a["outcomes"], b["outcomes"], "{}", text(&o));
 }
+
+/// `explore` (DPOR) treats fork, exec and waits for children as dependent with every event
+/// (a fork copies what came before it): it finds the deadlock that needs the worker to hold
+/// the mutex at the fork, the child's race in an instrumented build, and nothing in the
+/// correct program; the saved schedules replay.
+#[test]
+fn explore_finds_the_bugs_of_children_and_nothing_else() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ex");
+    let instrumented = dir.path().join("bug_child_race_cc");
+    let o = poscheck(&[
+        "cc",
+        "-O1",
+        "-pthread",
+        "-o",
+        instrumented.to_str().unwrap(),
+        corpus().join("bug_child_race.c").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let cases = [
+        (build(dir.path(), "bug_fork_while_locked.c"), Some("deadlock")),
+        (instrumented, Some("assert")),
+        (build(dir.path(), "ok_fork_threads.c"), None),
+    ];
+    for (prog, kind) in cases {
+        let o = poscheck(&[
+            "explore",
+            "--algo",
+            "dpor",
+            "--out-dir",
+            out.to_str().unwrap(),
+            prog.to_str().unwrap(),
+        ]);
+        let t = text(&o);
+        assert!(t.contains("exploration: complete"), "{t}");
+        let Some(kind) = kind else {
+            assert!(t.contains("buggy executions: 0"), "{t}");
+            continue;
+        };
+        assert!(!t.contains("buggy executions: 0"), "{t}");
+        let schedule = out.join(format!(
+            "{}.explore-dpor.bug0.json",
+            prog.file_name().unwrap().to_str().unwrap()
+        ));
+        let r = poscheck(&["replay", "--times", "100", schedule.to_str().unwrap()]);
+        assert!(
+            String::from_utf8_lossy(&r.stdout).contains(&format!(
+                "recorded outcome {kind}: reproduced 100 of 100"
+            )),
+            "{}",
+            text(&r)
+        );
+    }
+}
