@@ -66,7 +66,7 @@ fn outcome_count(p: &Value, kind: &str) -> u64 {
 fn correct_forking_programs_are_never_flagged() {
     require_libpos();
     let dir = tempfile::tempdir().unwrap();
-    for file in ["ok_fork_threads.c", "ok_fork_exec.c"] {
+    for file in ["ok_fork_threads.c", "ok_fork_exec.c", "ok_nested_fork.c"] {
         let prog = build(dir.path(), file);
         for algo in ["rw", "pct3", "pos"] {
             let (p, o) = run(dir.path(), &prog, algo);
@@ -111,6 +111,7 @@ fn the_child_s_threads_are_scheduled_and_an_exec_is_said_once() {
 /// Buggy programs: (file, outcome, text the report must hold).
 const BUGGY: &[(&str, &str, &str)] = &[
     ("bug_child_race.c", "assert", "in thread p1.t0"),
+    ("bug_child_crash.c", "crash", "SIGSEGV in thread p1.t0.2"),
     (
         "bug_fork_while_locked.c",
         "deadlock",
