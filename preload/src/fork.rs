@@ -46,8 +46,7 @@ static TIDS: [AtomicU32; SLOTS] = [const { AtomicU32::new(0) }; SLOTS];
 fn remember(pid: pid_t, tid: Tid) {
     for (p, t) in PIDS.iter().zip(&TIDS) {
         // Claim a free slot (-1 while its thread id is written), then publish the pid.
-        if p
-            .compare_exchange(0, -1, Ordering::SeqCst, Ordering::SeqCst)
+        if p.compare_exchange(0, -1, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
         {
             t.store(tid, Ordering::SeqCst);
@@ -219,7 +218,11 @@ pub unsafe extern "C" fn waitid(
     options: c_int,
 ) -> c_int {
     if options & libc::WEXITED != 0 {
-        let pid = if idtype == libc::P_PID { id as pid_t } else { -1 };
+        let pid = if idtype == libc::P_PID {
+            id as pid_t
+        } else {
+            -1
+        };
         before_wait(pid, options);
     }
     let r = real::waitid(idtype, id, info, options);

@@ -731,7 +731,10 @@ impl<'c> Loop<'c> {
                 }
                 // A forked child's objects live in its own address space.
                 let p = coord.state().process_of(t);
-                if p != 0 && coord.state().status(t) == Status::Finished && coord.state().process_gone(p) {
+                if p != 0
+                    && coord.state().status(t) == Status::Finished
+                    && coord.state().process_gone(p)
+                {
                     // A thread of a child process that already left control (its exit or
                     // exec was granted while this thread ran): it is going away with it.
                     return Ok(None);

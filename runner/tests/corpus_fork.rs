@@ -183,7 +183,10 @@ fn explore_finds_the_bugs_of_children_and_nothing_else() {
     ]);
     assert!(o.status.success(), "{}", text(&o));
     let cases = [
-        (build(dir.path(), "bug_fork_while_locked.c"), Some("deadlock")),
+        (
+            build(dir.path(), "bug_fork_while_locked.c"),
+            Some("deadlock"),
+        ),
         (instrumented, Some("assert")),
         (build(dir.path(), "ok_fork_threads.c"), None),
     ];
@@ -209,9 +212,8 @@ fn explore_finds_the_bugs_of_children_and_nothing_else() {
         ));
         let r = poscheck(&["replay", "--times", "100", schedule.to_str().unwrap()]);
         assert!(
-            String::from_utf8_lossy(&r.stdout).contains(&format!(
-                "recorded outcome {kind}: reproduced 100 of 100"
-            )),
+            String::from_utf8_lossy(&r.stdout)
+                .contains(&format!("recorded outcome {kind}: reproduced 100 of 100")),
             "{}",
             text(&r)
         );

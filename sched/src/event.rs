@@ -322,6 +322,22 @@ pub const ANY_PROCESS: Tid = Tid::MAX;
 /// space addresses stay below 2^56 on every supported architecture.
 pub const PROCESS_SHIFT: u32 = 56;
 
+/// An object address for people: `0x...` in the main process, `p1:0x...` in forked child
+/// process 1 (see [`Op::in_process`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Addr(pub u64);
+
+impl fmt::Display for Addr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = self.0 >> PROCESS_SHIFT;
+        if p == 0 {
+            write!(f, "{:#x}", self.0)
+        } else {
+            write!(f, "p{p}:{:#x}", self.0 & ((1u64 << PROCESS_SHIFT) - 1))
+        }
+    }
+}
+
 /// Object address `addr` of process `p` in the run's name space (see [`Op::in_process`]).
 #[inline]
 pub fn addr_in_process(addr: u64, p: u32) -> u64 {
@@ -385,9 +401,9 @@ impl fmt::Display for Obj {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
             ObjKind::Thread => write!(f, "thread#{}", self.addr),
-            ObjKind::Mem => write!(f, "mem[{:#x}+{}]", self.addr, self.size),
+            ObjKind::Mem => write!(f, "mem[{}+{}]", Addr(self.addr), self.size),
             ObjKind::Process => write!(f, "process"),
-            k => write!(f, "{}@{:#x}", format!("{k:?}").to_lowercase(), self.addr),
+            k => write!(f, "{}@{}", format!("{k:?}").to_lowercase(), Addr(self.addr)),
         }
     }
 }
@@ -493,11 +509,26 @@ impl Op {
             BarrierLeave { b } => BarrierLeave { b: a(b) },
             OnceBegin { o } => OnceBegin { o: a(o) },
             OnceEnd { o } => OnceEnd { o: a(o) },
-            Read { addr, size } => Read { addr: a(addr), size },
-            Write { addr, size } => Write { addr: a(addr), size },
-            AtomicLoad { addr, size } => AtomicLoad { addr: a(addr), size },
-            AtomicStore { addr, size } => AtomicStore { addr: a(addr), size },
-            AtomicRmw { addr, size } => AtomicRmw { addr: a(addr), size },
+            Read { addr, size } => Read {
+                addr: a(addr),
+                size,
+            },
+            Write { addr, size } => Write {
+                addr: a(addr),
+                size,
+            },
+            AtomicLoad { addr, size } => AtomicLoad {
+                addr: a(addr),
+                size,
+            },
+            AtomicStore { addr, size } => AtomicStore {
+                addr: a(addr),
+                size,
+            },
+            AtomicRmw { addr, size } => AtomicRmw {
+                addr: a(addr),
+                size,
+            },
             FutexWait {
                 addr,
                 bitset,

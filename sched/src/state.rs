@@ -5,7 +5,7 @@
 //! well defined, a strategy picks one event, and [`State::execute`] applies it. Blocking is
 //! modelled here, so a granted operation never blocks in the kernel.
 
-use crate::event::{Event, MutexKind, Obj, Op, ThreadName, Tid, NO_DEADLINE};
+use crate::event::{Addr, Event, MutexKind, Obj, Op, ThreadName, Tid, NO_DEADLINE};
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::BuildHasherDefault;
@@ -776,9 +776,9 @@ impl State {
         let why = self.why_blocked(t, op)?;
         Some(match why {
             Why::Thread(target) => format!("thread {} to finish", self.name(target)),
-            Why::Mutex(m, o) => format!("mutex {m:#x} held by thread {}", self.name(o)),
-            Why::Signal(c) => format!("a signal on condvar {c:#x}"),
-            Why::RwWriter(l, w) => format!("rwlock {l:#x} written by thread {}", self.name(w)),
+            Why::Mutex(m, o) => format!("mutex {} held by thread {}", Addr(m), self.name(o)),
+            Why::Signal(c) => format!("a signal on condvar {}", Addr(c)),
+            Why::RwWriter(l, w) => format!("rwlock {} written by thread {}", Addr(l), self.name(w)),
             Why::RwReaders(l) => {
                 let names: Vec<String> = self
                     .rwlocks
@@ -790,19 +790,19 @@ impl State {
                             .collect()
                     })
                     .unwrap_or_default();
-                format!("rwlock {l:#x} read by {}", names.join(","))
+                format!("rwlock {} read by {}", Addr(l), names.join(","))
             }
-            Why::Sem(s) => format!("semaphore {s:#x} to be posted"),
+            Why::Sem(s) => format!("semaphore {} to be posted", Addr(s)),
             Why::Barrier(b) => {
                 let (arrived, count) = self
                     .barriers
                     .get(&b)
                     .map_or((0, 0), |bar| (bar.arrived, bar.count));
-                format!("barrier {b:#x} ({arrived} of {count} arrived)")
+                format!("barrier {} ({arrived} of {count} arrived)", Addr(b))
             }
-            Why::Once(o, r) => format!("once {o:#x} run by thread {}", self.name(r)),
+            Why::Once(o, r) => format!("once {} run by thread {}", Addr(o), self.name(r)),
             Why::Deadline(d) => format!("virtual time {d} ns"),
-            Why::Futex(a) => format!("a wake on futex {a:#x}"),
+            Why::Futex(a) => format!("a wake on futex {}", Addr(a)),
             Why::Process(Some(p)) => format!("process p{p} to exit"),
             Why::Process(None) => "a child process to exit".to_string(),
         })

@@ -266,12 +266,21 @@ mod tests {
         run(&mut s, c, Op::Start);
         run(&mut s, c, Op::Lock { m, kind }.in_process(1));
         s.post(c, Op::Lock { m, kind }.in_process(1)).unwrap();
-        s.post(0, Op::WaitProc { target: ANY_PROCESS }).unwrap();
+        s.post(
+            0,
+            Op::WaitProc {
+                target: ANY_PROCESS,
+            },
+        )
+        .unwrap();
         let d = s.deadlock().expect("deadlock");
         let text = d.to_string();
         assert!(text.contains("thread 0 at waitproc"), "{text}");
         assert!(text.contains("a child process to exit"), "{text}");
-        assert!(text.contains("thread p1.t0 at lock"), "{text}");
+        assert!(
+            text.contains("thread p1.t0 at lock(mutex@p1:0x1000) waits for mutex p1:0x1000 held by thread p1.t0"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -291,7 +300,8 @@ mod tests {
         // The mutex the parent held at the fork stays held in the child; the parent's
         // unlock does not release the child's copy.
         run(&mut s, 0, Op::Unlock { m: 0x3000, kind });
-        s.post(c, Op::Lock { m: 0x3000, kind }.in_process(1)).unwrap();
+        s.post(c, Op::Lock { m: 0x3000, kind }.in_process(1))
+            .unwrap();
         assert!(!s.is_enabled(c));
     }
 
