@@ -1,11 +1,12 @@
 //! The program's own `fork`, `wait*` and the exec of a forked child (not the fork server's
 //! pre-forking, [`crate::forkserver`], which forks before control starts).
 //!
-//! Under the runner, a `fork` by a controlled thread is a scheduling point ([`Op::Fork`]):
-//! its grant carries the id of the child's initial thread, a new thread of the same run in
-//! a new process (`p1.t0`). The child drops the parent's connections, opens its own, says
-//! hello as that thread and posts `Start`; from then on its threads are controlled like
-//! any other. A `waitpid`/`wait` for such a child waits in the schedule ([`Op::WaitProc`])
+//! Under the runner, a `fork` by a controlled thread is a scheduling point ([`Op::Fork`],
+//! posted by libpos's `pthread_atfork` prepare handler, after the program's own): its grant
+//! carries the id of the child's initial thread, a new thread of the same run in
+//! a new process (`p1.t0`). The child (in libpos's `pthread_atfork` child handler, before
+//! the program's) drops the parent's connections, opens its own, says hello as that thread
+//! and posts `Start`; from then on its threads are controlled like any other. A `waitpid`/`wait` for such a child waits in the schedule ([`Op::WaitProc`])
 //! until the child left control, then makes the real call (which returns as soon as the
 //! kernel has the child's status). An `exec` in such a child ends its control
 //! ([`Op::Exec`]): the new image runs uncontrolled (said once per program).
@@ -27,14 +28,40 @@ pub static CONTROLLED: AtomicBool = AtomicBool::new(false);
 pub static IN_CHILD: AtomicBool = AtomicBool::new(false);
 
 thread_local! {
-    /// This thread is inside a controlled `fork`: the child handler of `pthread_atfork`
-    /// must leave control on (see [`crate::process`]).
-    static FORKING: Cell<bool> = const { Cell::new(false) };
+    /// This thread called `fork` under control: libpos's prepare handler posts the fork.
+    static WANT: Cell<bool> = const { Cell::new(false) };
+    /// This thread is inside a controlled `fork` whose child will be this thread id: the
+    /// child handler of `pthread_atfork` connects the child as it ([`in_child_handler`]).
+    static FORKING: Cell<Option<Tid>> = const { Cell::new(None) };
 }
 
-/// Whether the calling thread is inside a controlled `fork`.
-pub fn forking() -> bool {
-    FORKING.with(|f| f.get())
+/// libpos's `pthread_atfork` prepare handler, registered before any of the program's, so it
+/// runs last, right before the process is copied: the fork's scheduling point. Posting it
+/// any earlier would leave the new child thread waiting to connect while the program's own
+/// prepare handlers (which commonly lock mutexes) wait for grants: a hang.
+pub extern "C" fn prepare_handler() {
+    if !WANT.with(|w| w.replace(false)) {
+        return;
+    }
+    if let Some(me) = conn::me() {
+        let child = me.post(Op::Fork).value as Tid;
+        FORKING.with(|f| f.set(Some(child)));
+    }
+}
+
+/// libpos's `pthread_atfork` child handler, registered before any of the program's, so it
+/// runs first: in the child of a controlled fork, switch to the child's own connection
+/// before the program's child handlers run (they may unlock mutexes their prepare handlers
+/// locked: those operations must go to the child's thread, not on the parent's
+/// connection). True if this was such a child.
+pub fn in_child_handler() -> bool {
+    match FORKING.with(|f| f.take()) {
+        Some(child) => {
+            become_child(child);
+            true
+        }
+        None => false,
+    }
 }
 
 /// Controlled children of this process: kernel pid and initial thread id. A child beyond
@@ -78,24 +105,24 @@ pub unsafe extern "C" fn fork() -> pid_t {
         Some(me) if CONTROLLED.load(Ordering::Relaxed) => me,
         _ => return real::fork(),
     };
-    let child = me.post(Op::Fork).value as Tid;
-    FORKING.with(|f| f.set(true));
+    WANT.with(|w| w.set(true));
     let pid = real::fork();
-    FORKING.with(|f| f.set(false));
-    match pid {
-        0 => become_child(child),
-        p if p < 0 => {
-            let e = conn::errno();
-            me.post(Op::ForkFailed { target: child });
-            conn::set_errno(e);
-        }
-        p => remember(p, child),
+    WANT.with(|w| w.set(false));
+    let Some(child) = FORKING.with(|f| f.take()) else {
+        return pid; // in the child (already connected), or the prepare handler did not run
+    };
+    if pid < 0 {
+        let e = conn::errno();
+        me.post(Op::ForkFailed { target: child });
+        conn::set_errno(e);
+    } else if pid > 0 {
+        remember(pid, child);
     }
     pid
 }
 
-/// In the new child: leave the parent's connections, connect as `child` and wait for the
-/// grant of its `Start`.
+/// In the new child (from [`in_child_handler`]): leave the parent's connections, connect as
+/// `child` and wait for the grant of its `Start`.
 fn become_child(child: Tid) {
     let _b = conn::Busy::enter();
     conn::PID.store(std::process::id(), Ordering::Relaxed);

@@ -292,8 +292,8 @@ pub fn install_crash_handlers() {
 /// `fork` child of a fork the coordinator does not control (standalone mode, a thread
 /// outside control): everything passes through there.
 extern "C" fn in_fork_child() {
-    if crate::fork::forking() {
-        return; // a controlled fork: the child connects as its own thread
+    if crate::fork::in_child_handler() {
+        return; // a controlled fork: the child is connected as its own thread
     }
     if ACTIVE.swap(false, Ordering::SeqCst) {
         FORKED.store(true, Ordering::SeqCst);
@@ -391,10 +391,18 @@ pub unsafe extern "C" fn execvpe(file: *const c_char, argv: Argv, envp: Argv) ->
     real::execvpe(file, argv, envp)
 }
 
-/// Register [`in_fork_child`].
+/// Register libpos's fork handlers ([`crate::fork::prepare_handler`], [`in_fork_child`]),
+/// before the program registers any: prepare handlers run in reverse order of registration
+/// (ours last), child handlers in order (ours first).
 pub fn install_fork_handler() {
     // SAFETY: registering a plain handler.
-    unsafe { libc::pthread_atfork(None, None, Some(in_fork_child)) };
+    unsafe {
+        libc::pthread_atfork(
+            Some(crate::fork::prepare_handler),
+            None,
+            Some(in_fork_child),
+        )
+    };
 }
 
 #[cfg(test)]

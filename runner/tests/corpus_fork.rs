@@ -66,7 +66,12 @@ fn outcome_count(p: &Value, kind: &str) -> u64 {
 fn correct_forking_programs_are_never_flagged() {
     require_libpos();
     let dir = tempfile::tempdir().unwrap();
-    for file in ["ok_fork_threads.c", "ok_fork_exec.c", "ok_nested_fork.c"] {
+    for file in [
+        "ok_fork_threads.c",
+        "ok_fork_exec.c",
+        "ok_nested_fork.c",
+        "ok_atfork.c",
+    ] {
         let prog = build(dir.path(), file);
         for algo in ["rw", "pct3", "pos"] {
             let (p, o) = run(dir.path(), &prog, algo);

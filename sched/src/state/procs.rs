@@ -91,20 +91,32 @@ impl State {
             left: false,
             reaped: false,
         });
-        self.copy_objects(parent, p);
+        self.copy_objects(parent, p, t, first);
         first
     }
 
     /// Copy the objects of name space `from` into `to` (the memory a fork copies). Waiters
-    /// are not copied (they are threads of the parent); owners are.
-    fn copy_objects(&mut self, from: u32, to: u32) {
+    /// are not copied (they are threads of the parent); owners are: what the forking thread
+    /// `forker` held, the child's thread `child` (its copy) holds; what other threads held
+    /// stays held by them, threads the child does not have.
+    fn copy_objects(&mut self, from: u32, to: u32, forker: Tid, child: Tid) {
         let mine = |k: &u64| space(*k) == from as u64;
+        let own = |o: Tid| if o == forker { child } else { o };
         let m: Vec<_> = (self.mutexes.iter().filter(|(k, _)| mine(k)))
-            .map(|(k, v)| (in_space(*k, to), v.clone()))
+            .map(|(k, v)| {
+                let mut v = v.clone();
+                v.owner = v.owner.map(own);
+                (in_space(*k, to), v)
+            })
             .collect();
         self.mutexes.extend(m);
         let r: Vec<_> = (self.rwlocks.iter().filter(|(k, _)| mine(k)))
-            .map(|(k, v)| (in_space(*k, to), v.clone()))
+            .map(|(k, v)| {
+                let mut v = v.clone();
+                v.writer = v.writer.map(own);
+                v.readers.iter_mut().for_each(|x| *x = own(*x));
+                (in_space(*k, to), v)
+            })
             .collect();
         self.rwlocks.extend(r);
         let s: Vec<_> = (self.sems.iter().filter(|(k, _)| mine(k)))
@@ -120,7 +132,11 @@ impl State {
             .collect();
         self.barriers.extend(b);
         let o: Vec<_> = (self.onces.iter().filter(|(k, _)| mine(k)))
-            .map(|(k, v)| (in_space(*k, to), v.clone()))
+            .map(|(k, v)| {
+                let mut v = v.clone();
+                v.running = v.running.map(own);
+                (in_space(*k, to), v)
+            })
             .collect();
         self.onces.extend(o);
     }
@@ -297,12 +313,23 @@ mod tests {
         assert_eq!(run(&mut s, c, w).result, code::OK);
         // ... and the parent's is untouched by the child's wait.
         assert_eq!(run(&mut s, 0, Op::SemWait { s: 0x2000 }).result, code::OK);
-        // The mutex the parent held at the fork stays held in the child; the parent's
-        // unlock does not release the child's copy.
+        // The mutex the forking thread held is held by its copy in the child, which may
+        // unlock it (the pthread_atfork pattern); the parent's unlock is the parent's.
         run(&mut s, 0, Op::Unlock { m: 0x3000, kind });
-        s.post(c, Op::Lock { m: 0x3000, kind }.in_process(1))
+        let k = MutexKind::ErrorCheck;
+        let unlock = Op::Unlock { m: 0x3000, kind: k }.in_process(1);
+        assert_eq!(run(&mut s, c, unlock).result, code::OK);
+        // A mutex another parent thread held stays held, by a thread the child has not.
+        let other = run(&mut s, 0, Op::Create).child.unwrap();
+        run(&mut s, other, Op::Start);
+        run(&mut s, other, Op::Lock { m: 0x4000, kind });
+        let c2 = run(&mut s, 0, Op::Fork).child.unwrap();
+        run(&mut s, c2, Op::Start);
+        s.post(c2, Op::Lock { m: 0x4000, kind }.in_process(2))
             .unwrap();
-        assert!(!s.is_enabled(c));
+        assert!(!s.is_enabled(c2));
+        run(&mut s, other, Op::Unlock { m: 0x4000, kind });
+        assert!(!s.is_enabled(c2), "the parent's unlock is not the child's");
     }
 
     #[test]
