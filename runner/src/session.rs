@@ -1087,6 +1087,65 @@ mod tests {
     }
 
     #[test]
+    fn a_forked_child_is_a_thread_with_its_own_objects_and_its_assert_is_the_verdict() {
+        let (c, mut rw, (tx, rx)) = setup();
+        let mut coord = Coordinator::new(&mut rw, 1, 100);
+        let mut main = hello(&tx, 0, 0);
+        let send = |id, op| tx.send(Ev::Msg(id, Msg::Post(op))).unwrap();
+        tx.send(Ev::Msg(0, Msg::SemInit { s: 0x10, value: 1 }))
+            .unwrap();
+        send(0, Op::Fork);
+        let mut child = hello(&tx, 1, 1);
+        send(1, Op::Start);
+        send(0, Op::WaitProc { target: 1 });
+        // The child's semaphore is its copy of the parent's (count 1), at its own address.
+        send(1, Op::SemWait { s: 0x10 });
+        let text = "c.c:9: main: Assertion `x' failed.".to_string();
+        tx.send(Ev::Msg(1, Msg::Assert { text: text.clone() }))
+            .unwrap();
+        let mut lp = Loop::new(&c, 1);
+        match lp.drive(&mut coord, &rx) {
+            Some(Outcome::Assert { text: t, thread }) => {
+                assert_eq!(t, text);
+                assert_eq!(thread, "p1.t0");
+            }
+            o => panic!("{o:?}"),
+        }
+        assert_eq!(
+            reply(&mut main).value,
+            1,
+            "the fork's grant names the child"
+        );
+        assert_eq!(reply(&mut child).result, 0, "start");
+        assert_eq!(
+            reply(&mut child).result,
+            0,
+            "the copied semaphore had a unit"
+        );
+        let st = coord.state();
+        assert_eq!(
+            st.pending(0).map(|e| e.op),
+            Some(Op::WaitProc { target: 1 })
+        );
+        assert!(!st.is_enabled(0), "the child has not exited");
+        let steps: Vec<(String, String)> = coord
+            .finish()
+            .into_iter()
+            .map(|s| (s.thread.to_string(), s.op))
+            .collect();
+        let want = [
+            ("0", "fork"),
+            ("p1.t0", "start"),
+            ("p1.t0", "sem_wait(sem@p1:0x10)"),
+        ];
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|(t, o)| (t.to_string(), o.to_string()))
+            .collect();
+        assert_eq!(steps, want, "the child's objects are in its name space");
+    }
+
+    #[test]
     fn a_vanished_thread_is_finished_after_the_grace_and_the_run_goes_on() {
         let (c, mut rw, (tx, rx)) = setup();
         let mut coord = Coordinator::new(&mut rw, 1, 100);
