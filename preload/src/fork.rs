@@ -141,7 +141,9 @@ fn become_child(child: Tid) {
 
 /// `exec*` in a controlled child: the process leaves control before the image is replaced.
 pub fn leave_for_exec() {
-    if !IN_CHILD.load(Ordering::Relaxed) {
+    // A `vfork` child shares our memory and thread-locals: its exec is not this process's.
+    if !IN_CHILD.load(Ordering::Relaxed) || std::process::id() != conn::PID.load(Ordering::Relaxed)
+    {
         return;
     }
     if let Some(me) = conn::me() {
