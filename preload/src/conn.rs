@@ -198,7 +198,7 @@ impl Me {
     pub fn post(self, op: Op) -> Reply {
         let (frame, _) = Msg::Post(op).encode();
         let reply = self.exchange(&frame);
-        if op != Op::Create {
+        if !matches!(op, Op::Create | Op::Fork) {
             crate::clock::heard(reply.value);
         }
         if crate::cancel::is_cancelled(reply.result) {

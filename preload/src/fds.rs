@@ -130,6 +130,19 @@ pub fn close_ours(fd: c_int) {
     unsafe { real::close(fd) };
 }
 
+/// Close every connection of libpos (in a forked child: they are the parent's threads').
+pub fn close_all_ours() {
+    for (w, word) in OURS.iter().enumerate() {
+        let mut bits = word.swap(0, Ordering::Relaxed);
+        while bits != 0 {
+            let fd = (w * 64) as c_int + bits.trailing_zeros() as c_int;
+            bits &= bits - 1;
+            // SAFETY: fd was one of our connections; the child does not use it.
+            unsafe { real::close(fd) };
+        }
+    }
+}
+
 /// `close`: pretend success on libpos's fds (so the program cannot cut a thread's
 /// connection), forward everything else.
 ///

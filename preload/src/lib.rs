@@ -39,6 +39,7 @@ pub mod cancel;
 pub mod clock;
 pub mod conn;
 pub mod fds;
+pub mod fork;
 pub mod forkserver;
 pub mod futex;
 mod futex_wake_op;
@@ -157,6 +158,7 @@ extern "C" fn init() {
         // through exec: an exec'd image (the program behind a wrapper such as `timeout`
         // or `env`) loads libpos again and controls itself (see `standalone`).
         strip_preload();
+        fork::CONTROLLED.store(true, Ordering::Relaxed);
     } else {
         process::EXEC_CONTROLLED.store(true, Ordering::Relaxed);
     }

@@ -289,8 +289,12 @@ pub fn install_crash_handlers() {
     }
 }
 
-/// `fork` child: the coordinator does not know it; everything passes through there.
+/// `fork` child of a fork the coordinator does not control (standalone mode, a thread
+/// outside control): everything passes through there.
 extern "C" fn in_fork_child() {
+    if crate::fork::in_child_handler() {
+        return; // a controlled fork: the child is connected as its own thread
+    }
     if ACTIVE.swap(false, Ordering::SeqCst) {
         FORKED.store(true, Ordering::SeqCst);
     }
@@ -342,6 +346,7 @@ fn note_exec() {
     if ACTIVE.load(Ordering::Relaxed) || FORKED.load(Ordering::Relaxed) {
         say_uncontrolled("the program execs another image, which runs uncontrolled");
     }
+    crate::fork::leave_for_exec();
 }
 
 type Argv = *const *const c_char;
@@ -386,10 +391,18 @@ pub unsafe extern "C" fn execvpe(file: *const c_char, argv: Argv, envp: Argv) ->
     real::execvpe(file, argv, envp)
 }
 
-/// Register [`in_fork_child`].
+/// Register libpos's fork handlers ([`crate::fork::prepare_handler`], [`in_fork_child`]),
+/// before the program registers any: prepare handlers run in reverse order of registration
+/// (ours last), child handlers in order (ours first).
 pub fn install_fork_handler() {
     // SAFETY: registering a plain handler.
-    unsafe { libc::pthread_atfork(None, None, Some(in_fork_child)) };
+    unsafe {
+        libc::pthread_atfork(
+            Some(crate::fork::prepare_handler),
+            None,
+            Some(in_fork_child),
+        )
+    };
 }
 
 #[cfg(test)]

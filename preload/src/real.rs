@@ -136,6 +136,11 @@ real_fns! {
     fn pthread_clockjoin_np(t: libc::pthread_t, ret: *mut *mut c_void, c: libc::clockid_t, abs: Ts) -> c_int;
     fn pthread_tryjoin_np(t: libc::pthread_t, ret: *mut *mut c_void) -> c_int;
     fn close(fd: c_int) -> c_int;
+    fn fork() -> libc::pid_t;
+    fn waitpid(pid: libc::pid_t, status: *mut c_int, options: c_int) -> libc::pid_t;
+    fn wait(status: *mut c_int) -> libc::pid_t;
+    fn wait4(pid: libc::pid_t, status: *mut c_int, options: c_int, usage: *mut libc::rusage) -> libc::pid_t;
+    fn waitid(idtype: libc::idtype_t, id: libc::id_t, info: *mut libc::siginfo_t, options: c_int) -> c_int;
     fn dup2(old: c_int, new: c_int) -> c_int;
     fn dup3(old: c_int, new: c_int, flags: c_int) -> c_int;
     fn sigaction(sig: c_int, act: *const libc::sigaction, old: *mut libc::sigaction) -> c_int;

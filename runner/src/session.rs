@@ -14,7 +14,7 @@ use crate::pump::{self, Ev, ExitWatch, Pump, Sources};
 use anyhow::{Context, Result};
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, TryRecvError};
 use pos_sched::coordinator::{Coordinator, Decision};
-use pos_sched::event::{Event, Op, Tid};
+use pos_sched::event::{addr_in_process, Event, Op, Tid};
 use pos_sched::protocol::{Msg, Reply, ENV_SOCKET};
 use pos_sched::schedule::Step;
 use pos_sched::state::Status;
@@ -822,15 +822,60 @@ impl<'c> Loop<'c> {
                     }
                     self.pending_pc[t as usize] = pc;
                 }
+                // A forked child's objects live in its own address space.
+                let p = coord.state().process_of(t);
+                if p != 0
+                    && coord.state().status(t) == Status::Finished
+                    && coord.state().process_gone(p)
+                {
+                    // A thread of a child process that already left control (its exit or
+                    // exec was granted while this thread ran): it is going away with it.
+                    return Ok(None);
+                }
+                let op = op.in_process(p);
                 coord.post(t, op).map_err(|e| e.to_string())?;
                 return Ok(self.decide(coord));
             }
-            Msg::SemInit { s, value } => coord.init_sem(s, value),
-            Msg::BarrierInit { b, count } => coord.init_barrier(b, count),
-            Msg::Assert { text } => self.assert = Some((text, tid)),
-            Msg::Crash { signal, pc } => self.crash = Some((signal, pc, tid)),
+            Msg::SemInit { s, value } => {
+                let p = tid.map_or(0, |t| coord.state().process_of(t));
+                coord.init_sem(addr_in_process(s, p), value)
+            }
+            Msg::BarrierInit { b, count } => {
+                let p = tid.map_or(0, |t| coord.state().process_of(t));
+                coord.init_barrier(addr_in_process(b, p), count)
+            }
+            Msg::Assert { text } => {
+                self.assert = Some((text, tid));
+                return Ok(self.child_failure(coord, tid));
+            }
+            Msg::Crash { signal, pc } => {
+                self.crash = Some((signal, pc, tid));
+                return Ok(self.child_failure(coord, tid));
+            }
         }
         Ok(None)
+    }
+
+    /// A failed assertion or a crash in a forked child process is a bug of the run: it is
+    /// the verdict at once (the main process's are classified from its exit status).
+    fn child_failure(&self, coord: &Coordinator<'_>, tid: Option<Tid>) -> Option<Outcome> {
+        let st = coord.state();
+        let t = tid.filter(|&t| (t as usize) < st.num_threads() && st.process_of(t) != 0)?;
+        let thread = st.name(t).to_string();
+        if let Some((text, _)) = &self.assert {
+            return Some(Outcome::Assert {
+                text: text.clone(),
+                thread,
+            });
+        }
+        let (signal, pc, _) = self.crash?;
+        Some(Outcome::Crash {
+            signal,
+            thread,
+            pc: Some(pc),
+            symbol: elf::symbolise(pc, &self.maps),
+            exception: None,
+        })
     }
 
     /// Grant events while the coordinator can decide.
@@ -844,7 +889,8 @@ impl<'c> Loop<'c> {
                     child,
                     now,
                 } => {
-                    if let Op::ProcessExit { .. } = op {
+                    // Only the main process's exit ends the run (a child's ends its process).
+                    if matches!(op, Op::ProcessExit { .. }) && coord.state().process_of(tid) == 0 {
                         self.exiting = true;
                     }
                     self.last_granted = Some(tid);
@@ -1156,6 +1202,65 @@ mod tests {
             }
         );
         assert_eq!(coord.steps(), 1);
+    }
+
+    #[test]
+    fn a_forked_child_is_a_thread_with_its_own_objects_and_its_assert_is_the_verdict() {
+        let (c, mut rw, (tx, rx)) = setup();
+        let mut coord = Coordinator::new(&mut rw, 1, 100);
+        let mut main = hello(&tx, 0, 0);
+        let send = |id, op| tx.send(Ev::Msg(id, Msg::Post(op))).unwrap();
+        tx.send(Ev::Msg(0, Msg::SemInit { s: 0x10, value: 1 }))
+            .unwrap();
+        send(0, Op::Fork);
+        let mut child = hello(&tx, 1, 1);
+        send(1, Op::Start);
+        send(0, Op::WaitProc { target: 1 });
+        // The child's semaphore is its copy of the parent's (count 1), at its own address.
+        send(1, Op::SemWait { s: 0x10 });
+        let text = "c.c:9: main: Assertion `x' failed.".to_string();
+        tx.send(Ev::Msg(1, Msg::Assert { text: text.clone() }))
+            .unwrap();
+        let mut lp = Loop::new(&c, 1);
+        match lp.drive(&mut coord, &rx) {
+            Some(Outcome::Assert { text: t, thread }) => {
+                assert_eq!(t, text);
+                assert_eq!(thread, "p1.t0");
+            }
+            o => panic!("{o:?}"),
+        }
+        assert_eq!(
+            reply(&mut main).value,
+            1,
+            "the fork's grant names the child"
+        );
+        assert_eq!(reply(&mut child).result, 0, "start");
+        assert_eq!(
+            reply(&mut child).result,
+            0,
+            "the copied semaphore had a unit"
+        );
+        let st = coord.state();
+        assert_eq!(
+            st.pending(0).map(|e| e.op),
+            Some(Op::WaitProc { target: 1 })
+        );
+        assert!(!st.is_enabled(0), "the child has not exited");
+        let steps: Vec<(String, String)> = coord
+            .finish()
+            .into_iter()
+            .map(|s| (s.thread.to_string(), s.op))
+            .collect();
+        let want = [
+            ("0", "fork"),
+            ("p1.t0", "start"),
+            ("p1.t0", "sem_wait(sem@p1:0x10)"),
+        ];
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|(t, o)| (t.to_string(), o.to_string()))
+            .collect();
+        assert_eq!(steps, want, "the child's objects are in its name space");
     }
 
     #[test]

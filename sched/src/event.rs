@@ -16,9 +16,26 @@ pub type Tid = u32;
 #[serde(into = "String", try_from = "String")]
 pub struct ThreadName(pub Vec<u32>);
 
+/// Marks the first path element of a thread of a forked child process: the element is
+/// `PROC_MARK | p` for process `p` (numbered from 1 in fork order), and the rest of the path
+/// is the thread's path inside that process. Threads of the main process keep plain paths,
+/// so their names (and every schedule without forks) are unchanged.
+pub const PROC_MARK: u32 = 1 << 31;
+
 impl ThreadName {
     pub fn main() -> Self {
         ThreadName(Vec::new())
+    }
+    /// The initial thread of forked child process `p` (>= 1), displayed `p<p>.t0`.
+    pub fn process_main(p: u32) -> Self {
+        ThreadName(vec![PROC_MARK | p])
+    }
+    /// The process this thread belongs to (0: the main process).
+    pub fn process(&self) -> u32 {
+        match self.0.first() {
+            Some(&x) if x & PROC_MARK != 0 => x & !PROC_MARK,
+            _ => 0,
+        }
     }
     /// The name of this thread's `index`-th child (1-based).
     pub fn child(&self, index: u32) -> Self {
@@ -30,8 +47,15 @@ impl ThreadName {
 
 impl fmt::Display for ThreadName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "0")?;
-        for i in &self.0 {
+        let p = self.process();
+        let rest = if p == 0 {
+            write!(f, "0")?;
+            &self.0[..]
+        } else {
+            write!(f, "p{p}.t0")?;
+            &self.0[1..]
+        };
+        for i in rest {
             write!(f, ".{i}")?;
         }
         Ok(())
@@ -61,10 +85,22 @@ impl std::str::FromStr for ThreadName {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let mut parts = s.split('.');
-        if parts.next() != Some("0") {
+        let mut v = Vec::new();
+        let first = parts.next();
+        if let Some(p) = first.and_then(|x| x.strip_prefix('p')) {
+            // `p<n>.t0...`: a thread of forked child process n.
+            let n = p
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| n > 0 && n & PROC_MARK == 0)
+                .ok_or_else(|| format!("bad process number in thread name {s:?}"))?;
+            if parts.next() != Some("t0") {
+                return Err(format!("bad thread name {s:?}: expected p<n>.t0..."));
+            }
+            v.push(PROC_MARK | n);
+        } else if first != Some("0") {
             return Err(format!("bad thread name {s:?}: must start with 0"));
         }
-        let mut v = Vec::new();
         for p in parts {
             v.push(
                 p.parse::<u32>()
@@ -286,6 +322,53 @@ pub enum Op {
     SetCancelType {
         asynchronous: bool,
     },
+    /// `fork()` of a controlled thread: a new process whose initial thread is a new thread
+    /// of the run (its [`Tid`] is assigned when this executes, as for [`Op::Create`]). The
+    /// child's objects start as copies of the parent process's (see [`crate::state`]).
+    Fork,
+    /// `waitpid`/`wait` (without `WNOHANG`) for the process whose initial thread is
+    /// `target`, or for any child process of the caller's ([`ANY_PROCESS`]): enabled once
+    /// that process left control (exit, exec, crash) — or at once when there is none.
+    WaitProc {
+        target: Tid,
+    },
+    /// `exec*` in a forked child process: the process leaves control (its threads are
+    /// gone; the new image runs uncontrolled).
+    Exec,
+    /// The `fork()` of [`Op::Fork`] failed: the child `target` (which will never connect)
+    /// and its process are gone.
+    ForkFailed {
+        target: Tid,
+    },
+}
+
+/// [`Op::WaitProc`]'s target for `wait()`/`waitpid(-1)`: any child process.
+pub const ANY_PROCESS: Tid = Tid::MAX;
+
+/// The high bits of an object address that carry its process ([`Op::in_process`]): user
+/// space addresses stay below 2^56 on every supported architecture.
+pub const PROCESS_SHIFT: u32 = 56;
+
+/// An object address for people: `0x...` in the main process, `p1:0x...` in forked child
+/// process 1 (see [`Op::in_process`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Addr(pub u64);
+
+impl fmt::Display for Addr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = self.0 >> PROCESS_SHIFT;
+        if p == 0 {
+            write!(f, "{:#x}", self.0)
+        } else {
+            write!(f, "p{p}:{:#x}", self.0 & ((1u64 << PROCESS_SHIFT) - 1))
+        }
+    }
+}
+
+/// Object address `addr` of process `p` in the run's name space (see [`Op::in_process`]).
+#[inline]
+pub fn addr_in_process(addr: u64, p: u32) -> u64 {
+    addr | ((p as u64) << PROCESS_SHIFT)
 }
 
 /// The deadline of an untimed wait ([`Op::CondWake`] of `pthread_cond_wait`).
@@ -345,9 +428,9 @@ impl fmt::Display for Obj {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
             ObjKind::Thread => write!(f, "thread#{}", self.addr),
-            ObjKind::Mem => write!(f, "mem[{:#x}+{}]", self.addr, self.size),
+            ObjKind::Mem => write!(f, "mem[{}+{}]", Addr(self.addr), self.size),
             ObjKind::Process => write!(f, "process"),
-            k => write!(f, "{}@{:#x}", format!("{k:?}").to_lowercase(), self.addr),
+            k => write!(f, "{}@{}", format!("{k:?}").to_lowercase(), Addr(self.addr)),
         }
     }
 }
@@ -410,6 +493,112 @@ impl Op {
             ProcessExit { .. } => [Some(s(Process, 0)), None],
             Cancel { target } => [Some(s(Thread, target as u64)), None],
             TestCancel | SetCancelState { .. } | SetCancelType { .. } => [None, None],
+            Fork => [None, None],
+            WaitProc { .. } | Exec | ForkFailed { .. } => [Some(s(Process, 0)), None],
+        }
+    }
+
+    /// The operation with its object addresses put in the name space of process `p`
+    /// (address spaces differ: the same address in a forked child is another object). The
+    /// main process (0) keeps plain addresses. Thread ids are not addresses and stay.
+    pub fn in_process(self, p: u32) -> Op {
+        if p == 0 {
+            return self;
+        }
+        let a = |x: u64| addr_in_process(x, p);
+        use Op::*;
+        match self {
+            Lock { m, kind } => Lock { m: a(m), kind },
+            TryLock { m, kind } => TryLock { m: a(m), kind },
+            TimedLock { m, kind, deadline } => TimedLock {
+                m: a(m),
+                kind,
+                deadline,
+            },
+            Unlock { m, kind } => Unlock { m: a(m), kind },
+            CondWait { c, m } => CondWait { c: a(c), m: a(m) },
+            CondWake { c, m, deadline } => CondWake {
+                c: a(c),
+                m: a(m),
+                deadline,
+            },
+            CondSignal { c } => CondSignal { c: a(c) },
+            CondBroadcast { c } => CondBroadcast { c: a(c) },
+            RdLock { l } => RdLock { l: a(l) },
+            WrLock { l } => WrLock { l: a(l) },
+            TryRdLock { l } => TryRdLock { l: a(l) },
+            TryWrLock { l } => TryWrLock { l: a(l) },
+            TimedRdLock { l, deadline } => TimedRdLock { l: a(l), deadline },
+            TimedWrLock { l, deadline } => TimedWrLock { l: a(l), deadline },
+            RwUnlock { l } => RwUnlock { l: a(l) },
+            SemWait { s } => SemWait { s: a(s) },
+            SemTryWait { s } => SemTryWait { s: a(s) },
+            SemTimedWait { s, deadline } => SemTimedWait { s: a(s), deadline },
+            SemPost { s } => SemPost { s: a(s) },
+            BarrierWait { b } => BarrierWait { b: a(b) },
+            BarrierLeave { b } => BarrierLeave { b: a(b) },
+            OnceBegin { o } => OnceBegin { o: a(o) },
+            OnceEnd { o } => OnceEnd { o: a(o) },
+            Read { addr, size } => Read {
+                addr: a(addr),
+                size,
+            },
+            Write { addr, size } => Write {
+                addr: a(addr),
+                size,
+            },
+            AtomicLoad { addr, size } => AtomicLoad {
+                addr: a(addr),
+                size,
+            },
+            AtomicStore { addr, size } => AtomicStore {
+                addr: a(addr),
+                size,
+            },
+            AtomicRmw { addr, size } => AtomicRmw {
+                addr: a(addr),
+                size,
+            },
+            FutexWait {
+                addr,
+                bitset,
+                deadline,
+            } => FutexWait {
+                addr: a(addr),
+                bitset,
+                deadline,
+            },
+            FutexWake { addr, n, bitset } => FutexWake {
+                addr: a(addr),
+                n,
+                bitset,
+            },
+            FutexRequeue {
+                addr,
+                addr2,
+                n1,
+                n2,
+            } => FutexRequeue {
+                addr: a(addr),
+                addr2: a(addr2),
+                n1,
+                n2,
+            },
+            FutexRequeued {
+                addr,
+                addr2,
+                n1,
+                n2,
+            } => FutexRequeued {
+                addr: a(addr),
+                addr2: a(addr2),
+                n1,
+                n2,
+            },
+            Start | Exit | Create | Join { .. } | Detach { .. } | Yield | Sleep => self,
+            ProcessExit { .. } | SleepUntil { .. } | TimedJoin { .. } | TryJoin { .. } => self,
+            Cancel { .. } | TestCancel | SetCancelState { .. } | SetCancelType { .. } => self,
+            Fork | WaitProc { .. } | Exec | ForkFailed { .. } => self,
         }
     }
 
@@ -418,6 +607,7 @@ impl Op {
         use Op::*;
         match self {
             Start | Create | Yield | Sleep | SleepUntil { .. } | Exit => Access::None,
+            Fork => Access::None,
             TestCancel | SetCancelState { .. } | SetCancelType { .. } => Access::None,
             Read { .. } | AtomicLoad { .. } => Access::Read,
             RdLock { .. } | TryRdLock { .. } | TimedRdLock { .. } => Access::Write,
@@ -511,6 +701,10 @@ impl Op {
             TestCancel => "testcancel",
             SetCancelState { .. } => "setcancelstate",
             SetCancelType { .. } => "setcanceltype",
+            Fork => "fork",
+            WaitProc { .. } => "waitproc",
+            Exec => "exec",
+            ForkFailed { .. } => "fork_failed",
         }
     }
 }

@@ -181,6 +181,10 @@ fn op_fields(op: &Op) -> (u32, u64, u64, u64) {
         TestCancel => (46, 0, 0, 0),
         SetCancelState { enabled } => (47, enabled as u64, 0, 0),
         SetCancelType { asynchronous } => (61, asynchronous as u64, 0, 0),
+        Fork => (69, 0, 0, 0),
+        WaitProc { target } => (70, target as u64, 0, 0),
+        Exec => (71, 0, 0, 0),
+        ForkFailed { target } => (72, target as u64, 0, 0),
     }
 }
 
@@ -305,6 +309,10 @@ fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
         61 => SetCancelType {
             asynchronous: a != 0,
         },
+        69 => Fork,
+        70 => WaitProc { target: tid(a)? },
+        71 => Exec,
+        72 => ForkFailed { target: tid(a)? },
         _ => return Err(ProtocolError(format!("unknown operation code {code}"))),
     })
 }
@@ -509,6 +517,13 @@ mod tests {
             SetCancelType {
                 asynchronous: false,
             },
+            Fork,
+            WaitProc { target: 4 },
+            WaitProc {
+                target: crate::event::ANY_PROCESS,
+            },
+            Exec,
+            ForkFailed { target: 5 },
         ];
         for op in ops {
             let msg = Msg::Post(op);

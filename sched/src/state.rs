@@ -5,7 +5,7 @@
 //! well defined, a strategy picks one event, and [`State::execute`] applies it. Blocking is
 //! modelled here, so a granted operation never blocks in the kernel.
 
-use crate::event::{Event, MutexKind, Obj, Op, ThreadName, Tid, NO_DEADLINE};
+use crate::event::{Addr, Event, MutexKind, Obj, Op, ThreadName, Tid, NO_DEADLINE};
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::BuildHasherDefault;
@@ -13,6 +13,7 @@ use std::hash::BuildHasherDefault;
 pub mod clock;
 mod enabled;
 mod futex;
+mod procs;
 use clock::{Clock, TimeoutPolicy};
 use enabled::EnabledSet;
 use futex::Futex;
@@ -22,6 +23,7 @@ pub mod code {
     pub const OK: i32 = 0;
     pub const EPERM: i32 = 1;
     pub const ESRCH: i32 = 3;
+    pub const ECHILD: i32 = 10;
     pub const EAGAIN: i32 = 11;
     pub const EBUSY: i32 = 16;
     pub const EINVAL: i32 = 22;
@@ -61,6 +63,8 @@ enum Why {
     Deadline(u64),
     /// A futex wait without a wake for it.
     Futex(u64),
+    /// A wait for a child process (its number, or `None` for any child) to leave control.
+    Process(Option<u32>),
 }
 
 /// Hasher for object addresses: one multiply (Fibonacci hashing) instead of SipHash, which
@@ -263,6 +267,9 @@ pub struct State {
     /// Pending threads whose operation has a deadline, kept by [`State::set_status`], so
     /// that the coordinator looks at the clock only when some thread waits on it.
     timed: usize,
+    /// Processes of the run, by number: 0 is the main process, then forked children in fork
+    /// order (see [`procs`]).
+    procs: Vec<procs::Proc>,
 }
 
 impl State {
@@ -277,6 +284,7 @@ impl State {
                 cancel: CancelState::default(),
             }],
             running: 1,
+            procs: vec![procs::Proc::main()],
             ..Default::default()
         }
     }
@@ -459,6 +467,9 @@ impl State {
     /// Thread `t` posts its next pending event.
     #[inline]
     pub fn post(&mut self, t: Tid, op: Op) -> Result<(), StateError> {
+        if let Op::ForkFailed { target } = op {
+            self.abandon_process(target);
+        }
         let Some(th) = self.threads.get_mut(t as usize) else {
             return Err(StateError::UnknownThread(t));
         };
@@ -772,6 +783,7 @@ impl State {
                 Some(r) if r != t => Some(Why::Once(o, r)),
                 _ => None,
             },
+            WaitProc { target } => self.why_wait_blocked(t, target),
             _ => None,
         }
     }
@@ -781,9 +793,9 @@ impl State {
         let why = self.why_blocked(t, op)?;
         Some(match why {
             Why::Thread(target) => format!("thread {} to finish", self.name(target)),
-            Why::Mutex(m, o) => format!("mutex {m:#x} held by thread {}", self.name(o)),
-            Why::Signal(c) => format!("a signal on condvar {c:#x}"),
-            Why::RwWriter(l, w) => format!("rwlock {l:#x} written by thread {}", self.name(w)),
+            Why::Mutex(m, o) => format!("mutex {} held by thread {}", Addr(m), self.name(o)),
+            Why::Signal(c) => format!("a signal on condvar {}", Addr(c)),
+            Why::RwWriter(l, w) => format!("rwlock {} written by thread {}", Addr(l), self.name(w)),
             Why::RwReaders(l) => {
                 let names: Vec<String> = self
                     .rwlocks
@@ -795,19 +807,21 @@ impl State {
                             .collect()
                     })
                     .unwrap_or_default();
-                format!("rwlock {l:#x} read by {}", names.join(","))
+                format!("rwlock {} read by {}", Addr(l), names.join(","))
             }
-            Why::Sem(s) => format!("semaphore {s:#x} to be posted"),
+            Why::Sem(s) => format!("semaphore {} to be posted", Addr(s)),
             Why::Barrier(b) => {
                 let (arrived, count) = self
                     .barriers
                     .get(&b)
                     .map_or((0, 0), |bar| (bar.arrived, bar.count));
-                format!("barrier {b:#x} ({arrived} of {count} arrived)")
+                format!("barrier {} ({arrived} of {count} arrived)", Addr(b))
             }
-            Why::Once(o, r) => format!("once {o:#x} run by thread {}", self.name(r)),
+            Why::Once(o, r) => format!("once {} run by thread {}", Addr(o), self.name(r)),
             Why::Deadline(d) => format!("virtual time {d} ns"),
-            Why::Futex(a) => format!("a wake on futex {a:#x}"),
+            Why::Futex(a) => format!("a wake on futex {}", Addr(a)),
+            Why::Process(Some(p)) => format!("process p{p} to exit"),
+            Why::Process(None) => "a child process to exit".to_string(),
         })
     }
 
@@ -893,7 +907,11 @@ impl State {
         let mut child = None;
         let before = self.clock.now();
         let result = self.apply(t, op, &mut child);
-        if op == Op::Create || matches!(op, Op::Cancel { .. }) || self.clock.now() != before {
+        if op == Op::Create
+            || matches!(op, Op::Cancel { .. } | Op::Fork)
+            || (op == Op::Exit && self.process_of(t) != 0)
+            || self.clock.now() != before
+        {
             // A cancellation request may enable the target's blocked cancellation point, and
             // a moved clock may end timed waits.
             self.recheck_blockable();
@@ -917,6 +935,17 @@ impl State {
                 self.set_status(t, Status::Finished);
                 OK
             }
+            ProcessExit { .. } | Exec if self.process_of(t) != 0 => {
+                self.leave_process(self.process_of(t));
+                OK
+            }
+            Exec => OK,
+            Fork => {
+                *child = Some(self.fork_process(t));
+                OK
+            }
+            WaitProc { target } => self.reap(t, target),
+            ForkFailed { .. } => OK,
             ProcessExit { code } => {
                 self.exit_code = Some(code);
                 for th in &mut self.threads {
@@ -1349,6 +1378,7 @@ fn may_block(op: &Op) -> bool {
             | SleepUntil { .. }
             | TimedJoin { .. }
             | FutexWait { .. }
+            | WaitProc { .. }
     )
 }
 

@@ -51,7 +51,8 @@ pub fn rw_unlock_reads<'a>(mut before: impl Iterator<Item = &'a TEv>, tid: Tid, 
 }
 
 /// The dependency relation used by every algorithm: [`Event::dependent`] (same thread, or same
-/// object with a write), plus create → child, plus process exit, which ends every thread;
+/// object with a write), plus create → child, plus the process operations of
+/// [`ends_or_copies_processes`];
 /// minus pairs of read-mode rwlock operations of different threads (two read acquisitions,
 /// or a read acquisition and a read unlock): the state machine has no writer preference, so
 /// each leaves the other enabled and both orders reach the same state (the independence
@@ -62,10 +63,21 @@ pub fn dependent(a: &TEv, b: &TEv) -> bool {
         return false;
     }
     a.ev.dependent(&b.ev)
-        || matches!(a.ev.op, Op::ProcessExit { .. })
-        || matches!(b.ev.op, Op::ProcessExit { .. })
+        || ends_or_copies_processes(&a.ev.op)
+        || ends_or_copies_processes(&b.ev.op)
         || a.child == Some(b.ev.tid)
         || b.child == Some(a.ev.tid)
+}
+
+/// Process-level operations, dependent with every event: a process exit ends every thread
+/// of the run (or of a child process), an exec or failed fork ends a child process, a fork
+/// copies its process's objects and memory (the order of any write before or after it
+/// matters to the child), and a wait for a child depends on whatever ends that child.
+fn ends_or_copies_processes(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::ProcessExit { .. } | Op::Fork | Op::Exec | Op::ForkFailed { .. } | Op::WaitProc { .. }
+    )
 }
 
 /// A lock-like resource: a mutex or a read-write lock.

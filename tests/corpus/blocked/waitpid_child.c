@@ -1,6 +1,7 @@
 /* Correct: a thread forks a child process that exits after a short sleep, and waits for it
- * in waitpid() (outside libpos's control) while another thread counts under a mutex.
- * Never a bug. */
+ * in waitpid() while another thread counts under a mutex. Never a bug. (The child and the
+ * wait were outside libpos's control before forks were modelled; now the child is
+ * controlled and the wait is a scheduling point.) */
 #include <assert.h>
 #include <pthread.h>
 #include <sys/wait.h>
@@ -13,7 +14,7 @@ static int count;
 static void *waiter(void *arg) {
     pid_t pid = fork();
     if (pid == 0) {
-        /* The child: uncontrolled; a real sleep, then exit. */
+        /* The child: a sleep, then exit. */
         struct timespec ts = {0, 80 * 1000 * 1000};
         while (nanosleep(&ts, &ts) != 0) {
         }

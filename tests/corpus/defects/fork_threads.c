@@ -1,5 +1,5 @@
-/* Correct: the parent forks a child that creates two threads (they run uncontrolled: said
- * once), waits for it, then runs its own two threads under control; and then it execs
+/* Correct: the parent forks a child that creates two threads (controlled in the same run,
+ * as p1.t0.1 and p1.t0.2), waits for it, then runs its own two threads; and then it execs
  * /bin/true with argument "x" through execv in a second child (the image runs uncontrolled:
  * said once). */
 #include <pthread.h>

@@ -1,0 +1,226 @@
+//! The fork corpus (`tests/corpus/fork/`): threads of forked children are controlled in the
+//! same run, a wait for a child is a scheduling point, an exec'd image runs uncontrolled
+//! (said once). Correct programs are never flagged in 200 tries of rw, pct3 and pos (and no
+//! run takes the step timeout); buggy ones — a race among a child's threads, a deadlock
+//! across parent and child — are found and their saved schedules replay 100 of 100 times.
+
+mod common;
+
+use common::{require_libpos, text, POSCHECK};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/fork")
+}
+
+/// Compile `file` of the corpus with gcc into `dir`; returns the binary.
+fn build(dir: &Path, file: &str) -> PathBuf {
+    let stem = Path::new(file).file_stem().unwrap().to_str().unwrap();
+    let out = dir.join(stem);
+    let o = Command::new("gcc")
+        .args(["-O1", "-pthread", "-o"])
+        .arg(&out)
+        .arg(corpus().join(file))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run gcc: {e}"));
+    assert!(o.status.success(), "gcc {file}: {}", text(&o));
+    out
+}
+
+fn poscheck(args: &[&str]) -> Output {
+    Command::new(POSCHECK).args(args).output().unwrap()
+}
+
+/// `poscheck run` of 200 tries with a JSON report; the report of the one program and the
+/// output.
+fn run(dir: &Path, prog: &Path, algo: &str) -> (Value, Output) {
+    let json = dir.join(format!("{algo}.json"));
+    let out = dir.join("out");
+    let o = poscheck(&[
+        "run",
+        "--json",
+        json.to_str().unwrap(),
+        "--out-dir",
+        out.to_str().unwrap(),
+        "--algo",
+        algo,
+        "--tries",
+        "200",
+        "--seed",
+        "1",
+        "--jobs",
+        "2",
+        prog.to_str().unwrap(),
+    ]);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    (report["programs"][0].clone(), o)
+}
+
+fn outcome_count(p: &Value, kind: &str) -> u64 {
+    p["outcomes"][kind].as_u64().unwrap_or(0)
+}
+
+#[test]
+fn correct_forking_programs_are_never_flagged() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    for file in [
+        "ok_fork_threads.c",
+        "ok_fork_exec.c",
+        "ok_nested_fork.c",
+        "ok_atfork.c",
+    ] {
+        let prog = build(dir.path(), file);
+        for algo in ["rw", "pct3", "pos"] {
+            let (p, o) = run(dir.path(), &prog, algo);
+            assert_eq!(outcome_count(&p, "ok"), 200, "{file} {algo}: {}", text(&o));
+        }
+    }
+}
+
+#[test]
+fn the_child_s_threads_are_scheduled_and_an_exec_is_said_once() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    // Parent and child run two threads of two locked increments each: 45 scheduling steps
+    // in every run, the child's included (the parent's alone are about half).
+    let prog = build(dir.path(), "ok_fork_threads.c");
+    let (p, o) = run(dir.path(), &prog, "rw");
+    let steps = p["mean_steps"].as_f64().unwrap_or(0.0);
+    assert!(steps > 40.0, "mean steps {steps}: {}", text(&o));
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("forked child"),
+        "{}",
+        text(&o)
+    );
+    let prog = build(dir.path(), "ok_fork_exec.c");
+    let (p, o) = run(dir.path(), &prog, "pos");
+    let notes: Vec<&str> = p["uncontrolled"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(notes.len(), 1, "{notes:?}: {}", text(&o));
+    assert!(notes[0].contains("execs another image"), "{notes:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout)
+            .matches("warning: the program execs")
+            .count(),
+        1,
+        "{}",
+        text(&o)
+    );
+}
+
+/// Buggy programs: (file, outcome, text the report must hold).
+const BUGGY: &[(&str, &str, &str)] = &[
+    ("bug_child_race.c", "assert", "in thread p1.t0"),
+    ("bug_child_crash.c", "crash", "SIGSEGV in thread p1.t0.2"),
+    (
+        "bug_fork_while_locked.c",
+        "deadlock",
+        "waits for process p1 to exit",
+    ),
+];
+
+#[test]
+fn bugs_in_children_are_found_and_replay() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    for (file, kind, says) in BUGGY {
+        let prog = build(dir.path(), file);
+        for algo in ["rw", "pct3", "pos"] {
+            let (p, o) = run(dir.path(), &prog, algo);
+            assert!(outcome_count(&p, kind) > 0, "{file} {algo}: {}", text(&o));
+            assert_eq!(
+                outcome_count(&p, kind) + outcome_count(&p, "ok"),
+                200,
+                "{file} {algo}: {}",
+                text(&o)
+            );
+            assert!(
+                String::from_utf8_lossy(&o.stdout).contains(says),
+                "{file} {algo}: {}",
+                text(&o)
+            );
+            let schedule = p["schedule"].as_str().expect("a saved schedule");
+            let r = poscheck(&["replay", "--times", "100", schedule]);
+            assert!(
+                String::from_utf8_lossy(&r.stdout).contains(&format!(
+                    "recorded outcome {kind}: reproduced 100 of 100 times"
+                )),
+                "{file} {algo}: {}",
+                text(&r)
+            );
+        }
+    }
+}
+
+#[test]
+fn same_seed_same_hits() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "bug_child_race.c");
+    let (a, _) = run(dir.path(), &prog, "pct3");
+    let (b, o) = run(dir.path(), &prog, "pct3");
+    assert_eq!(a["hits"], b["hits"], "{}", text(&o));
+    assert_eq!(a["outcomes"], b["outcomes"], "{}", text(&o));
+}
+
+/// `explore` (DPOR) treats fork, exec and waits for children as dependent with every event
+/// (a fork copies what came before it): it finds the deadlock that needs the worker to hold
+/// the mutex at the fork, the child's race in an instrumented build, and nothing in the
+/// correct program; the saved schedules replay.
+#[test]
+fn explore_finds_the_bugs_of_children_and_nothing_else() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ex");
+    let instrumented = dir.path().join("bug_child_race_cc");
+    let o = poscheck(&[
+        "cc",
+        "-O1",
+        "-pthread",
+        "-o",
+        instrumented.to_str().unwrap(),
+        corpus().join("bug_child_race.c").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let cases = [
+        (
+            build(dir.path(), "bug_fork_while_locked.c"),
+            Some("deadlock"),
+        ),
+        (instrumented, Some("assert")),
+        (build(dir.path(), "ok_fork_threads.c"), None),
+    ];
+    for (prog, kind) in cases {
+        let o = poscheck(&[
+            "explore",
+            "--algo",
+            "dpor",
+            "--out-dir",
+            out.to_str().unwrap(),
+            prog.to_str().unwrap(),
+        ]);
+        let t = text(&o);
+        assert!(t.contains("exploration: complete"), "{t}");
+        let Some(kind) = kind else {
+            assert!(t.contains("buggy executions: 0"), "{t}");
+            continue;
+        };
+        assert!(!t.contains("buggy executions: 0"), "{t}");
+        let schedule = out.join(format!(
+            "{}.explore-dpor.bug0.json",
+            prog.file_name().unwrap().to_str().unwrap()
+        ));
+        let r = poscheck(&["replay", "--times", "100", schedule.to_str().unwrap()]);
+        assert!(
+            String::from_utf8_lossy(&r.stdout)
+                .contains(&format!("recorded outcome {kind}: reproduced 100 of 100")),
+            "{}",
+            text(&r)
+        );
+    }
+}
