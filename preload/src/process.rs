@@ -358,7 +358,7 @@ type Argv = *const *const c_char;
 #[no_mangle]
 pub unsafe extern "C" fn execve(path: *const c_char, argv: Argv, envp: Argv) -> c_int {
     note_exec();
-    real::execve(path, argv, envp)
+    real::execve(path, argv, crate::trap::env_for_exec(envp))
 }
 
 /// `execv`: see [`execve`].
@@ -388,7 +388,42 @@ pub unsafe extern "C" fn execvp(file: *const c_char, argv: Argv) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
     note_exec();
-    real::execvpe(file, argv, envp)
+    real::execvpe(file, argv, crate::trap::env_for_exec(envp))
+}
+
+/// `posix_spawn`: the spawned image runs uncontrolled (said once, as for `exec`) and gets an
+/// environment that keeps the inherited seccomp filter harmless ([`crate::trap::env_for_exec`]).
+///
+/// # Safety
+/// As `posix_spawn(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn posix_spawn(
+    pid: *mut libc::pid_t,
+    path: *const c_char,
+    fa: *const libc::posix_spawn_file_actions_t,
+    attr: *const libc::posix_spawnattr_t,
+    argv: Argv,
+    envp: Argv,
+) -> c_int {
+    note_exec();
+    real::posix_spawn(pid, path, fa, attr, argv, crate::trap::env_for_exec(envp))
+}
+
+/// `posix_spawnp`: see [`posix_spawn`].
+///
+/// # Safety
+/// As `posix_spawnp(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn posix_spawnp(
+    pid: *mut libc::pid_t,
+    file: *const c_char,
+    fa: *const libc::posix_spawn_file_actions_t,
+    attr: *const libc::posix_spawnattr_t,
+    argv: Argv,
+    envp: Argv,
+) -> c_int {
+    note_exec();
+    real::posix_spawnp(pid, file, fa, attr, argv, crate::trap::env_for_exec(envp))
 }
 
 /// Register libpos's fork handlers ([`crate::fork::prepare_handler`], [`in_fork_child`]),

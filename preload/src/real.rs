@@ -120,6 +120,8 @@ real_fns! {
     fn execve(p: *const libc::c_char, a: *const *const libc::c_char, e: *const *const libc::c_char) -> c_int;
     fn execv(p: *const libc::c_char, a: *const *const libc::c_char) -> c_int;
     fn execvp(p: *const libc::c_char, a: *const *const libc::c_char) -> c_int;
+    fn posix_spawn(pid: *mut libc::pid_t, p: *const libc::c_char, fa: *const libc::posix_spawn_file_actions_t, at: *const libc::posix_spawnattr_t, a: *const *const libc::c_char, e: *const *const libc::c_char) -> c_int;
+    fn posix_spawnp(pid: *mut libc::pid_t, f: *const libc::c_char, fa: *const libc::posix_spawn_file_actions_t, at: *const libc::posix_spawnattr_t, a: *const *const libc::c_char, e: *const *const libc::c_char) -> c_int;
     fn execvpe(p: *const libc::c_char, a: *const *const libc::c_char, e: *const *const libc::c_char) -> c_int;
     fn pthread_cancel(t: libc::pthread_t) -> c_int;
     fn pthread_testcancel() -> ();

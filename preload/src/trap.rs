@@ -13,12 +13,15 @@
 //! for an operation that is not modelled, re-issues it through libc's `syscall` (outside
 //! the trapped ranges, so it passes). The result goes to the context's `rax`.
 //!
-//! The filter cannot be removed: forked children inherit it (their futexes pass through
-//! the handler uncontrolled), and so do exec'd images. An exec'd image that loads libpos
-//! (runner mode keeps libpos in `LD_PRELOAD` with [`ENV_INERT`] once a filter is installed)
-//! installs a pass-through handler. One that does not load libpos (cleared environment,
-//! static binary) is killed by SIGSYS if it makes a futex call from an address that was a
-//! trapped range in the original program: a documented limitation.
+//! The filter cannot be removed: forked children inherit it (a controlled child's futexes
+//! are modelled, an uncontrolled one's pass through the handler), and so do exec'd images.
+//! An exec'd image that loads libpos (runner mode keeps libpos in `LD_PRELOAD` with
+//! [`ENV_INERT`] once a filter is installed; `execve`, `execvpe` and `posix_spawn*` given an
+//! environment without libpos get it put back, [`env_for_exec`]) installs a pass-through
+//! handler. One that still does not load libpos (a static binary, `execle`/`execl` of a
+//! cleared environment, which glibc does not route through an interposable call) is killed
+//! by SIGSYS if it makes a futex call from an address that was a trapped range in the
+//! original program: a documented limitation.
 //!
 //! The program cannot take SIGSYS away: a trap while SIGSYS is blocked or ignored would kill
 //! the process (the kernel forces it with the default action), so `sigaction`/`signal` on
@@ -48,6 +51,68 @@ pub static GUARDING: AtomicBool = AtomicBool::new(false);
 /// The program's own SIGSYS action (recorded by our `sigaction`), for SIGSYS that is not a trap.
 static PROGRAM_HANDLER: AtomicUsize = AtomicUsize::new(0);
 static PROGRAM_FLAGS: AtomicUsize = AtomicUsize::new(0);
+
+/// `LD_PRELOAD=<this libpos>`, set once the filter is installed: an exec'd image given an
+/// environment without libpos gets it back, inert (see [`env_for_exec`]).
+static EXEC_PRELOAD: std::sync::OnceLock<std::ffi::CString> = std::sync::OnceLock::new();
+
+/// The environment an exec'd image gets: `envp` itself when no filter is installed or it
+/// already loads libpos; otherwise (a cleared or hand-made environment: `execve`, `execle`
+/// through `execve`, `posix_spawn` with its own `envp`) a copy with libpos put first in
+/// `LD_PRELOAD` and [`ENV_INERT`] set, so that the inherited filter cannot kill the image
+/// with a SIGSYS it has no handler for. The copy is leaked (the image replaces this one;
+/// a failed exec loses a few bytes).
+pub fn env_for_exec(envp: *const *const libc::c_char) -> *const *const libc::c_char {
+    let Some(preload) = EXEC_PRELOAD.get() else {
+        return envp;
+    };
+    if envp.is_null() {
+        return envp;
+    }
+    let ours = &preload.as_bytes()["LD_PRELOAD=".len()..];
+    let mut kept: Vec<*const libc::c_char> = Vec::new();
+    let mut old_preload: Option<&[u8]> = None;
+    // SAFETY: envp is a NULL-terminated array of C strings (exec's contract).
+    unsafe {
+        let mut i = 0;
+        loop {
+            let e = *envp.add(i);
+            if e.is_null() {
+                break;
+            }
+            let bytes = std::ffi::CStr::from_ptr(e).to_bytes();
+            if bytes.starts_with(ENV_INERT.as_bytes()) && bytes.get(ENV_INERT.len()) == Some(&b'=')
+            {
+                return envp; // already prepared (the runner's environment)
+            }
+            if let Some(v) = bytes.strip_prefix(b"LD_PRELOAD=") {
+                if v.windows(ours.len()).any(|w| w == ours) {
+                    return envp; // loads libpos already (standalone mode)
+                }
+                old_preload = Some(v);
+            } else {
+                kept.push(e);
+            }
+            i += 1;
+        }
+    }
+    let mut line = preload.as_bytes().to_vec();
+    if let Some(v) = old_preload.filter(|v| !v.is_empty()) {
+        line.push(b':');
+        line.extend_from_slice(v);
+    }
+    let inert = format!("{ENV_INERT}=1");
+    for s in [line, inert.into_bytes()] {
+        match std::ffi::CString::new(s) {
+            Ok(c) => kept.push(c.into_raw()),
+            Err(_) => return envp,
+        }
+    }
+    kept.push(std::ptr::null());
+    let out = kept.as_ptr();
+    std::mem::forget(kept);
+    out
+}
 
 /// Whether `pc` is in one of this image's trapped ranges.
 fn trapped(pc: usize) -> bool {
@@ -211,6 +276,9 @@ pub fn install() -> Result<(), String> {
         if r != 0 {
             return Err(format!("seccomp: {}", std::io::Error::last_os_error()));
         }
+    }
+    if let Some(c) = ours.and_then(|p| std::ffi::CString::new(format!("LD_PRELOAD={p}")).ok()) {
+        let _ = EXEC_PRELOAD.set(c);
     }
     Ok(())
 }

@@ -1,7 +1,9 @@
 /* Correct: an OpenMP program that runs other programs: system() and
  * posix_spawn() of /bin/sh and /bin/echo after a parallel region, and itself
- * again (an OpenMP image at the same addresses) with "child". The exec'd
- * images inherit libpos's seccomp filter and must not be killed by it. */
+ * again (an OpenMP image at the same addresses) with "child", once with its
+ * environment and once with an empty one (libpos is then not preloaded unless
+ * it puts itself back). The exec'd images inherit libpos's seccomp filter and
+ * must not be killed by it. */
 #include <assert.h>
 #include <omp.h>
 #include <spawn.h>
@@ -43,6 +45,10 @@ int main(int argc, char **argv)
     assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     char *self[] = {argv[0], "child", NULL};
     assert(posix_spawn(&pid, argv[0], NULL, NULL, self, environ) == 0);
+    assert(waitpid(pid, &status, 0) == pid);
+    assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    char *empty[] = {NULL};
+    assert(posix_spawn(&pid, argv[0], NULL, NULL, self, empty) == 0);
     assert(waitpid(pid, &status, 0) == pid);
     assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 #pragma omp parallel
