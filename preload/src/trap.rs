@@ -62,7 +62,10 @@ static EXEC_PRELOAD: std::sync::OnceLock<std::ffi::CString> = std::sync::OnceLoc
 /// `LD_PRELOAD` and [`ENV_INERT`] set, so that the inherited filter cannot kill the image
 /// with a SIGSYS it has no handler for. The copy is leaked (the image replaces this one;
 /// a failed exec loses a few bytes).
-pub fn env_for_exec(envp: *const *const libc::c_char) -> *const *const libc::c_char {
+///
+/// # Safety
+/// `envp` is null or a NULL-terminated array of C strings, as `execve(2)` requires.
+pub unsafe fn env_for_exec(envp: *const *const libc::c_char) -> *const *const libc::c_char {
     let Some(preload) = EXEC_PRELOAD.get() else {
         return envp;
     };
