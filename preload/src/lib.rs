@@ -151,13 +151,19 @@ extern "C" fn init() {
         standalone::config_error(&e);
     }
     use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    // The filter first, before anything that differs between a spawned run and a fork
+    // server (whose forked runs inherit the filter, its handler and this heap): heap
+    // addresses appear in schedules, so both must allocate alike up to the fork.
+    let kept_preload = trap_raw_futexes(runner_mode, std::env::var_os("LD_PRELOAD"));
     let mut socket = std::env::var_os(pos_sched::protocol::ENV_SOCKET);
-    let preload = std::env::var_os("LD_PRELOAD");
     if runner_mode {
         // Under the runner only this process is controlled. Standalone, control passes
         // through exec: an exec'd image (the program behind a wrapper such as `timeout`
-        // or `env`) loads libpos again and controls itself (see `standalone`).
-        strip_preload();
+        // or `env`) loads libpos again and controls itself (see `standalone`). With the
+        // filter installed libpos stays in `LD_PRELOAD`, inert (see `trap_raw_futexes`).
+        if !kept_preload {
+            strip_preload();
+        }
         fork::CONTROLLED.store(true, Ordering::Relaxed);
     } else {
         process::EXEC_CONTROLLED.store(true, Ordering::Relaxed);
@@ -186,7 +192,6 @@ extern "C" fn init() {
     }
     process::install_crash_handlers();
     process::install_fork_handler();
-    trap_raw_futexes(runner_mode, preload);
     drop(busy);
     ACTIVE.store(true, Ordering::SeqCst);
     match main_conn {
@@ -218,15 +223,16 @@ fn passive_openmp_hint() {
 }
 
 /// Trap raw futex system calls ([`trap`]). Under the runner, exec'd images then keep libpos
-/// in `LD_PRELOAD`, inert, for its pass-through SIGSYS handler (the filter is inherited).
+/// in `LD_PRELOAD` (left as it is), inert, for its pass-through SIGSYS handler (the filter
+/// is inherited): returns whether libpos is to stay there.
 #[cfg_attr(test, allow(dead_code))]
-fn trap_raw_futexes(runner_mode: bool, preload: Option<std::ffi::OsString>) {
+fn trap_raw_futexes(runner_mode: bool, preload: Option<std::ffi::OsString>) -> bool {
     #[cfg(target_arch = "x86_64")]
     match trap::install() {
         Ok(()) => {
-            if let (true, Some(p)) = (runner_mode, preload) {
-                std::env::set_var("LD_PRELOAD", p);
+            if runner_mode && preload.is_some() {
                 std::env::set_var(trap::ENV_INERT, "1");
+                return true;
             }
         }
         Err(e) => eprintln!("poscheck: libpos: raw futex system calls are not trapped ({e})"),
@@ -236,6 +242,7 @@ fn trap_raw_futexes(runner_mode: bool, preload: Option<std::ffi::OsString>) {
         let _ = (runner_mode, preload);
         eprintln!("poscheck: libpos: raw futex system calls are trapped on x86-64 only; here they run uncontrolled");
     }
+    false
 }
 
 /// Run [`init`] when the library is loaded (before the program's own constructors).
