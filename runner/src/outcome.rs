@@ -56,6 +56,11 @@ impl Outcome {
         match self {
             Outcome::Ok { .. } => "ok",
             Outcome::Assert { .. } => "assert",
+            // An uncaught C++ exception is its own kind: `std::terminate` aborted, and the
+            // exception (type and `what()`) says more than the signal.
+            Outcome::Crash {
+                exception: Some(_), ..
+            } => "abort",
             Outcome::Crash { .. } => "crash",
             Outcome::Panic { .. } => "panic",
             Outcome::Deadlock { .. } => "deadlock",
@@ -221,6 +226,23 @@ impl fmt::Display for Outcome {
                 thread,
                 pc,
                 symbol,
+                exception: Some(e),
+            } => {
+                write!(f, "abort: uncaught C++ exception {e} in thread {thread} (")?;
+                write!(f, "{}", signal_name(*signal))?;
+                if let Some(pc) = pc {
+                    write!(f, " at pc {pc:#x}")?;
+                }
+                if let Some(s) = symbol {
+                    write!(f, " in {s}")?;
+                }
+                write!(f, ")")
+            }
+            Outcome::Crash {
+                signal,
+                thread,
+                pc,
+                symbol,
                 exception,
             } => {
                 write!(f, "crash: {} in thread {thread}", signal_name(*signal))?;
@@ -359,9 +381,13 @@ mod tests {
             c,
             abort(Some("'std::runtime_error': what(): queue empty".into()))
         );
-        assert!(c
-            .to_string()
-            .ends_with("uncaught C++ exception 'std::runtime_error': what(): queue empty"));
+        assert_eq!(c.kind(), "abort");
+        assert_eq!(
+            c.to_string(),
+            "abort: uncaught C++ exception 'std::runtime_error': what(): queue empty in thread \
+             0.1 (SIGABRT)"
+        );
+        assert_eq!(abort(None).kind(), "crash");
         let int = b"terminate called after throwing an instance of 'int'\n";
         assert_eq!(refine(abort(None), int), abort(Some("'int'".into())));
     }
