@@ -10,6 +10,8 @@ pub mod pos;
 pub mod rapos;
 pub mod replay;
 pub mod rw;
+pub mod surw;
+pub mod tapct;
 #[cfg(test)]
 mod testkit;
 #[cfg(test)]
@@ -67,11 +69,15 @@ pub struct Options {
     pub depth: Option<u32>,
     /// PCT's k (steps per run) when known in advance; otherwise measured by the first run.
     pub pct_k: Option<u64>,
+    /// Estimates from profiling runs of the same program, for `urw`, `surw` and `tapct`
+    /// (see [`surw::build_profile`]); immutable, shared by every try.
+    pub profile: Option<std::sync::Arc<surw::Profile>>,
 }
 
 /// Names accepted by [`by_name`], for help texts and errors.
 pub const NAMES: &[&str] = &[
-    "rw", "pos", "pos*", "basicpos", "rapos", "pct1", "pct2", "pct3", "pct4", "pct5", "pct",
+    "rw", "pos", "pos*", "basicpos", "rapos", "pct1", "pct2", "pct3", "pct4", "pct5", "pct", "urw",
+    "surw", "tapct1", "tapct2", "tapct3", "tapct4", "tapct5", "tapct",
 ];
 
 /// PCT depth of `pct` without a number and without [`Options::depth`].
@@ -82,23 +88,39 @@ pub fn replay(steps: Vec<crate::schedule::Step>) -> Box<dyn Strategy> {
     Box::new(replay::Replay::new(steps))
 }
 
+/// The depth in a `pct<d>`/`tapct<d>` name, or [`Options::depth`] / the default.
+fn parse_depth(name: &str, digits: &str, opts: &Options) -> Result<u32, String> {
+    let depth = if digits.is_empty() {
+        opts.depth.unwrap_or(DEFAULT_PCT_DEPTH)
+    } else {
+        digits.parse::<u32>().map_err(|_| {
+            format!("bad PCT depth in {name:?} (use pct1..pct5, pct, tapct1..tapct5 or tapct)")
+        })?
+    };
+    if depth == 0 {
+        return Err(format!("{name:?}: PCT depth must be at least 1"));
+    }
+    Ok(depth)
+}
+
 /// Build a strategy from its command-line name.
 pub fn by_name(name: &str, opts: &Options) -> Result<Box<dyn Strategy>, String> {
+    if let Some(depth) = name.strip_prefix("tapct") {
+        let depth = parse_depth(name, depth, opts)?;
+        return Ok(Box::new(tapct::TaPct::new(
+            name,
+            depth,
+            opts.profile.clone(),
+        )));
+    }
     if let Some(depth) = name.strip_prefix("pct") {
-        let depth = if depth.is_empty() {
-            opts.depth.unwrap_or(DEFAULT_PCT_DEPTH)
-        } else {
-            depth
-                .parse::<u32>()
-                .map_err(|_| format!("bad PCT depth in {name:?} (use pct1..pct5 or pct)"))?
-        };
-        if depth == 0 {
-            return Err(format!("{name:?}: PCT depth must be at least 1"));
-        }
+        let depth = parse_depth(name, depth, opts)?;
         return Ok(Box::new(pct::Pct::new(name, depth, opts.pct_k)));
     }
     match name {
         "rw" | "random" => Ok(Box::new(rw::RandomWalk::new())),
+        "urw" => Ok(Box::new(surw::Surw::new(name, false, opts.profile.clone()))),
+        "surw" => Ok(Box::new(surw::Surw::new(name, true, opts.profile.clone()))),
         "pos" => Ok(Box::new(pos::Pos::new(pos::Variant::Pos))),
         "pos*" | "posstar" => Ok(Box::new(pos::Pos::new(pos::Variant::PosStar))),
         "basicpos" => Ok(Box::new(pos::Pos::new(pos::Variant::Basic))),

@@ -117,6 +117,28 @@ impl Pct {
             *slot = p;
         }
     }
+
+    /// `ev` executed; only a `counted` event advances the step count that change points
+    /// refer to (trace-aware PCT counts interesting events only). Yields and exits are
+    /// handled either way.
+    pub(crate) fn executed_as(&mut self, ev: &Event, counted: bool) {
+        let t = ev.tid;
+        if counted {
+            self.step += 1;
+            if let Some(&(_, p)) = self.change_points.iter().find(|&&(s, _)| s == self.step) {
+                self.lower(t, p);
+            }
+        }
+        if ev.op.is_yield() {
+            self.next_low -= 1;
+            self.lower(t, self.next_low);
+        } else if ev.op == Op::Exit {
+            if let Some(j) = self.high.iter().position(|&x| x == t) {
+                self.high.remove(j);
+                self.renumber();
+            }
+        }
+    }
 }
 
 impl Strategy for Pct {
@@ -171,20 +193,7 @@ impl Strategy for Pct {
     }
 
     fn executed(&mut self, ev: &Event) {
-        self.step += 1;
-        let t = ev.tid;
-        if let Some(&(_, p)) = self.change_points.iter().find(|&&(s, _)| s == self.step) {
-            self.lower(t, p);
-        }
-        if ev.op.is_yield() {
-            self.next_low -= 1;
-            self.lower(t, self.next_low);
-        } else if ev.op == Op::Exit {
-            if let Some(j) = self.high.iter().position(|&x| x == t) {
-                self.high.remove(j);
-                self.renumber();
-            }
-        }
+        self.executed_as(ev, true);
     }
 
     /// Yield rule for polling with timed waits: a thread whose timed wait timed out (a
