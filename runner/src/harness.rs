@@ -5,16 +5,22 @@
 //! or what that worker ran before. PCT needs k (the steps of a run) in advance (Burckhardt et
 //! al. ASPLOS'10, §3: change points are drawn in [1, k]): one calibration run with random walk
 //! and seed S measures it first, and that k is used by every try and recorded.
+//! `urw`, `surw` and `tapct` need per-thread event counts and the racing addresses: a fixed
+//! number of profiling runs ([`strategy::surw::build_profile`], seeds derived from S) give
+//! one immutable profile before the tries, shared by all of them (for `tapct` its k' is
+//! recorded as k).
 
 use crate::forkserver;
 use crate::outcome::Outcome;
 use crate::session::{self, RunConfig, RunResult};
 use anyhow::{anyhow, Result};
 use pos_sched::rng::try_seed;
+use pos_sched::strategy::surw::{self, Profile};
 use pos_sched::strategy::{self, Options};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A session's parameters for one program.
@@ -83,11 +89,30 @@ pub fn needs_k(algo: &str) -> bool {
 
 /// Build the strategy of one try (validates the name).
 pub fn make_strategy(plan: &Plan, pct_k: Option<u64>) -> Result<Box<dyn pos_sched::Strategy>> {
+    make_strategy_with(plan, pct_k, None)
+}
+
+/// [`make_strategy`] with the profile of `urw`/`surw`/`tapct`.
+pub fn make_strategy_with(
+    plan: &Plan,
+    pct_k: Option<u64>,
+    profile: Option<Arc<Profile>>,
+) -> Result<Box<dyn pos_sched::Strategy>> {
     let opts = Options {
         depth: plan.depth,
         pct_k,
+        profile,
     };
     strategy::by_name(&plan.algo, &opts).map_err(|e| anyhow!(e))
+}
+
+/// The profile `algo` needs (see the module documentation), from runs seeded by `seed`.
+pub fn profile_for(cfg: &RunConfig, algo: &str, seed: u64) -> Result<Option<Arc<Profile>>> {
+    if !surw::needs_profile(algo) {
+        return Ok(None);
+    }
+    let p = surw::build_profile(seed, |s, seed| session::run_once(cfg, s, seed).map(|_| ()))?;
+    Ok(Some(Arc::new(p)))
 }
 
 /// Run the plan's tries; `label` names the program in the progress line.
@@ -114,6 +139,13 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
     } else {
         None
     };
+    let profile = profile_for(&plan.cfg, &plan.algo, plan.seed)?;
+    let pct_k = pct_k.or_else(|| {
+        profile
+            .as_ref()
+            .filter(|_| plan.algo.starts_with("tapct"))
+            .map(|p| p.max_interesting)
+    });
     let next = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let (tx, rx) = crossbeam_channel::unbounded::<Result<(u64, RunResult)>>();
@@ -139,6 +171,7 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
         for _ in 0..plan.jobs.max(1) {
             let tx = tx.clone();
             let (next, stop) = (&next, &stop);
+            let profile = profile.clone();
             s.spawn(move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
@@ -148,7 +181,7 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
                     {
                         break;
                     }
-                    let r = make_strategy(plan, pct_k).and_then(|mut st| {
+                    let r = make_strategy_with(plan, pct_k, profile.clone()).and_then(|mut st| {
                         session::run_once(&plan.cfg, st.as_mut(), try_seed(plan.seed, i))
                     });
                     let failed = r.is_err();

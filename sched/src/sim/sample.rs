@@ -5,6 +5,7 @@ use super::exec::{run_once, SimError};
 use super::orders::Orders;
 use super::program::Program;
 use crate::rng::try_seed;
+use crate::strategy::surw::{build_profile, needs_profile};
 use crate::strategy::{by_name, Options};
 
 /// The probability of every partial order under one strategy.
@@ -117,6 +118,18 @@ pub fn sample(
 ) -> Result<Estimate, SimError> {
     // Fail early (and once) on an unknown name.
     by_name(algo, opts).map_err(SimError)?;
+    // urw/surw/tapct: one profile for every sampled run, from runs seeded by `seed` only.
+    let with_profile;
+    let opts = if needs_profile(algo) && opts.profile.is_none() {
+        let prof = build_profile(seed, |s, sd| run_once(p, &orders.events, s, sd).map(|_| ()))?;
+        with_profile = Options {
+            profile: Some(std::sync::Arc::new(prof)),
+            ..opts.clone()
+        };
+        &with_profile
+    } else {
+        opts
+    };
     let workers = if samples >= PARALLEL_MIN_SAMPLES {
         std::thread::available_parallelism().map_or(1, |n| n.get().min(8)) as u64
     } else {

@@ -104,3 +104,60 @@ fn barrier_orders_events_across_threads() {
     let rw = Estimate::exact_rw(&o);
     assert!((rw.probs.iter().sum::<f64>() - 1.0).abs() < 1e-12);
 }
+
+/// urw, surw and tapct (sched/src/strategy/surw.rs, tapct.rs) on their hand-checked models.
+mod uniform {
+    use super::*;
+
+    /// As [`super::check`] but within 5.5 standard errors: one check fails a correct
+    /// implementation with probability 4e-8, all 20 of this module together < 1e-6.
+    fn check(p: &Program, o: &Orders, algo: &str, order: usize, expected: f64) {
+        let e = sample(p, o, algo, &options_for(o), SAMPLES, 2024).unwrap();
+        let se = (expected * (1.0 - expected) / SAMPLES as f64).sqrt();
+        let got = e.probs[order];
+        assert!(
+            (got - expected).abs() <= 5.5 * se,
+            "{algo}: order {order} sampled {got}, expected {expected} (se {se})"
+        );
+    }
+
+    fn load(text: &str) -> (Program, Orders) {
+        let p = Program::parse(text).unwrap();
+        let o = Orders::enumerate(&p, 1000).unwrap();
+        (p, o)
+    }
+
+    /// Every order of `o` (by its index) at its expected probability under `algo`.
+    fn check_all(p: &Program, o: &Orders, algo: &str, expected: impl Fn(usize) -> f64) {
+        for i in 0..o.len() {
+            check(p, o, algo, i, expected(i));
+        }
+    }
+
+    #[test]
+    fn urw_is_uniform_where_rw_is_not() {
+        let (p, o) = load(include_str!("../../../benchmarks/models/uniform-xx.model"));
+        assert_eq!(o.len(), 6);
+        let bug = bug_order(&o);
+        assert_eq!(Estimate::exact_rw(&o).probs[bug], 1.0 / 8.0);
+        check_all(&p, &o, "urw", |_| 1.0 / 6.0);
+        check_all(&p, &o, "surw", |_| 1.0 / 6.0);
+    }
+
+    #[test]
+    fn surw_is_uniform_over_the_racing_writes_only() {
+        let (p, o) = load(include_str!("../../../benchmarks/models/surw-private.model"));
+        assert_eq!(o.len(), 6);
+        let bug = bug_order(&o);
+        check_all(&p, &o, "surw", |_| 1.0 / 6.0);
+        check(&p, &o, "urw", bug, 1.0 / 20.0);
+    }
+
+    #[test]
+    fn tapct_counts_change_points_among_racing_events() {
+        let (p, o) = load(include_str!("../../../benchmarks/models/tapct-depth2.model"));
+        let bug = bug_order(&o);
+        check(&p, &o, "tapct2", bug, 1.0 / 6.0);
+        check(&p, &o, "pct2", bug, 1.0 / 38.0);
+    }
+}
