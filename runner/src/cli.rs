@@ -82,7 +82,7 @@ pub struct ControlArgs {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Scheduling algorithm (rw, pct1..pct5, pos, pos*, basicpos, rapos, ...).
+    /// Scheduling algorithm (rw, pct1..pct5, pos, pos*, basicpos, rapos, urw, surw, tapct1..tapct5, ...).
     #[arg(long, default_value = "pos")]
     pub algo: String,
     /// Stop a program's tries at its first bug.
