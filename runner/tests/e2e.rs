@@ -14,8 +14,10 @@ mod common;
 
 use common::{text, POSCHECK};
 
-/// The 7 strategies the counter claims are checked with.
-const STRATEGIES: &[&str] = &["rw", "pct1", "pct3", "pos", "pos*", "basicpos", "rapos"];
+/// The strategies the counter claims are checked with.
+const STRATEGIES: &[&str] = &[
+    "rw", "pct1", "pct3", "pos", "pos*", "basicpos", "rapos", "urw", "surw", "tapct3",
+];
 
 /// Compile every `tests/c/*.c` once per test binary; returns the output directory.
 fn bins() -> &'static Path {

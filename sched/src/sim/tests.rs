@@ -146,7 +146,9 @@ mod uniform {
 
     #[test]
     fn surw_is_uniform_over_the_racing_writes_only() {
-        let (p, o) = load(include_str!("../../../benchmarks/models/surw-private.model"));
+        let (p, o) = load(include_str!(
+            "../../../benchmarks/models/surw-private.model"
+        ));
         assert_eq!(o.len(), 6);
         let bug = bug_order(&o);
         check_all(&p, &o, "surw", |_| 1.0 / 6.0);
@@ -155,7 +157,9 @@ mod uniform {
 
     #[test]
     fn tapct_counts_change_points_among_racing_events() {
-        let (p, o) = load(include_str!("../../../benchmarks/models/tapct-depth2.model"));
+        let (p, o) = load(include_str!(
+            "../../../benchmarks/models/tapct-depth2.model"
+        ));
         let bug = bug_order(&o);
         check(&p, &o, "tapct2", bug, 1.0 / 6.0);
         check(&p, &o, "pct2", bug, 1.0 / 38.0);
