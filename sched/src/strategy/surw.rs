@@ -428,6 +428,56 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn estimates_are_means_and_weights_fall_back() {
+        // Run 1: main 3 events, 0.1 5; run 2: main 4 events, no child.
+        let log = |counts: &[(ThreadName, u64)]| RunLog {
+            threads: counts
+                .iter()
+                .map(|(n, c)| {
+                    let t = ThreadLog {
+                        total: *c,
+                        other_interesting: 1,
+                        plain: BTreeMap::from([(X, c - 1)]),
+                    };
+                    (n.clone(), t)
+                })
+                .collect(),
+            access: HashMap::from([(X, (0, true, true))]),
+        };
+        let (main, c1) = (ThreadName::main(), ThreadName::main().child(1));
+        let p = Profile::from_logs(&[
+            log(&[(main.clone(), 3), (c1.clone(), 5)]),
+            log(&[(main.clone(), 4)]),
+        ]);
+        assert_eq!(p.racy, BTreeSet::from([X]));
+        assert_eq!(
+            p.threads[&main],
+            Counts {
+                total: 4,
+                interesting: 4
+            },
+            "ceil of 3.5"
+        );
+        assert_eq!(
+            p.threads[&c1],
+            Counts {
+                total: 5,
+                interesting: 5
+            }
+        );
+        assert_eq!(p.max_interesting, 8);
+        let mut s = Surw::new("urw", false, Some(Arc::new(p)));
+        s.begin(0);
+        assert_eq!(s.weight(1), 5);
+        // Thread 2 (0.2) is unknown: the mean of 4 and 5, rounded up.
+        assert_eq!(s.weight(2), 5);
+        for _ in 0..6 {
+            s.executed(&Event::new(1, write(X)));
+        }
+        assert_eq!(s.weight(1), 1, "past its estimate");
+    }
+
+    #[test]
     fn created_threads_are_named_by_path() {
         let mut n = Names::default();
         n.reset();
