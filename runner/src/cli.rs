@@ -114,7 +114,7 @@ pub struct TriesArgs {
     pub depth: Option<u32>,
     /// Scheduling points: sync, mem, races or auto (all but sync need `poscheck cc` builds;
     /// auto, the default for them, learns racing sites while the tries run).
-    /// Default: the manifest's for a suite, else races for instrumented programs and sync
+    /// Default: the manifest's for a suite, else auto for instrumented programs and sync
     /// otherwise.
     #[arg(long, value_name = "MODE")]
     pub points: Option<String>,
