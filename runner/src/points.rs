@@ -180,7 +180,7 @@ pub fn decode(s: &str) -> Result<(String, Option<BTreeSet<u64>>)> {
 /// A run configuration ready for the tries, and what the points step found.
 pub struct Prepared {
     pub cfg: RunConfig,
-    /// The mode the tries use (`races` with no race found becomes `sync`).
+    /// The mode the tries use.
     pub mode: String,
     /// `races` mode: the racing sites found (0 = none).
     pub racing_sites: Option<usize>,
@@ -229,7 +229,9 @@ fn races_dir() -> Result<(tempfile::TempDir, crate::cleanup::Guard)> {
 /// Prepare `cfg` for tries: settle the mode ([`resolve`]: `cfg.points` or the program's
 /// default); in `races` mode without a races file, profile (base seed `seed`) or take
 /// `known` pcs (a replay), write the racing pcs to a file in a temp dir and point
-/// `POSCHECK_RACES_FILE` at it; with no race found, fall back to `sync` points.
+/// `POSCHECK_RACES_FILE` at it (with no race found, the tries stop at atomics and sync).
+/// In `auto` mode, no profile: the file holds the `known` sites (or none), and
+/// [`Prepared::set_pcs`] replaces it as the tries learn.
 pub fn prepare(cfg: &RunConfig, seed: u64, known: Option<BTreeSet<u64>>) -> Result<Prepared> {
     let mode = resolve(cfg.points.as_deref(), &cfg.program)?;
     let mut cfg = cfg.clone();
@@ -266,18 +268,8 @@ pub fn prepare(cfg: &RunConfig, seed: u64, known: Option<BTreeSet<u64>>) -> Resu
             (p.pcs, p.cut_off)
         }
     };
-    if pcs.is_empty() {
-        cfg.points = None;
-        return Ok(Prepared {
-            cfg,
-            mode: SYNC.into(),
-            racing_sites: Some(0),
-            cut_off,
-            pcs,
-            _dir: None,
-            generation: 0,
-        });
-    }
+    // No race found: the tries still stop at atomics and synchronisation (`races` mode
+    // with an empty races file), not at sync points only.
     let mut p = Prepared {
         cfg,
         mode: RACES.into(),
