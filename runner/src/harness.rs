@@ -140,14 +140,21 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
     };
     let stop = AtomicBool::new(false);
     if !learning {
-        run_batch(&plan, 0..plan.tries, pct_k, &stop, &mut tally, label, |_, _| {})?;
+        run_batch(
+            &plan,
+            0..plan.tries,
+            pct_k,
+            &stop,
+            &mut tally,
+            label,
+            |_, _| {},
+        )?;
     } else {
         plan.cfg.record_trace = true;
         plan.cfg.observe = true;
         let mut learner = Learner::new(points::LEARN_BATCH, prepared.pcs.clone());
         let mut from = 0;
-        while from < plan.tries && !stop.load(Ordering::Relaxed) && !crate::cleanup::interrupted()
-        {
+        while from < plan.tries && !stop.load(Ordering::Relaxed) && !crate::cleanup::interrupted() {
             let end = (from + learner.batch()).min(plan.tries);
             let mut found = Vec::new();
             let first_before = tally.first_hit.as_ref().map(|(i, _)| *i);
@@ -202,8 +209,7 @@ fn run_batch(
             s.spawn(move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= end || stop.load(Ordering::Relaxed) || crate::cleanup::interrupted()
-                    {
+                    if i >= end || stop.load(Ordering::Relaxed) || crate::cleanup::interrupted() {
                         break;
                     }
                     let r = make_strategy(plan, pct_k).and_then(|mut st| {

@@ -151,7 +151,8 @@ pub fn races_file_text(pcs: &BTreeSet<u64>) -> String {
 /// The `points` value a saved schedule records: the mode, plus the racing pcs in `races`
 /// and `auto` (a bare `auto` when no site was known).
 pub fn encode(mode: &str, pcs: &BTreeSet<u64>) -> String {
-    if mode != RACES && !(mode == AUTO && !pcs.is_empty()) {
+    let lists = mode == RACES || (mode == AUTO && !pcs.is_empty());
+    if !lists {
         return mode.to_string();
     }
     let list: Vec<String> = pcs.iter().map(|p| format!("{p:#x}")).collect();

@@ -123,7 +123,9 @@ fn races_mode_stops_at_atomics_too() {
     let bin = build("race_twice");
     let (p, _, o) = run(
         &bin,
-        &["--points", "races", "--algo", "pos", "--tries", "200", "--seed", "1"],
+        &[
+            "--points", "races", "--algo", "pos", "--tries", "200", "--seed", "1",
+        ],
     );
     assert_eq!(p["points"], "races", "{}", text(&o));
     assert_eq!(p["racing_sites"], 0, "{}", text(&o));
@@ -147,14 +149,23 @@ fn wsq_bad_is_found_from_learned_sites_and_replays_with_them() {
     }
     // The first batch runs with no site at all: the bug needs learned ones, so it comes later.
     let first = p["first_hit"].as_u64().expect("wsq_bad hit in auto mode");
-    assert!(first >= 16, "hit at try {first} before any site was learned");
+    assert!(
+        first >= 16,
+        "hit at try {first} before any site was learned"
+    );
     let saved = saved.expect("a saved schedule");
     let points = saved_points(&saved);
     assert!(points.starts_with("auto:0x"), "{points}");
     assert_replays(&saved, 100);
     // Same seed, one worker: the same sites learned at the same tries, the same hits.
     let (q, _, o1) = run(&bin, &[&args[..], &["--jobs", "1"]].concat());
-    for key in ["hits", "first_hit", "learned_sites", "racing_sites", "mean_steps"] {
+    for key in [
+        "hits",
+        "first_hit",
+        "learned_sites",
+        "racing_sites",
+        "mean_steps",
+    ] {
         assert_eq!(p[key], q[key], "{key}: {}\n{}", text(&o), text(&o1));
     }
 }
@@ -170,6 +181,10 @@ fn correct_lock_free_code_is_never_flagged() {
         assert_eq!(outcomes.len(), 1, "{algo}: only ok runs: {}", text(&o));
         assert_eq!(outcomes["ok"], 200, "{algo}: {}", text(&o));
         // The atomics are points: far more than the 13 sync steps of the program.
-        assert!(p["mean_steps"].as_f64().unwrap() > 20.0, "{algo}: {}", text(&o));
+        assert!(
+            p["mean_steps"].as_f64().unwrap() > 20.0,
+            "{algo}: {}",
+            text(&o)
+        );
     }
 }

@@ -421,7 +421,11 @@ mod tests {
         rev.reverse();
         assert!(b.absorb(rev));
         assert_eq!(a.pcs(), set(&[0x10, 0x20, 0x30]));
-        assert_eq!(a.learned(), vec![(0x20, 5), (0x30, 3)], "given sites are not learned");
+        assert_eq!(
+            a.learned(),
+            vec![(0x20, 5), (0x30, 3)],
+            "given sites are not learned"
+        );
         assert_eq!(a.learned(), b.learned());
         // A later batch that finds only known sites changes nothing.
         assert!(!a.absorb([(9, set(&[0x20]))]));

@@ -271,7 +271,9 @@ fn observe(fd: libc::c_int, write: bool, addr: u64, size: u32, pc: u64) {
     let frame = Msg::encode_observed(write, addr, size, pc);
     let _ = OBSERVED.try_with(|o| {
         // Busy only when a signal handler interrupted this very function: drop the access.
-        let Ok(mut o) = o.try_borrow_mut() else { return };
+        let Ok(mut o) = o.try_borrow_mut() else {
+            return;
+        };
         if o.len + MSG_LEN > o.buf.len() {
             send(fd, &mut o);
         }
