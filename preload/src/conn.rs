@@ -229,6 +229,7 @@ impl Me {
         // SAFETY: plain state switch of the calling thread.
         unsafe { pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &mut cancel) };
         let mut r = [0u8; REPLY_LEN];
+        crate::tsan::flush_observed(self.fd);
         if !write_all(self.fd, frame) || !read_reply(self.fd, &mut r) {
             stop(false);
         }
@@ -244,6 +245,7 @@ impl Me {
     /// Send a notification that has no reply (`SemInit`, `BarrierInit`).
     pub fn notify(self, msg: &Msg) {
         let (frame, _) = msg.encode();
+        crate::tsan::flush_observed(self.fd);
         if !write_all(self.fd, &frame) {
             stop(false);
         }

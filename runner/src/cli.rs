@@ -112,8 +112,9 @@ pub struct TriesArgs {
     /// PCT depth for `pct` without a digit.
     #[arg(long)]
     pub depth: Option<u32>,
-    /// Scheduling points: sync, mem or races (the last two need `poscheck cc` builds).
-    /// Default: the manifest's for a suite, else races for instrumented programs and sync
+    /// Scheduling points: sync, mem, races or auto (all but sync need `poscheck cc` builds;
+    /// auto, the default for them, learns racing sites while the tries run).
+    /// Default: the manifest's for a suite, else auto for instrumented programs and sync
     /// otherwise.
     #[arg(long, value_name = "MODE")]
     pub points: Option<String>,

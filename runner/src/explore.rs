@@ -254,7 +254,14 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
     if a.control.max_steps == pos_sched::coordinator::DEFAULT_MAX_STEPS {
         cfg.max_steps = EXPLORE_MAX_STEPS;
     }
-    cfg.points = a.points.clone();
+    // Systematic exploration keeps `races` (profiled sites plus atomics) as its default: its
+    // traces must hold scheduled events only, and sites learned mid-search would change the
+    // program's event structure under the algorithm.
+    cfg.points = a.points.clone().or_else(|| {
+        crate::elf::check(&a.program)
+            .is_ok_and(|i| i.instrumented)
+            .then(|| crate::points::RACES.to_string())
+    });
     cfg.record_trace = true;
     let prepared = crate::points::prepare(&cfg, SEED, None)?;
     sayln!(

@@ -12,8 +12,10 @@
 
 use crate::forkserver;
 use crate::outcome::Outcome;
+use crate::points;
 use crate::session::{self, RunConfig, RunResult};
 use anyhow::{anyhow, Result};
+use pos_sched::race::{Detector, Learner};
 use pos_sched::rng::try_seed;
 use pos_sched::strategy::surw::{self, Profile};
 use pos_sched::strategy::{self, Options};
@@ -64,6 +66,9 @@ pub struct Tally {
     pub profile_cut_off: u64,
     /// Runs that reached the step limit (bugs only with `--step-limit-is-bug`).
     pub step_limits: u64,
+    /// `auto` points: each racing site learned during the session (pc) with the index of
+    /// the first try that exhibited it; it was a point from the next batch on.
+    pub learned: Vec<(u64, u64)>,
     /// What libpos said runs uncontrolled (a forked child's threads, an exec'd image),
     /// each note once.
     pub uncontrolled: std::collections::BTreeSet<String>,
@@ -120,7 +125,8 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
     let start = Instant::now();
     make_strategy(plan, None)?;
     // `races` points: profile first (see `points`); the races file lives until the end.
-    let prepared = crate::points::prepare(&plan.cfg, plan.seed, None)?;
+    let mut prepared = points::prepare(&plan.cfg, plan.seed, None)?;
+    let learning = prepared.mode == points::AUTO;
     let mut cfg = prepared.cfg.clone();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if plan.jobs >= cores {
@@ -128,7 +134,7 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
         // from the programs.
         cfg.spin = Duration::ZERO;
     }
-    let plan = &Plan {
+    let mut plan = Plan {
         cfg,
         ..plan.clone()
     };
@@ -146,9 +152,6 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
             .filter(|_| plan.algo.starts_with("tapct"))
             .map(|p| p.max_interesting)
     });
-    let next = AtomicU64::new(0);
-    let stop = AtomicBool::new(false);
-    let (tx, rx) = crossbeam_channel::unbounded::<Result<(u64, RunResult)>>();
     let mut tally = Tally {
         tries: 0,
         hits: 0,
@@ -164,21 +167,93 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
         outside: 0,
         profile_cut_off: prepared.cut_off,
         step_limits: 0,
+        learned: Vec::new(),
         uncontrolled: Default::default(),
     };
+    let stop = AtomicBool::new(false);
+    if !learning {
+        run_batch(
+            &plan,
+            0..plan.tries,
+            pct_k,
+            &profile,
+            &stop,
+            &mut tally,
+            label,
+            |_, _| {},
+        )?;
+    } else {
+        plan.cfg.record_trace = true;
+        plan.cfg.observe = true;
+        let mut learner = Learner::new(points::LEARN_BATCH, prepared.pcs.clone());
+        let mut from = 0;
+        while from < plan.tries && !stop.load(Ordering::Relaxed) && !crate::cleanup::interrupted() {
+            let end = (from + learner.batch()).min(plan.tries);
+            let mut found = Vec::new();
+            let first_before = tally.first_hit.as_ref().map(|(i, _)| *i);
+            run_batch(
+                &plan,
+                from..end,
+                pct_k,
+                &profile,
+                &stop,
+                &mut tally,
+                label,
+                |i, r| {
+                    let mut d = Detector::new();
+                    for (ev, pc) in &r.trace {
+                        d.step(ev, *pc);
+                    }
+                    found.push((i, d.racing_pcs()));
+                },
+            )?;
+            if tally.first_hit.as_ref().map(|(i, _)| *i) != first_before {
+                // The saved schedule records the sites its try ran with.
+                tally.points = prepared.recorded();
+            }
+            if learner.absorb(found) {
+                prepared.set_pcs(learner.pcs())?;
+                plan.cfg.races_file = prepared.cfg.races_file.clone();
+                if tally.first_hit.is_none() {
+                    tally.points = prepared.recorded();
+                }
+            }
+            from = end;
+        }
+        tally.learned = learner.learned();
+        tally.racing_sites = Some(learner.pcs().len());
+    }
+    // The one this thread may hold (from the PCT or profiling runs) serves no other program.
+    forkserver::shut_down();
+    tally.wall_s = start.elapsed().as_secs_f64();
+    Ok(tally)
+}
+
+/// Run tries `range` of `plan` across its workers into `tally`; `each` sees every finished
+/// try (index and result) before the tally keeps or drops it.
+fn run_batch(
+    plan: &Plan,
+    range: std::ops::Range<u64>,
+    pct_k: Option<u64>,
+    profile: &Option<Arc<Profile>>,
+    stop: &AtomicBool,
+    tally: &mut Tally,
+    label: &str,
+    mut each: impl FnMut(u64, &RunResult),
+) -> Result<()> {
+    let next = AtomicU64::new(range.start);
+    let (tx, rx) = crossbeam_channel::unbounded::<Result<(u64, RunResult)>>();
     let progress = std::io::stderr().is_terminal();
     std::thread::scope(|s| -> Result<()> {
         for _ in 0..plan.jobs.max(1) {
             let tx = tx.clone();
-            let (next, stop) = (&next, &stop);
+            let next = &next;
+            let end = range.end;
             let profile = profile.clone();
             s.spawn(move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= plan.tries
-                        || stop.load(Ordering::Relaxed)
-                        || crate::cleanup::interrupted()
-                    {
+                    if i >= end || stop.load(Ordering::Relaxed) || crate::cleanup::interrupted() {
                         break;
                     }
                     let r = make_strategy_with(plan, pct_k, profile.clone()).and_then(|mut st| {
@@ -201,13 +276,16 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
                 // Killed by the interrupt (or finished next to it): not a result.
                 continue;
             }
-            let (i, r) = match msg {
+            let (i, mut r) = match msg {
                 Ok(x) => x,
                 Err(e) => {
                     setup_error.get_or_insert(e);
                     continue;
                 }
             };
+            each(i, &r);
+            // The trace served learning; a kept first hit needs only its schedule.
+            r.trace = Vec::new();
             tally.tries += 1;
             tally.total_steps += r.steps;
             tally.partial += u64::from(r.outside > 0);
@@ -245,9 +323,5 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
             Some(e) => Err(e),
             None => Ok(()),
         }
-    })?;
-    // The one this thread may hold (from the PCT or profiling runs) serves no other program.
-    forkserver::shut_down();
-    tally.wall_s = start.elapsed().as_secs_f64();
-    Ok(tally)
+    })
 }

@@ -293,16 +293,28 @@ fn run_cmd(r: &cli::RunArgs) -> Result<i32> {
                 crate::points::PROFILE_RUNS,
                 s.plan.cfg.max_steps,
                 if r.racing_sites == Some(0) {
-                    "; no race found in what ran, the tries used sync points"
+                    "; no race found in what ran, the tries used sync and atomic points"
                 } else {
                     ""
                 }
             );
         }
+        if r.points == crate::points::AUTO {
+            let first = r.learned_sites.iter().map(|l| l.try_index).min();
+            sayln!(
+                "{}: points auto: {} racing site(s) at the end, {} learned{}",
+                r.name,
+                r.racing_sites.unwrap_or(0),
+                r.learned_sites.len(),
+                first.map_or(String::new(), |t| format!(" (first from try {t})"))
+            );
+        }
         match r.racing_sites {
+            _ if r.points == crate::points::AUTO => {}
             Some(0) if r.profiling_cut_off > 0 => {}
             Some(0) => sayln!(
-                "{}: points races: the profiling runs found no race; the tries used sync points",
+                "{}: points races: the profiling runs found no race; the tries used sync and \
+                 atomic points",
                 r.name
             ),
             Some(n) => sayln!("{}: points races: {n} racing site(s)", r.name),

@@ -51,7 +51,7 @@ pub struct Entry {
     #[serde(default)]
     pub args: Vec<String>,
     pub expect: Expect,
-    /// Scheduling points the bug needs: `sync`, `mem` or `races`.
+    /// Scheduling points the bug needs: `sync`, `mem`, `races` or `auto`.
     #[serde(default = "default_points")]
     pub points: String,
     /// Extra compiler flags for `poscheck build`.
@@ -120,9 +120,9 @@ impl Manifest {
                     k + 1
                 );
             }
-            if !matches!(e.points.as_str(), "sync" | "mem" | "races") {
+            if !matches!(e.points.as_str(), "sync" | "mem" | "races" | "auto") {
                 bail!(
-                    "program {:?}: points = {:?} (expected sync, mem or races)",
+                    "program {:?}: points = {:?} (expected sync, mem, races or auto)",
                     e.name,
                     e.points
                 );

@@ -1,5 +1,6 @@
-//! Scheduling-point modes (`--points sync|mem|races`): the default for a program, refusing
-//! modes a program cannot have, and the profiling step of `races`.
+//! Scheduling-point modes (`--points sync|mem|races|auto`): the default for a program,
+//! refusing modes a program cannot have, the profiling step of `races` and the site files
+//! of `auto`.
 //!
 //! - `sync`: only synchronisation, thread and process events are points (any program).
 //! - `mem`: also every access of an instrumented program (`poscheck cc`) that is not on the
@@ -9,7 +10,17 @@
 //!   paper's evaluation (Yuan et al., CAV'18, §6): profiling runs with every access a point
 //!   feed a happens-before (vector clock) race detector ([`pos_sched::race`]); the tries
 //!   then stop only at the racing instruction addresses plus synchronisation, and libpos
-//!   decides every other access locally.
+//!   decides every other access locally. Atomic operations (`__tsan_atomic*`) are always
+//!   points too: they never race, yet lock-free code's bugs lie between them.
+//! - `auto` (the default for instrumented programs): `races` without the up-front profile
+//!   and with a race detector that never stops. Atomics and the known racing sites are
+//!   points; every other plain access is *observed* (libpos buffers it and sends it before
+//!   the thread's next post: no round trip), and the coordinator's happens-before detector
+//!   runs over each try's whole trace. Sites found racing become points for later tries,
+//!   in fixed-size batches ([`LEARN_BATCH`], [`pos_sched::race::Learner`]): try `i` runs
+//!   with the sites learned from the tries before its batch, so a seed gives the same
+//!   results whatever `--jobs`. A saved schedule records the site set its try ran with
+//!   (`auto:0xPC,...`), and `replay` uses it.
 //!
 //! Profiling: [`PROFILE_RUNS`] runs under `pos` in `mem` mode. Run `j` uses the seed
 //! `try_seed(S, u64::MAX - j)` for the session's base seed `S`: fixed for `S` (so a
@@ -38,16 +49,20 @@ pub const PROFILE_ALGO: &str = "pos";
 pub const SYNC: &str = "sync";
 pub const MEM: &str = "mem";
 pub const RACES: &str = "races";
+pub const AUTO: &str = "auto";
 
-/// The mode a session uses for `program`: `requested`, checked, or the default (`races` for
-/// instrumented programs, `sync` otherwise). `mem` and `races` need an instrumented program.
+/// Tries per learning batch of `auto` mode: every try of a batch runs with the same sites.
+pub const LEARN_BATCH: u64 = 16;
+
+/// The mode a session uses for `program`: `requested`, checked, or the default (`auto` for
+/// instrumented programs, `sync` otherwise). All but `sync` need an instrumented program.
 pub fn resolve(requested: Option<&str>, program: &Path) -> Result<String> {
     let info = elf::check(program)?;
     let mode = match requested {
-        None if info.instrumented => RACES,
+        None if info.instrumented => AUTO,
         None => SYNC,
-        Some(m @ (SYNC | MEM | RACES)) => m,
-        Some(other) => bail!("--points {other:?}: expected sync, mem or races"),
+        Some(m @ (SYNC | MEM | RACES | AUTO)) => m,
+        Some(other) => bail!("--points {other:?}: expected sync, mem, races or auto"),
     };
     if mode != SYNC && !info.instrumented {
         bail!(
@@ -133,13 +148,15 @@ pub fn races_file_text(pcs: &BTreeSet<u64>) -> String {
     s
 }
 
-/// The `points` value a saved schedule records: the mode, plus the racing pcs in `races`.
+/// The `points` value a saved schedule records: the mode, plus the racing pcs in `races`
+/// and `auto` (a bare `auto` when no site was known).
 pub fn encode(mode: &str, pcs: &BTreeSet<u64>) -> String {
-    if mode != RACES {
+    let lists = mode == RACES || (mode == AUTO && !pcs.is_empty());
+    if !lists {
         return mode.to_string();
     }
     let list: Vec<String> = pcs.iter().map(|p| format!("{p:#x}")).collect();
-    format!("{RACES}:{}", list.join(","))
+    format!("{mode}:{}", list.join(","))
 }
 
 /// Inverse of [`encode`]: the mode, and the pcs when the value lists them (`races:...`).
@@ -147,7 +164,7 @@ pub fn decode(s: &str) -> Result<(String, Option<BTreeSet<u64>>)> {
     let Some((mode, list)) = s.split_once(':') else {
         return Ok((s.to_string(), None));
     };
-    if mode != RACES {
+    if mode != RACES && mode != AUTO {
         bail!("bad points value {s:?} in the schedule");
     }
     let mut pcs = BTreeSet::new();
@@ -164,7 +181,7 @@ pub fn decode(s: &str) -> Result<(String, Option<BTreeSet<u64>>)> {
 /// A run configuration ready for the tries, and what the points step found.
 pub struct Prepared {
     pub cfg: RunConfig,
-    /// The mode the tries use (`races` with no race found becomes `sync`).
+    /// The mode the tries use.
     pub mode: String,
     /// `races` mode: the racing sites found (0 = none).
     pub racing_sites: Option<usize>,
@@ -173,6 +190,9 @@ pub struct Prepared {
     pub pcs: BTreeSet<u64>,
     /// Holds the races file while the tries run.
     _dir: Option<(tempfile::TempDir, crate::cleanup::Guard)>,
+    /// `auto` mode: site files written so far (each set gets a new file, so a fork server
+    /// started for an older set, keyed by the environment, is never reused for a newer).
+    generation: u32,
 }
 
 impl Prepared {
@@ -180,16 +200,57 @@ impl Prepared {
     pub fn recorded(&self) -> String {
         encode(&self.mode, &self.pcs)
     }
+
+    /// `auto` mode: make `pcs` the sites of the following tries (a new races file).
+    pub fn set_pcs(&mut self, pcs: BTreeSet<u64>) -> Result<()> {
+        let Some((dir, _)) = &self._dir else {
+            bail!("no races file to update in points mode {}", self.mode);
+        };
+        self.generation += 1;
+        let file = dir.path().join(format!("races-{}.txt", self.generation));
+        std::fs::write(&file, races_file_text(&pcs))
+            .with_context(|| format!("cannot write {}", file.display()))?;
+        self.cfg.races_file = Some(file);
+        self.racing_sites = Some(pcs.len());
+        self.pcs = pcs;
+        Ok(())
+    }
+}
+
+/// A temporary directory for races files, removed on exit or interrupt.
+fn races_dir() -> Result<(tempfile::TempDir, crate::cleanup::Guard)> {
+    let dir = tempfile::Builder::new()
+        .prefix("poscheck-races-")
+        .tempdir()
+        .context("cannot create a temporary directory for the races file")?;
+    let guard = crate::cleanup::Guard::dir(dir.path());
+    Ok((dir, guard))
 }
 
 /// Prepare `cfg` for tries: settle the mode ([`resolve`]: `cfg.points` or the program's
 /// default); in `races` mode without a races file, profile (base seed `seed`) or take
 /// `known` pcs (a replay), write the racing pcs to a file in a temp dir and point
-/// `POSCHECK_RACES_FILE` at it; with no race found, fall back to `sync` points.
+/// `POSCHECK_RACES_FILE` at it (with no race found, the tries stop at atomics and sync).
+/// In `auto` mode, no profile: the file holds the `known` sites (or none), and
+/// [`Prepared::set_pcs`] replaces it as the tries learn.
 pub fn prepare(cfg: &RunConfig, seed: u64, known: Option<BTreeSet<u64>>) -> Result<Prepared> {
     let mode = resolve(cfg.points.as_deref(), &cfg.program)?;
     let mut cfg = cfg.clone();
     cfg.points = (mode != SYNC).then(|| mode.clone());
+    if mode == AUTO && cfg.races_file.is_none() {
+        // No profile: the sites come from the tries (or the replayed schedule).
+        let mut p = Prepared {
+            cfg,
+            mode,
+            racing_sites: None,
+            cut_off: 0,
+            pcs: BTreeSet::new(),
+            _dir: Some(races_dir()?),
+            generation: 0,
+        };
+        p.set_pcs(known.unwrap_or_default())?;
+        return Ok(p);
+    }
     if mode != RACES || cfg.races_file.is_some() {
         return Ok(Prepared {
             cfg,
@@ -198,6 +259,7 @@ pub fn prepare(cfg: &RunConfig, seed: u64, known: Option<BTreeSet<u64>>) -> Resu
             cut_off: 0,
             pcs: BTreeSet::new(),
             _dir: None,
+            generation: 0,
         });
     }
     let (pcs, cut_off) = match known {
@@ -207,34 +269,19 @@ pub fn prepare(cfg: &RunConfig, seed: u64, known: Option<BTreeSet<u64>>) -> Resu
             (p.pcs, p.cut_off)
         }
     };
-    if pcs.is_empty() {
-        cfg.points = None;
-        return Ok(Prepared {
-            cfg,
-            mode: SYNC.into(),
-            racing_sites: Some(0),
-            cut_off,
-            pcs,
-            _dir: None,
-        });
-    }
-    let dir = tempfile::Builder::new()
-        .prefix("poscheck-races-")
-        .tempdir()
-        .context("cannot create a temporary directory for the races file")?;
-    let file = dir.path().join("races.txt");
-    std::fs::write(&file, races_file_text(&pcs))
-        .with_context(|| format!("cannot write {}", file.display()))?;
-    cfg.races_file = Some(file);
-    let guard = crate::cleanup::Guard::dir(dir.path());
-    Ok(Prepared {
+    // No race found: the tries still stop at atomics and synchronisation (`races` mode
+    // with an empty races file), not at sync points only.
+    let mut p = Prepared {
         cfg,
         mode: RACES.into(),
-        racing_sites: Some(pcs.len()),
+        racing_sites: None,
         cut_off,
-        pcs,
-        _dir: Some((dir, guard)),
-    })
+        pcs: BTreeSet::new(),
+        _dir: Some(races_dir()?),
+        generation: 0,
+    };
+    p.set_pcs(pcs)?;
+    Ok(p)
 }
 
 #[cfg(test)]
@@ -252,6 +299,11 @@ mod tests {
         assert_eq!(decode("races").unwrap(), (RACES.to_string(), None));
         assert!(decode("races:0xzz").is_err());
         assert!(decode("mem:0x1").is_err());
+        assert_eq!(encode(AUTO, &BTreeSet::new()), "auto");
+        let a = encode(AUTO, &pcs);
+        assert_eq!(a, "auto:0x401136,0x555555555180");
+        assert_eq!(decode(&a).unwrap(), (AUTO.to_string(), Some(pcs.clone())));
+        assert_eq!(decode("auto").unwrap(), (AUTO.to_string(), None));
     }
 
     #[test]

@@ -89,7 +89,7 @@ pub struct ProgramReport {
     pub first_outcome: Option<Outcome>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
-    /// Scheduling points the tries used (`sync`, `mem`, `races`).
+    /// Scheduling points the tries used (`sync`, `mem`, `races`, `auto`).
     pub points: String,
     /// `--points races`: racing sites the profiling runs found (0: tries used sync points).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -116,9 +116,22 @@ pub struct ProgramReport {
     /// incomplete).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub profiling_cut_off: u64,
+    /// `--points auto`: racing sites learned by the tries, each with the first try that
+    /// exhibited it (a point from the next batch of tries on).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub learned_sites: Vec<LearnedSite>,
     /// What ran uncontrolled in some run (a forked child's threads, an exec'd image).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub uncontrolled: Vec<String>,
+}
+
+/// A racing site learned by `auto` points.
+#[derive(Clone, Debug, Serialize)]
+pub struct LearnedSite {
+    /// The instrumented instruction's address, in hex.
+    pub pc: String,
+    /// The try whose run first exhibited the race.
+    pub try_index: u64,
 }
 
 /// The whole `--json` document.
@@ -163,6 +176,14 @@ impl ProgramReport {
             outside_episodes: t.outside,
             step_limits: t.step_limits,
             profiling_cut_off: t.profile_cut_off,
+            learned_sites: t
+                .learned
+                .iter()
+                .map(|&(pc, i)| LearnedSite {
+                    pc: format!("{pc:#x}"),
+                    try_index: i,
+                })
+                .collect(),
             uncontrolled: t.uncontrolled.iter().cloned().collect(),
             index: None,
             expect: None,

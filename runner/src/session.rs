@@ -52,13 +52,16 @@ pub struct RunConfig {
     pub max_steps: u64,
     /// Exit codes that are not a bug.
     pub ok_exit_codes: Vec<i32>,
-    /// `POSCHECK_POINTS` for libpos (`sync`, `mem`, `races`), if not the default.
+    /// `POSCHECK_POINTS` for libpos (`sync`, `mem`, `races`, `auto`), if not the default.
     pub points: Option<String>,
     /// `POSCHECK_RACES_FILE` for libpos (the racing pcs of `races` mode).
     pub races_file: Option<PathBuf>,
     /// Keep every executed event with its instrumented pc ([`RunResult::trace`]), for the
     /// race detector of the `races` profiling runs.
     pub record_trace: bool,
+    /// With `record_trace`: also put the plain accesses libpos observed (`auto` points,
+    /// [`Msg::Observed`]) into the trace where they executed, for online race learning.
+    pub observe: bool,
     /// Real sleeps and clock reads, timed waits time out when unavailable
     /// (`POS_REAL_SLEEP=1`, `--real-sleep`).
     pub real_sleep: bool,
@@ -95,6 +98,7 @@ impl RunConfig {
             points: None,
             races_file: None,
             record_trace: false,
+            observe: false,
             real_sleep: false,
             timeouts_any: false,
             record_latency: false,
@@ -835,6 +839,24 @@ impl<'c> Loop<'c> {
                 let op = op.in_process(p);
                 coord.post(t, op).map_err(|e| e.to_string())?;
                 return Ok(self.decide(coord));
+            }
+            Msg::Observed {
+                write,
+                addr,
+                size,
+                pc,
+            } => {
+                // Only the thread that sent it runs until its next post: the access executed
+                // here in the trace (after every event granted so far).
+                if let (true, true, Some(t)) = (self.cfg.record_trace, self.cfg.observe, tid) {
+                    let op = if write {
+                        Op::Write { addr, size }
+                    } else {
+                        Op::Read { addr, size }
+                    };
+                    let p = coord.state().process_of(t);
+                    self.trace.push((Event::new(t, op.in_process(p)), pc));
+                }
             }
             Msg::SemInit { s, value } => {
                 let p = tid.map_or(0, |t| coord.state().process_of(t));

@@ -187,22 +187,28 @@ fn points_default_and_refusals() {
     }
     let o = poscheck(&["races", plain.to_str().unwrap()], &[]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    // An instrumented build defaults to races: its racing sites are reported, and the bug
-    // (the read of x racing with the write) is still found.
+    // An instrumented build defaults to auto: the racing sites are learned by the tries
+    // (the read of x racing with the write), and the bug is still found.
     let bin = build("benchmarks/src/delay_7.c");
     let (o, v) = run_json(&bin, &["--tries", "300", "--seed", "5", "--algo", "pos"]);
-    assert_eq!(v["programs"][0]["points"], "races", "{}", text(&o));
+    assert_eq!(v["programs"][0]["points"], "auto", "{}", text(&o));
     assert_eq!(v["programs"][0]["racing_sites"], 2, "{}", text(&o));
+    assert_eq!(
+        v["programs"][0]["learned_sites"].as_array().map(Vec::len),
+        Some(2),
+        "{}",
+        text(&o)
+    );
     assert!(
         v["programs"][0]["hits"].as_u64().unwrap() > 0,
         "{}",
         text(&o)
     );
-    // A race-free instrumented program (atomics only) runs with sync points.
+    // A race-free instrumented program (atomics only) learns no site.
     let bin = build("benchmarks/src/race_twice.c");
     let (o, v) = run_json(&bin, &["--tries", "5", "--seed", "5"]);
     assert_eq!(v["programs"][0]["racing_sites"], 0, "{}", text(&o));
-    assert_eq!(v["programs"][0]["points"], "sync", "{}", text(&o));
+    assert_eq!(v["programs"][0]["points"], "auto", "{}", text(&o));
 }
 
 #[test]

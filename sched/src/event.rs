@@ -813,6 +813,24 @@ mod tests {
     }
 
     #[test]
+    fn atomics_race_like_accesses_of_their_bytes() {
+        // `auto`/`races` points: atomic loads are reads (two never race for POS*), atomic
+        // stores and RMWs writes, and an atomic and a plain access of the same bytes race.
+        let al = |t| Event::new(t, Op::AtomicLoad { addr: 64, size: 8 });
+        let rmw = |t| Event::new(t, Op::AtomicRmw { addr: 64, size: 8 });
+        let st = |t| Event::new(t, Op::AtomicStore { addr: 64, size: 8 });
+        let w = |t| Event::new(t, Op::Write { addr: 64, size: 8 });
+        let r = |t| Event::new(t, Op::Read { addr: 68, size: 4 });
+        assert!(!al(1).races_with(&al(2), false), "POS*: atomic reads");
+        assert!(al(1).races_with(&al(2), true), "POS: reads race");
+        assert!(al(1).races_with(&rmw(2), false));
+        assert!(st(1).races_with(&al(2), false));
+        assert!(al(1).races_with(&w(2), false), "atomic vs plain write");
+        assert!(rmw(1).races_with(&r(2), false), "atomic RMW vs plain read");
+        assert!(!al(1).races_with(&r(2), false), "two reads, one atomic");
+    }
+
+    #[test]
     fn sync_objects_race_by_kind_and_address() {
         let l = |t, m| {
             Event::new(

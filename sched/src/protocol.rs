@@ -47,6 +47,15 @@ pub enum Msg {
     Assert { text: String },
     /// A fatal signal in this thread at `pc` (sent from libpos's signal handler).
     Crash { signal: i32, pc: u64 },
+    /// `auto` points: a plain access that was *not* a scheduling point, observed for the
+    /// coordinator's race detector (no reply). The sending thread is the only one running
+    /// (serialised scheduling), so frames arrive in execution order before its next post.
+    Observed {
+        write: bool,
+        addr: u64,
+        size: u32,
+        pc: u64,
+    },
 }
 
 /// The coordinator's answer to a [`Msg::Post`].
@@ -97,6 +106,8 @@ const K_SEM_INIT: u32 = 3;
 const K_BARRIER_INIT: u32 = 4;
 const K_ASSERT: u32 = 5;
 const K_CRASH: u32 = 6;
+/// Message kind of [`Msg::Observed`] (in this feature's wire range, 80-84).
+const K_OBSERVED: u32 = 80;
 
 fn kind_code(k: MutexKind) -> u64 {
     match k {
@@ -346,6 +357,12 @@ impl Msg {
                 (frame(K_ASSERT, 0, 0, 0, bytes.len() as u64), bytes)
             }
             Msg::Crash { signal, pc } => (frame(K_CRASH, 0, *signal as i64 as u64, *pc, 0), &[]),
+            Msg::Observed {
+                write,
+                addr,
+                size,
+                pc,
+            } => (Msg::encode_observed(*write, *addr, *size, *pc), &[]),
         }
     }
 
@@ -357,6 +374,11 @@ impl Msg {
         let (code, a, b, c) = op_fields(op);
         let b = if op.is_memory() { pc } else { b };
         frame(K_POST, code, a, b, c)
+    }
+
+    /// Encode a [`Msg::Observed`] frame (allocation-free, for libpos's access callbacks).
+    pub fn encode_observed(write: bool, addr: u64, size: u32, pc: u64) -> [u8; MSG_LEN] {
+        frame(K_OBSERVED, u32::from(write), addr, u64::from(size), pc)
     }
 
     /// Decode a header. `Ok(Err(len))` means a text payload of `len` bytes follows; pass it
@@ -393,6 +415,12 @@ impl Msg {
             K_CRASH => Msg::Crash {
                 signal: a as i64 as i32,
                 pc: b,
+            },
+            K_OBSERVED => Msg::Observed {
+                write: code != 0,
+                addr: a,
+                size: narrow(b, "access size")?,
+                pc: c,
             },
             _ => return Err(ProtocolError(format!("unknown message kind {kind}"))),
         }))
@@ -550,6 +578,12 @@ mod tests {
             },
             Msg::SemInit { s: 1, value: 3 },
             Msg::BarrierInit { b: 2, count: 4 },
+            Msg::Observed {
+                write: true,
+                addr: 0x4040,
+                size: 8,
+                pc: 0x401136,
+            },
             Msg::Crash {
                 signal: 11,
                 pc: 0x401000,

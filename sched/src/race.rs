@@ -8,8 +8,9 @@
 //! Happens-before = program order + thread creation (create → child) + join (exit → join) +
 //! every synchronisation object and atomic location as a totally ordered channel (each
 //! operation on it acquires and releases it). Treating atomics as synchronisation means
-//! atomic accesses never race; plain accesses race when neither is ordered before the other
-//! and at least one writes (Lamport's happens-before, the FastTrack definition of a race).
+//! two atomic accesses never race; an atomic and a plain access of the same bytes do, like
+//! two plain ones, when neither is ordered before the other and at least one writes
+//! (Lamport's happens-before, the FastTrack definition of a race).
 
 use crate::event::{Event, Op, Tid};
 use std::collections::{BTreeSet, HashMap};
@@ -59,6 +60,8 @@ struct Access {
     tid: Tid,
     clock: u32,
     pc: u64,
+    /// An atomic operation: it races with a concurrent plain access, never with an atomic.
+    atomic: bool,
 }
 
 #[derive(Default)]
@@ -123,11 +126,16 @@ impl Detector {
                     self.clock_mut(t).join(&e);
                 }
             }
-            Op::Read { addr, size } => self.access(t, addr, size, false, pc),
-            Op::Write { addr, size } => self.access(t, addr, size, true, pc),
-            Op::AtomicLoad { addr, .. }
-            | Op::AtomicStore { addr, .. }
-            | Op::AtomicRmw { addr, .. } => self.sync_on(t, (0, addr)),
+            Op::Read { addr, size } => self.access(t, addr, size, false, false, pc),
+            Op::Write { addr, size } => self.access(t, addr, size, true, false, pc),
+            Op::AtomicLoad { addr, size } => {
+                self.sync_on(t, (0, addr));
+                self.access(t, addr, size, false, true, pc);
+            }
+            Op::AtomicStore { addr, size } | Op::AtomicRmw { addr, size } => {
+                self.sync_on(t, (0, addr));
+                self.access(t, addr, size, true, true, pc);
+            }
             op => {
                 for o in op.objects().into_iter().flatten() {
                     self.sync_on(t, (o.kind as u8 + 1, o.addr));
@@ -137,14 +145,16 @@ impl Detector {
         self.clock_mut(t).tick(t);
     }
 
-    fn access(&mut self, t: Tid, addr: u64, size: u32, write: bool, pc: u64) {
+    fn access(&mut self, t: Tid, addr: u64, size: u32, write: bool, atomic: bool, pc: u64) {
         let me = self.clock_mut(t).clone();
         let now = Access {
             tid: t,
             clock: me.get(t),
             pc,
+            atomic,
         };
-        let concurrent = |a: &Access| a.tid != t && a.clock > me.get(a.tid);
+        let concurrent =
+            |a: &Access| a.tid != t && a.clock > me.get(a.tid) && !(atomic && a.atomic);
         for byte in addr..addr + size.max(1) as u64 {
             let cell = self.shadow.entry(byte).or_default();
             let mut found = Vec::new();
@@ -196,6 +206,70 @@ impl Detector {
     /// Every instruction address that takes part in a race.
     pub fn racing_pcs(&self) -> BTreeSet<u64> {
         self.races.iter().flat_map(|r| [r.a.pc, r.b.pc]).collect()
+    }
+}
+
+/// Online race learning of the `auto` point mode, in fixed-size batches of tries.
+///
+/// Try `i` belongs to batch `i / batch`; every try of a batch runs with the racing sites
+/// learned from the tries of *earlier* batches (plus any given at the start). So the site
+/// set of a try depends only on the seed and the tries before its batch, never on how many
+/// workers ran them or in which order their results came back: the results of a batch are
+/// absorbed together ([`Learner::absorb`]) and a site's learning try is the smallest index
+/// of a try of that batch that exhibited it.
+#[derive(Clone, Debug)]
+pub struct Learner {
+    batch: u64,
+    /// Every site known, with the try that first exhibited it (`None`: given at the start).
+    sites: std::collections::BTreeMap<u64, Option<u64>>,
+}
+
+impl Learner {
+    /// A learner over batches of `batch` tries (at least 1), starting from `known` sites.
+    pub fn new(batch: u64, known: impl IntoIterator<Item = u64>) -> Self {
+        Learner {
+            batch: batch.max(1),
+            sites: known.into_iter().map(|pc| (pc, None)).collect(),
+        }
+    }
+
+    pub fn batch(&self) -> u64 {
+        self.batch
+    }
+
+    /// The first try of the batch holding try `i`.
+    pub fn batch_start(&self, i: u64) -> u64 {
+        i - i % self.batch
+    }
+
+    /// The sites tries of the current batch stop at.
+    pub fn pcs(&self) -> BTreeSet<u64> {
+        self.sites.keys().copied().collect()
+    }
+
+    /// Sites learned during the session, each with the try that first exhibited it.
+    pub fn learned(&self) -> Vec<(u64, u64)> {
+        self.sites
+            .iter()
+            .filter_map(|(&pc, &t)| t.map(|t| (pc, t)))
+            .collect()
+    }
+
+    /// Absorb one finished batch: each entry is a try index and the racing pcs its run
+    /// exhibited. Returns whether the site set grew. Order of `results` does not matter.
+    pub fn absorb(&mut self, results: impl IntoIterator<Item = (u64, BTreeSet<u64>)>) -> bool {
+        let mut first: std::collections::BTreeMap<u64, u64> = Default::default();
+        for (i, pcs) in results {
+            for pc in pcs {
+                let e = first.entry(pc).or_insert(i);
+                *e = (*e).min(i);
+            }
+        }
+        let before = self.sites.len();
+        for (pc, i) in first {
+            self.sites.entry(pc).or_insert(Some(i));
+        }
+        self.sites.len() > before
     }
 }
 
@@ -324,5 +398,54 @@ mod tests {
             0x4,
         );
         assert!(d.races().is_empty());
+    }
+
+    fn set(pcs: &[u64]) -> BTreeSet<u64> {
+        pcs.iter().copied().collect()
+    }
+
+    #[test]
+    fn learner_batches_are_independent_of_result_order() {
+        let batch = vec![
+            (5, set(&[0x20, 0x30])),
+            (3, set(&[0x30])),
+            (7, set(&[0x10])),
+        ];
+        let mut a = Learner::new(4, [0x10]);
+        let mut b = Learner::new(4, [0x10]);
+        assert_eq!(a.batch_start(6), 4);
+        assert_eq!(a.batch_start(4), 4);
+        assert_eq!(a.batch_start(3), 0);
+        assert!(a.absorb(batch.clone()));
+        let mut rev = batch;
+        rev.reverse();
+        assert!(b.absorb(rev));
+        assert_eq!(a.pcs(), set(&[0x10, 0x20, 0x30]));
+        assert_eq!(
+            a.learned(),
+            vec![(0x20, 5), (0x30, 3)],
+            "given sites are not learned"
+        );
+        assert_eq!(a.learned(), b.learned());
+        // A later batch that finds only known sites changes nothing.
+        assert!(!a.absorb([(9, set(&[0x20]))]));
+        assert_eq!(a.learned(), vec![(0x20, 5), (0x30, 3)]);
+        assert!(a.absorb([(12, set(&[0x40])), (8, BTreeSet::new())]));
+        assert_eq!(a.learned().last(), Some(&(0x40, 12)));
+    }
+
+    #[test]
+    fn atomic_and_plain_access_to_one_address_race_but_two_atomics_do_not() {
+        let x = 0x5000;
+        let mut d = Detector::new();
+        d.step(&ev(0, Op::Create), 0);
+        d.step(&ev(0, Op::Create), 0);
+        d.step(&ev(1, Op::AtomicLoad { addr: x, size: 8 }), 0x1);
+        d.step(&ev(2, Op::AtomicLoad { addr: x, size: 8 }), 0x2);
+        d.step(&ev(2, Op::AtomicRmw { addr: x, size: 8 }), 0x3);
+        assert!(d.races().is_empty(), "atomics never race");
+        // A plain write of thread 1 after its atomic load: not ordered after thread 2's RMW.
+        d.step(&ev(1, Op::Write { addr: x, size: 8 }), 0x4);
+        assert!(d.racing_pcs().contains(&0x4), "{:?}", d.races());
     }
 }

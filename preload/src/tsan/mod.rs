@@ -5,8 +5,14 @@
 //! - `sync` (default): none; the callbacks return at once (atomics still do their operation).
 //! - `mem`: every access of a controlled thread that is not on its own stack posts
 //!   `Op::Read/Write/AtomicLoad/AtomicStore/AtomicRmw{addr, size}` before it happens.
-//! - `races`: only accesses whose instrumented pc is listed in `POSCHECK_RACES_FILE`
-//!   post; the others are decided locally, with no round trip.
+//! - `races`: atomic operations and the accesses whose instrumented pc is listed in
+//!   `POSCHECK_RACES_FILE` post; the others are decided locally, with no round trip.
+//! - `auto`: as `races` (the races file may be empty), and every other plain access off the
+//!   thread's stack is *observed*: appended to a per-thread buffer of [`Msg::Observed`]
+//!   frames that goes to the coordinator, with no reply, just before the thread's next post
+//!   ([`flush_observed`]). Only the granted thread runs between two posts, so the
+//!   coordinator sees the observed accesses in execution order, and its race detector
+//!   learns new racing sites from every try (`runner/src/points.rs`).
 //!
 //! Every post carries the instrumented pc (the return address of the `__tsan_*` call) for the
 //! coordinator's race detector ([`pos_sched::protocol::frame_pc`]). To get it without frame
@@ -19,8 +25,9 @@ pub mod atomic;
 pub mod mem;
 
 use crate::conn::{self, Busy};
+use pos_sched::protocol::{Msg, MSG_LEN};
 use pos_sched::Op;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 
@@ -28,6 +35,7 @@ use std::sync::OnceLock;
 pub const SYNC: u8 = 0;
 pub const MEM: u8 = 1;
 pub const RACES: u8 = 2;
+pub const AUTO: u8 = 3;
 
 static MODE: AtomicU8 = AtomicU8::new(SYNC);
 
@@ -93,6 +101,10 @@ pub enum Kind {
 }
 
 impl Kind {
+    fn is_atomic(self) -> bool {
+        !matches!(self, Kind::Read | Kind::Write)
+    }
+
     fn op(self, addr: u64, size: u32) -> Op {
         match self {
             Kind::Read => Op::Read { addr, size },
@@ -110,8 +122,9 @@ pub fn parse_mode(s: &str) -> Result<u8, String> {
         "" | "sync" => Ok(SYNC),
         "mem" => Ok(MEM),
         "races" => Ok(RACES),
+        "auto" => Ok(AUTO),
         _ => Err(format!(
-            "bad POSCHECK_POINTS {s:?} (expected sync, mem or races)"
+            "bad POSCHECK_POINTS {s:?} (expected sync, mem, races or auto)"
         )),
     }
 }
@@ -157,9 +170,9 @@ fn exe_base() -> u64 {
 /// Read `POSCHECK_POINTS` and `POSCHECK_RACES_FILE` (from the constructor).
 pub fn configure() -> Result<(), String> {
     let mode = parse_mode(&std::env::var("POSCHECK_POINTS").unwrap_or_default())?;
-    if mode == RACES {
+    if mode == RACES || mode == AUTO {
         let path = std::env::var("POSCHECK_RACES_FILE")
-            .map_err(|_| "POSCHECK_POINTS=races needs POSCHECK_RACES_FILE".to_string())?;
+            .map_err(|_| "POSCHECK_POINTS=races/auto needs POSCHECK_RACES_FILE".to_string())?;
         let text = std::fs::read_to_string(&path)
             .map_err(|e| format!("cannot read POSCHECK_RACES_FILE {path}: {e}"))?;
         let _ = RACE_PCS.set(parse_races(&text, exe_base())?);
@@ -217,7 +230,10 @@ fn is_race_pc(pc: u64) -> bool {
 fn slow_point(addr: u64, size: usize, kind: Kind, mode: u8) {
     let Some(me) = conn::me() else { return };
     let pc = last_pc();
-    if mode == RACES && !is_race_pc(pc) {
+    // In `races` and `auto`, atomics are always points: lock-free code's bugs lie between
+    // atomic operations, which never race and so are never learned as racing sites.
+    let post = mode == MEM || kind.is_atomic() || is_race_pc(pc);
+    if !post && mode != AUTO {
         return;
     }
     let (lo, hi) = stack_bounds();
@@ -225,7 +241,65 @@ fn slow_point(addr: u64, size: usize, kind: Kind, mode: u8) {
         return;
     }
     let size = u32::try_from(size).unwrap_or(u32::MAX);
-    me.post_at(kind.op(addr, size), pc);
+    if post {
+        me.post_at(kind.op(addr, size), pc);
+    } else {
+        observe(me.fd, kind == Kind::Write, addr, size, pc);
+    }
+}
+
+/// Frames a thread buffers before sending them in one write.
+const OBS_FRAMES: usize = 64;
+
+/// A thread's observed accesses not yet sent: frames and the bytes used.
+struct Observed {
+    buf: [u8; OBS_FRAMES * MSG_LEN],
+    len: usize,
+}
+
+thread_local! {
+    static OBSERVED: RefCell<Observed> = const {
+        RefCell::new(Observed {
+            buf: [0; OBS_FRAMES * MSG_LEN],
+            len: 0,
+        })
+    };
+}
+
+/// Buffer one observed access of the calling thread (connection `fd`); a full buffer is sent.
+fn observe(fd: libc::c_int, write: bool, addr: u64, size: u32, pc: u64) {
+    let frame = Msg::encode_observed(write, addr, size, pc);
+    let _ = OBSERVED.try_with(|o| {
+        // Busy only when a signal handler interrupted this very function: drop the access.
+        let Ok(mut o) = o.try_borrow_mut() else {
+            return;
+        };
+        if o.len + MSG_LEN > o.buf.len() {
+            send(fd, &mut o);
+        }
+        let at = o.len;
+        o.buf[at..at + MSG_LEN].copy_from_slice(&frame);
+        o.len += MSG_LEN;
+    });
+}
+
+fn send(fd: libc::c_int, o: &mut Observed) {
+    let _b = Busy::enter();
+    // A lost connection shows at the thread's next post, which handles it.
+    let _ = conn::write_all(fd, &o.buf[..o.len]);
+    o.len = 0;
+}
+
+/// Send the calling thread's buffered observed accesses on `fd` (its connection) before it
+/// posts anything: the coordinator must see them before the post they precede.
+pub fn flush_observed(fd: libc::c_int) {
+    let _ = OBSERVED.try_with(|o| {
+        if let Ok(mut o) = o.try_borrow_mut() {
+            if o.len > 0 {
+                send(fd, &mut o);
+            }
+        }
+    });
 }
 
 #[cfg(test)]
@@ -238,6 +312,7 @@ mod tests {
         assert_eq!(parse_mode("sync"), Ok(SYNC));
         assert_eq!(parse_mode("mem"), Ok(MEM));
         assert_eq!(parse_mode("races"), Ok(RACES));
+        assert_eq!(parse_mode("auto"), Ok(AUTO));
         assert!(parse_mode("all").is_err());
     }
 

@@ -1,0 +1,190 @@
+//! `--points auto` end to end (the default for `poscheck cc` builds): atomic operations are
+//! scheduling points, the race detector learns racing sites from every try (in batches, so
+//! the result of a seed does not depend on `--jobs`), saved schedules carry the site set
+//! their try ran with and `replay` uses it.
+//!
+//! Programs from the suite: `cas_lost_update` (a lost update between an atomic load and a
+//! CAS whose failure is ignored: no data race at all), `wsq_bad` (a Chase-Lev queue whose
+//! bug needs points at plain accesses the tries learn), `race_twice` (atomics only) and the
+//! correct `lockfree_ok`. Fixed seeds throughout. libpos.so must sit next to `poscheck`.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+mod common;
+
+use common::{text, POSCHECK};
+
+fn poscheck(args: &[&str]) -> Output {
+    Command::new(POSCHECK).args(args).output().unwrap()
+}
+
+/// `benchmarks/src/NAME.c` built once with `poscheck cc` (gcc).
+fn build(name: &str) -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let dir = DIR.get_or_init(|| {
+        common::require_libpos();
+        let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("races-auto");
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    });
+    let _g = LOCK.lock().unwrap();
+    let bin = dir.join(name);
+    if bin.is_file() {
+        return bin;
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../benchmarks/src")
+        .join(format!("{name}.c"));
+    let o = poscheck(&[
+        "cc",
+        "-O1",
+        "-g",
+        "-pthread",
+        "-o",
+        bin.to_str().unwrap(),
+        src.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "poscheck cc {name}: {}", text(&o));
+    bin
+}
+
+/// `poscheck run` with `extra` flags; the JSON report of the one program, the saved
+/// schedule (if a bug was hit) and the output.
+fn run(bin: &Path, extra: &[&str]) -> (Value, Option<PathBuf>, Output) {
+    let dir = tempfile::tempdir().unwrap().keep();
+    let json = dir.join("r.json");
+    let out = dir.join("out");
+    let mut args = vec![
+        "run",
+        "--json",
+        json.to_str().unwrap(),
+        "--out-dir",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    args.push(bin.to_str().unwrap());
+    let o = poscheck(&args);
+    let v: Value = serde_json::from_str(
+        &std::fs::read_to_string(&json).unwrap_or_else(|_| panic!("no JSON: {}", text(&o))),
+    )
+    .unwrap();
+    let saved = std::fs::read_dir(&out).ok().and_then(|d| {
+        d.map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "json"))
+    });
+    (v["programs"][0].clone(), saved, o)
+}
+
+/// The saved schedule replays to the same outcome `times` times of `times`.
+fn assert_replays(saved: &Path, times: u32) {
+    let n = times.to_string();
+    let o = poscheck(&["replay", "--times", &n, saved.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let want = format!("reproduced {times} of {times}");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(&want),
+        "{}",
+        text(&o)
+    );
+}
+
+fn saved_points(saved: &Path) -> String {
+    let s: Value = serde_json::from_str(&std::fs::read_to_string(saved).unwrap()).unwrap();
+    s["points"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn lost_update_between_atomic_load_and_cas_is_found_in_the_default_mode() {
+    let bin = build("cas_lost_update");
+    for algo in ["rw", "pct3", "pos"] {
+        let (p, saved, o) = run(&bin, &["--algo", algo, "--tries", "200", "--seed", "1"]);
+        assert_eq!(p["points"], "auto", "{algo}: {}", text(&o));
+        // No data race: nothing is learned, the atomics alone expose the window.
+        assert_eq!(p["racing_sites"], 0, "{algo}: {}", text(&o));
+        assert!(p["hits"].as_u64().unwrap() > 0, "{algo}: {}", text(&o));
+        assert_eq!(p["first_outcome"]["kind"], "assert", "{algo}: {}", text(&o));
+        let saved = saved.expect("a saved schedule");
+        assert_eq!(saved_points(&saved), "auto");
+        assert_replays(&saved, 100);
+    }
+    // Sync points only (the old fallback of `races` with no race found) never reach it.
+    let (p, _, o) = run(&bin, &["--points", "sync", "--tries", "200", "--seed", "1"]);
+    assert_eq!(p["hits"], 0, "{}", text(&o));
+}
+
+#[test]
+fn races_mode_stops_at_atomics_too() {
+    // race_twice has no data race: `races` profiling finds no site, yet its tries still
+    // stop at the atomics (it used to fall back to sync points and miss the bug).
+    let bin = build("race_twice");
+    let (p, _, o) = run(
+        &bin,
+        &[
+            "--points", "races", "--algo", "pos", "--tries", "200", "--seed", "1",
+        ],
+    );
+    assert_eq!(p["points"], "races", "{}", text(&o));
+    assert_eq!(p["racing_sites"], 0, "{}", text(&o));
+    assert!(p["hits"].as_u64().unwrap() > 0, "{}", text(&o));
+    let (p, _, o) = run(&bin, &["--algo", "pos", "--tries", "200", "--seed", "1"]);
+    assert_eq!(p["points"], "auto", "{}", text(&o));
+    assert!(p["hits"].as_u64().unwrap() > 0, "{}", text(&o));
+}
+
+#[test]
+fn wsq_bad_is_found_from_learned_sites_and_replays_with_them() {
+    let bin = build("wsq_bad");
+    let args = ["--algo", "rw", "--tries", "200", "--seed", "1"];
+    let (p, saved, o) = run(&bin, &[&args[..], &["--jobs", "2"]].concat());
+    assert_eq!(p["points"], "auto", "{}", text(&o));
+    let learned = p["learned_sites"].as_array().expect("learned sites");
+    assert!(!learned.is_empty(), "{}", text(&o));
+    for l in learned {
+        assert!(l["pc"].as_str().unwrap().starts_with("0x"), "{l}");
+        assert!(l["try_index"].as_u64().unwrap() < 200, "{l}");
+    }
+    // The first batch runs with no site at all: the bug needs learned ones, so it comes later.
+    let first = p["first_hit"].as_u64().expect("wsq_bad hit in auto mode");
+    assert!(
+        first >= 16,
+        "hit at try {first} before any site was learned"
+    );
+    let saved = saved.expect("a saved schedule");
+    let points = saved_points(&saved);
+    assert!(points.starts_with("auto:0x"), "{points}");
+    assert_replays(&saved, 100);
+    // Same seed, one worker: the same sites learned at the same tries, the same hits.
+    let (q, _, o1) = run(&bin, &[&args[..], &["--jobs", "1"]].concat());
+    for key in [
+        "hits",
+        "first_hit",
+        "learned_sites",
+        "racing_sites",
+        "mean_steps",
+    ] {
+        assert_eq!(p[key], q[key], "{key}: {}\n{}", text(&o), text(&o1));
+    }
+}
+
+#[test]
+fn correct_lock_free_code_is_never_flagged() {
+    let bin = build("lockfree_ok");
+    for algo in ["rw", "pct3", "pos"] {
+        let (p, _, o) = run(&bin, &["--algo", algo, "--tries", "200", "--seed", "7"]);
+        assert_eq!(p["points"], "auto", "{algo}: {}", text(&o));
+        assert_eq!(p["hits"], 0, "{algo}: {}", text(&o));
+        let outcomes = p["outcomes"].as_object().unwrap();
+        assert_eq!(outcomes.len(), 1, "{algo}: only ok runs: {}", text(&o));
+        assert_eq!(outcomes["ok"], 200, "{algo}: {}", text(&o));
+        // The atomics are points: far more than the 13 sync steps of the program.
+        assert!(
+            p["mean_steps"].as_f64().unwrap() > 20.0,
+            "{algo}: {}",
+            text(&o)
+        );
+    }
+}
