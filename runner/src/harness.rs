@@ -175,8 +175,7 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
         run_batch(
             &plan,
             0..plan.tries,
-            pct_k,
-            &profile,
+            (pct_k, &profile),
             &stop,
             &mut tally,
             label,
@@ -194,8 +193,7 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
             run_batch(
                 &plan,
                 from..end,
-                pct_k,
-                &profile,
+                (pct_k, &profile),
                 &stop,
                 &mut tally,
                 label,
@@ -234,8 +232,7 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
 fn run_batch(
     plan: &Plan,
     range: std::ops::Range<u64>,
-    pct_k: Option<u64>,
-    profile: &Option<Arc<Profile>>,
+    (pct_k, profile): (Option<u64>, &Option<Arc<Profile>>),
     stop: &AtomicBool,
     tally: &mut Tally,
     label: &str,
