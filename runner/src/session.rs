@@ -383,26 +383,29 @@ fn recv_spinning(
     }
 }
 
+/// The kernel's view of `task`: its state letter (`R`, `S`, `D`, ...) and, if `syscall`
+/// holds for that state, the text of `/proc/.../syscall`. `None` when it cannot be looked at
+/// (gone, or `/proc` unreadable) or `syscall` refuses the state.
+fn kernel_view(task: &Task, syscall: impl Fn(&str) -> bool) -> Option<String> {
+    let dir = format!("/proc/{}/task/{}", task.pid, task.ktid);
+    let stat = std::fs::read_to_string(format!("{dir}/stat")).ok()?;
+    // "tid (comm) S ...": the state follows the last ')' (comm may contain anything).
+    let state = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().next())?;
+    if !syscall(state) {
+        return None;
+    }
+    std::fs::read_to_string(format!("{dir}/syscall")).ok()
+}
+
 /// Whether the kernel shows `task` blocked in a call libpos does not control: sleeping
 /// (`S`, `D`) in a system call that is not on its own connection to the coordinator (there it
 /// is in libpos, sending a post or waiting for a grant). A thread that cannot be looked at
 /// (gone, or `/proc` unreadable) is not.
 fn blocked_outside(task: &Task) -> bool {
-    let dir = format!("/proc/{}/task/{}", task.pid, task.ktid);
-    let Ok(stat) = std::fs::read_to_string(format!("{dir}/stat")) else {
-        return false;
-    };
-    // "tid (comm) S ...": the state follows the last ')' (comm may contain anything).
-    let state = stat
-        .rfind(')')
-        .and_then(|i| stat[i + 1..].split_whitespace().next());
-    if !matches!(state, Some("S" | "D")) {
-        return false;
-    }
-    let Ok(call) = std::fs::read_to_string(format!("{dir}/syscall")) else {
-        return false;
-    };
-    in_foreign_call(&call, task.fd)
+    kernel_view(task, |s| matches!(s, "S" | "D"))
+        .is_some_and(|call| in_foreign_call(&call, task.fd))
 }
 
 /// How long a granted thread may run without posting (a spin-wait on a flag another thread
@@ -417,17 +420,7 @@ fn spin_after(blocked_after: Duration, step_timeout: Duration) -> Duration {
 /// Whether the kernel shows `task` running user code (state `R`, not in a system call): it
 /// computes or spins without reaching a scheduling point.
 fn running_user_code(task: &Task) -> bool {
-    let dir = format!("/proc/{}/task/{}", task.pid, task.ktid);
-    let Ok(stat) = std::fs::read_to_string(format!("{dir}/stat")) else {
-        return false;
-    };
-    let state = stat
-        .rfind(')')
-        .and_then(|i| stat[i + 1..].split_whitespace().next());
-    if state != Some("R") {
-        return false;
-    }
-    std::fs::read_to_string(format!("{dir}/syscall")).is_ok_and(|c| c.starts_with("running"))
+    kernel_view(task, |s| s == "R").is_some_and(|call| call.starts_with("running"))
 }
 
 /// Whether `/proc/.../syscall` text shows a thread inside a system call (`nr arg0 ...`, not

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{require_libpos, text, POSCHECK};
+use common::{outcome_count, poscheck, require_libpos, text};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -40,39 +40,9 @@ fn build(dir: &Path, compiler: &str, file: &str) -> PathBuf {
     out
 }
 
-fn poscheck(args: &[&str]) -> Output {
-    Command::new(POSCHECK).args(args).output().unwrap()
-}
-
-/// `poscheck run` of 200 tries with a JSON report; returns the report of the one program
-/// and the output.
+/// `poscheck run` of 200 tries with a JSON report ([`common::run_200`]).
 fn run(dir: &Path, prog: &Path, algo: &str) -> (Value, Output) {
-    let json = dir.join(format!("{algo}.json"));
-    let out = dir.join("out");
-    let args = [
-        "run",
-        "--json",
-        json.to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-        "--algo",
-        algo,
-        "--tries",
-        "200",
-        "--seed",
-        "1",
-        "--jobs",
-        "2",
-        prog.to_str().unwrap(),
-    ];
-    let o = poscheck(&args);
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap())
-        .unwrap_or_else(|e| panic!("no JSON report ({e}): {}", text(&o)));
-    (report["programs"][0].clone(), o)
-}
-
-fn count(p: &Value, kind: &str) -> u64 {
-    p["outcomes"][kind].as_u64().unwrap_or(0)
+    common::run_200(dir, prog, algo, &[], |_| {})
 }
 
 const C: &[&str] = &["gcc", "clang-14"];
@@ -108,10 +78,10 @@ fn correct_cancel_and_c11_programs_are_never_flagged() {
                 let what = format!("{cc} {file} under {algo}");
                 eprintln!(
                     "correct {what}: ok {}/200, mean steps {:.1}",
-                    count(&p, "ok"),
+                    outcome_count(&p, "ok"),
                     p["mean_steps"].as_f64().unwrap_or(0.0)
                 );
-                assert_eq!(count(&p, "ok"), 200, "{what}: {}", text(&o));
+                assert_eq!(outcome_count(&p, "ok"), 200, "{what}: {}", text(&o));
                 assert_eq!(p["partial"].as_u64().unwrap_or(0), 0, "{what}: {p}");
                 assert_eq!(p["step_limits"].as_u64().unwrap_or(0), 0, "{what}: {p}");
                 let steps = p["mean_steps"].as_f64().unwrap_or(0.0);
@@ -138,11 +108,11 @@ fn a_thread_blocked_outside_control_is_cancelled_for_real() {
             let what = format!("{cc} read_blocked.c under {algo}");
             eprintln!(
                 "correct {what}: ok {}/200, partial {}, mean steps {:.1}",
-                count(&p, "ok"),
+                outcome_count(&p, "ok"),
                 p["partial"].as_u64().unwrap_or(0),
                 p["mean_steps"].as_f64().unwrap_or(0.0)
             );
-            assert_eq!(count(&p, "ok"), 200, "{what}: {}", text(&o));
+            assert_eq!(outcome_count(&p, "ok"), 200, "{what}: {}", text(&o));
         }
     }
 }
@@ -200,9 +170,9 @@ fn buggy_cancel_and_c11_programs_are_found_and_replay() {
             for algo in ["rw", "pct3", "pos"] {
                 let what = format!("{cc} {file} under {algo}");
                 let (p, o) = run(dir.path(), &prog, algo);
-                assert!(count(&p, kind) > 0, "{what}: {}", text(&o));
+                assert!(outcome_count(&p, kind) > 0, "{what}: {}", text(&o));
                 assert_eq!(
-                    count(&p, kind) + count(&p, "ok"),
+                    outcome_count(&p, kind) + outcome_count(&p, "ok"),
                     200,
                     "{what}: only {kind} or ok: {}",
                     text(&o)
@@ -218,7 +188,7 @@ fn buggy_cancel_and_c11_programs_are_found_and_replay() {
                 ));
                 eprintln!(
                     "buggy {what}: {kind} {}/200, replay 100/100: {replayed}",
-                    count(&p, kind)
+                    outcome_count(&p, kind)
                 );
                 assert!(replayed, "{what}: {}", text(&r));
                 for s in *shows {
@@ -244,10 +214,10 @@ fn asynchronous_cancellation_of_a_computing_thread_ends_well() {
             let t = text(&o);
             eprintln!(
                 "async {what}: ok {}/200, partial {}",
-                count(&p, "ok"),
+                outcome_count(&p, "ok"),
                 p["partial"].as_u64().unwrap_or(0)
             );
-            assert_eq!(count(&p, "ok"), 200, "{what}: {t}");
+            assert_eq!(outcome_count(&p, "ok"), 200, "{what}: {t}");
             assert_eq!(o.status.code(), Some(0), "{what}: {t}");
             let said = t
                 .matches("warning: asynchronous cancellation (PTHREAD_CANCEL_ASYNCHRONOUS)")
@@ -287,7 +257,7 @@ fn an_unreachable_asynchronous_cancellation_is_unsupported_not_a_bug() {
     assert_eq!(o.status.code(), Some(2), "{t}");
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let p = &report["programs"][0];
-    assert_eq!(count(p, "error"), 3, "{t}");
+    assert_eq!(outcome_count(p, "error"), 3, "{t}");
     assert_eq!(p["hits"].as_u64(), Some(0), "{t}");
     assert!(p["schedule"].is_null(), "{p}");
     assert!(

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{require_libpos, text, POSCHECK};
+use common::{outcome_count, poscheck, require_libpos, text};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -29,37 +29,9 @@ fn build(dir: &Path, file: &str) -> PathBuf {
     out
 }
 
-fn poscheck(args: &[&str]) -> Output {
-    Command::new(POSCHECK).args(args).output().unwrap()
-}
-
-/// `poscheck run` of 200 tries with a JSON report; the report of the one program and the
-/// output.
+/// `poscheck run` of 200 tries with a JSON report ([`common::run_200`]).
 fn run(dir: &Path, prog: &Path, algo: &str) -> (Value, Output) {
-    let json = dir.join(format!("{algo}.json"));
-    let out = dir.join("out");
-    let o = poscheck(&[
-        "run",
-        "--json",
-        json.to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-        "--algo",
-        algo,
-        "--tries",
-        "200",
-        "--seed",
-        "1",
-        "--jobs",
-        "2",
-        prog.to_str().unwrap(),
-    ]);
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    (report["programs"][0].clone(), o)
-}
-
-fn outcome_count(p: &Value, kind: &str) -> u64 {
-    p["outcomes"][kind].as_u64().unwrap_or(0)
+    common::run_200(dir, prog, algo, &[], |_| {})
 }
 
 #[test]

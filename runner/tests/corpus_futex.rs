@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{require_libpos, text, POSCHECK};
+use common::{outcome_count, require_libpos, text, POSCHECK};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -64,37 +64,12 @@ fn poscheck(args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// `poscheck run` with a JSON report, 200 tries, seed 1, two jobs; returns the report of
-/// the one program and the output.
+/// `poscheck run` of 200 tries with a JSON report ([`common::run_200`]), without
+/// `RUST_BACKTRACE` (see [`poscheck`]).
 fn run(dir: &Path, prog: &Path, algo: &str) -> (Value, Output) {
-    let json = dir.join("report.json");
-    let out = dir.join("out");
-    let args = [
-        "run",
-        "--json",
-        json.to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-        "--algo",
-        algo,
-        "--tries",
-        "200",
-        "--seed",
-        "1",
-        "--jobs",
-        "2",
-        prog.to_str().unwrap(),
-    ];
-    let o = poscheck(&args);
-    let report: Value = std::fs::read_to_string(&json)
-        .ok()
-        .and_then(|s| serde_json::from_str(&s).ok())
-        .unwrap_or_else(|| panic!("no JSON report: {}", text(&o)));
-    (report["programs"][0].clone(), o)
-}
-
-fn count(p: &Value, kind: &str) -> u64 {
-    p["outcomes"][kind].as_u64().unwrap_or(0)
+    common::run_200(dir, prog, algo, &[], |c| {
+        c.env_remove("RUST_BACKTRACE");
+    })
 }
 
 /// The compilers a file is built with, those missing left out (and said).
@@ -137,7 +112,7 @@ fn correct_futex_programs_are_never_flagged_and_are_scheduled_at_their_futex_ops
                 assert_eq!(p["hits"], 0, "{what}");
                 // No hang, no step limit: every run ended normally, none waited for the
                 // step timeout, and none had a thread set aside outside control.
-                assert_eq!(count(&p, "ok"), 200, "{what}");
+                assert_eq!(outcome_count(&p, "ok"), 200, "{what}");
                 assert_eq!(p["partial"].as_u64().unwrap_or(0), 0, "{what}");
                 assert_eq!(p["step_limits"].as_u64().unwrap_or(0), 0, "{what}");
                 let steps = p["mean_steps"].as_f64().unwrap_or(0.0);
@@ -163,7 +138,7 @@ fn unmodelled_pi_futexes_run_uncontrolled_without_false_alarms() {
         let (p, o) = run(dir.path(), &prog, algo);
         let what = format!("ok_futex_pi.c under {algo}: {p}\n{}", text(&o));
         assert_eq!(p["hits"], 0, "{what}");
-        assert_eq!(count(&p, "ok"), 200, "{what}");
+        assert_eq!(outcome_count(&p, "ok"), 200, "{what}");
         partial += p["partial"].as_u64().unwrap_or(0);
     }
     assert!(partial > 0, "a contended PI lock blocks in the kernel");
@@ -231,8 +206,12 @@ fn buggy_futex_programs_are_found_and_replay() {
             for algo in algos {
                 let (p, o) = run(dir.path(), &prog, algo);
                 let what = format!("{cc} {file} under {algo}: {p}\n{}", text(&o));
-                assert!(count(&p, kind) > 0, "{what}");
-                assert_eq!(count(&p, kind) + count(&p, "ok"), 200, "{what}");
+                assert!(outcome_count(&p, kind) > 0, "{what}");
+                assert_eq!(
+                    outcome_count(&p, kind) + outcome_count(&p, "ok"),
+                    200,
+                    "{what}"
+                );
                 assert_eq!(p["partial"].as_u64().unwrap_or(0), 0, "{what}");
                 if *kind == "panic" {
                     let first = &p["first_outcome"];
@@ -241,7 +220,10 @@ fn buggy_futex_programs_are_found_and_replay() {
                     assert!(msg.contains("lost update"), "{what}");
                 }
                 assert_replays(&p, kind, &what);
-                eprintln!("{cc} {file} {algo}: {kind} in {} of 200", count(&p, kind));
+                eprintln!(
+                    "{cc} {file} {algo}: {kind} in {} of 200",
+                    outcome_count(&p, kind)
+                );
             }
         }
     }
