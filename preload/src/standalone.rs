@@ -40,6 +40,7 @@ use libc::c_int;
 use pos_sched::coordinator::DEFAULT_MAX_STEPS;
 use pos_sched::protocol::{Msg, Reply, MSG_LEN};
 use pos_sched::schedule::Schedule;
+use pos_sched::silent::{self, Silent};
 use pos_sched::state::Status;
 use pos_sched::strategy::{self, Options, Strategy};
 use pos_sched::{rng, Coordinator, Decision, Op, Tid};
@@ -359,14 +360,17 @@ impl Server {
                 probed = std::time::Instant::now();
                 // As the runner: a thread running user code for a quarter of the step
                 // timeout (a spin-wait) is set aside too when another could use the turn.
-                let spin_ms = (cfg.step_timeout_ms / 4).max(cfg.blocked_after_ms);
-                let spun = cfg.blocked_after_ms > 0 && ms(quiet.elapsed()) >= spin_ms;
+                let millis = |m: i32| std::time::Duration::from_millis(m.max(0) as u64);
+                let spin =
+                    silent::spin_after(millis(cfg.blocked_after_ms), millis(cfg.step_timeout_ms));
+                let spun = cfg.blocked_after_ms > 0 && quiet.elapsed() >= spin;
                 for (t, fd_there, ktid) in self.silent(&coord) {
-                    let outside = blocked_outside(ktid, fd_there)
+                    let view = kernel_view(ktid, fd_there);
+                    let outside = view == Silent::BlockedOutside
                         || (spun
+                            && view == Silent::RunningUserCode
                             && (coord.state().others_could_run(t)
-                                || self.posts.iter().any(|&(p, _)| p != t))
-                            && running_user_code(ktid));
+                                || self.posts.iter().any(|&(p, _)| p != t)));
                     if outside && coord.mark_outside(t).is_ok() {
                         self.outside += 1;
                     }
@@ -606,8 +610,8 @@ impl Server {
         if self.outside > 0 {
             eprintln!(
                 "poscheck: partial run: {} time(s) a thread was blocked outside control (in a \
-                 call libpos does not control, or spinning without a point) while the others ran; this schedule may not \
-                 replay exactly",
+                 call libpos does not control, or spinning without a point) while the others \
+                 ran; this schedule may not replay exactly",
                 self.outside
             );
         }
@@ -642,45 +646,18 @@ impl Server {
     }
 }
 
-/// Whether the kernel shows thread `ktid` of this process asleep (`S`, `D`) in a system
-/// call that is not on its connection `fd` (there it is in libpos): blocked outside control.
-fn blocked_outside(ktid: u32, fd: c_int) -> bool {
+/// What the kernel shows of silent thread `ktid` of this process, whose connection here is
+/// `fd` ([`silent::classify`]).
+fn kernel_view(ktid: u32, fd: c_int) -> Silent {
     let dir = format!("/proc/self/task/{ktid}");
-    let Ok(stat) = std::fs::read_to_string(format!("{dir}/stat")) else {
-        return false;
-    };
-    let state = stat
-        .rfind(')')
-        .and_then(|i| stat[i + 1..].split_whitespace().next());
-    if !matches!(state, Some("S" | "D")) {
-        return false;
+    match std::fs::read_to_string(format!("{dir}/stat")) {
+        Ok(stat) => silent::classify(
+            &stat,
+            || std::fs::read_to_string(format!("{dir}/syscall")).ok(),
+            fd,
+        ),
+        Err(_) => Silent::Other,
     }
-    let Ok(call) = std::fs::read_to_string(format!("{dir}/syscall")) else {
-        return false;
-    };
-    let mut words = call.split_whitespace();
-    match words.next().map(str::parse::<i64>) {
-        Some(Ok(nr)) if nr >= 0 => {}
-        _ => return false, // "running", or not in a system call
-    }
-    let arg0 = words
-        .next()
-        .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok());
-    fd < 0 || arg0 != Some(fd as u64)
-}
-
-/// Whether the kernel shows thread `ktid` of this process running user code (state `R`, not
-/// in a system call): computing or spinning without reaching a scheduling point.
-fn running_user_code(ktid: u32) -> bool {
-    let dir = format!("/proc/self/task/{ktid}");
-    let Ok(stat) = std::fs::read_to_string(format!("{dir}/stat")) else {
-        return false;
-    };
-    let state = stat
-        .rfind(')')
-        .and_then(|i| stat[i + 1..].split_whitespace().next());
-    state == Some("R")
-        && std::fs::read_to_string(format!("{dir}/syscall")).is_ok_and(|c| c.starts_with("running"))
 }
 
 fn pollin(fd: c_int) -> libc::pollfd {

@@ -17,6 +17,7 @@ use pos_sched::coordinator::{Coordinator, Decision};
 use pos_sched::event::{addr_in_process, Event, Op, Tid};
 use pos_sched::protocol::{Msg, Reply, ENV_SOCKET};
 use pos_sched::schedule::Step;
+use pos_sched::silent::{self, Silent};
 use pos_sched::state::Status;
 use pos_sched::Strategy;
 use std::ffi::OsString;
@@ -383,60 +384,18 @@ fn recv_spinning(
     }
 }
 
-/// The kernel's view of `task`: its state letter (`R`, `S`, `D`, ...) and, if `syscall`
-/// holds for that state, the text of `/proc/.../syscall`. `None` when it cannot be looked at
-/// (gone, or `/proc` unreadable) or `syscall` refuses the state.
-fn kernel_view(task: &Task, syscall: impl Fn(&str) -> bool) -> Option<String> {
+/// What the kernel shows of silent `task` ([`silent::classify`]); `Other` when it cannot be
+/// looked at (gone, or `/proc` unreadable).
+fn kernel_view(task: &Task) -> Silent {
     let dir = format!("/proc/{}/task/{}", task.pid, task.ktid);
-    let stat = std::fs::read_to_string(format!("{dir}/stat")).ok()?;
-    // "tid (comm) S ...": the state follows the last ')' (comm may contain anything).
-    let state = stat
-        .rfind(')')
-        .and_then(|i| stat[i + 1..].split_whitespace().next())?;
-    if !syscall(state) {
-        return None;
+    match std::fs::read_to_string(format!("{dir}/stat")) {
+        Ok(stat) => silent::classify(
+            &stat,
+            || std::fs::read_to_string(format!("{dir}/syscall")).ok(),
+            task.fd,
+        ),
+        Err(_) => Silent::Other,
     }
-    std::fs::read_to_string(format!("{dir}/syscall")).ok()
-}
-
-/// Whether the kernel shows `task` blocked in a call libpos does not control: sleeping
-/// (`S`, `D`) in a system call that is not on its own connection to the coordinator (there it
-/// is in libpos, sending a post or waiting for a grant). A thread that cannot be looked at
-/// (gone, or `/proc` unreadable) is not.
-fn blocked_outside(task: &Task) -> bool {
-    kernel_view(task, |s| matches!(s, "S" | "D"))
-        .is_some_and(|call| in_foreign_call(&call, task.fd))
-}
-
-/// How long a granted thread may run without posting (a spin-wait on a flag another thread
-/// sets, a long computation) before it is set aside like a blocked one, when another thread
-/// could use the turn: a quarter of the step timeout, at least `blocked_after`. Long enough
-/// that ordinary computation between two points stays under control (and the run
-/// deterministic); short enough that a spin-wait is not a false `hang`.
-fn spin_after(blocked_after: Duration, step_timeout: Duration) -> Duration {
-    (step_timeout / 4).max(blocked_after)
-}
-
-/// Whether the kernel shows `task` running user code (state `R`, not in a system call): it
-/// computes or spins without reaching a scheduling point.
-fn running_user_code(task: &Task) -> bool {
-    kernel_view(task, |s| s == "R").is_some_and(|call| call.starts_with("running"))
-}
-
-/// Whether `/proc/.../syscall` text shows a thread inside a system call (`nr arg0 ...`, not
-/// `running` nor `-1 ...`) whose first argument is not the descriptor `fd`.
-fn in_foreign_call(call: &str, fd: i32) -> bool {
-    let mut words = call.split_whitespace();
-    let Some(Ok(nr)) = words.next().map(str::parse::<i64>) else {
-        return false; // "running", or unreadable
-    };
-    if nr < 0 {
-        return false;
-    }
-    let arg0 = words
-        .next()
-        .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok());
-    fd < 0 || arg0 != Some(fd as u64)
 }
 
 /// CPU clock ticks (USER_HZ, 10 ms) a silent thread with asynchronous cancellation must use
@@ -654,15 +613,15 @@ impl<'c> Loop<'c> {
     }
 
     /// Set aside every running thread that the kernel shows blocked in a call libpos does
-    /// not control (see [`blocked_outside`]), or running user code for [`spin_after`] while
+    /// not control ([`Silent::BlockedOutside`]), or running user code for
+    /// [`silent::spin_after`] while
     /// another thread could use the turn: decisions go on without it until its next post.
     /// True if any was.
     fn set_aside(&mut self, coord: &mut Coordinator<'_>) -> bool {
         self.probed_at = Instant::now();
-        let spun = self
-            .cfg
-            .blocked_after
-            .is_some_and(|a| self.quiet_since.elapsed() >= spin_after(a, self.cfg.step_timeout));
+        let spun = self.cfg.blocked_after.is_some_and(|a| {
+            self.quiet_since.elapsed() >= silent::spin_after(a, self.cfg.step_timeout)
+        });
         let running: Vec<Tid> = coord.state().running().collect();
         let mut any = false;
         for t in running {
@@ -674,10 +633,11 @@ impl<'c> Loop<'c> {
             }
             // A thread with asynchronous cancellation that computes silently is set aside
             // too, so that the others run and a `pthread_cancel` can reach it for real (see
-            // `preload/src/cancel.rs`); so is a spin-wait (see [`spin_after`]).
-            let outside = blocked_outside(&task)
+            // `preload/src/cancel.rs`); so is a spin-wait (see [`silent::spin_after`]).
+            let view = kernel_view(&task);
+            let outside = view == Silent::BlockedOutside
                 || (coord.state().async_cancellable(t) && self.computing(t, &task, coord))
-                || (spun && coord.state().others_could_run(t) && running_user_code(&task));
+                || (spun && view == Silent::RunningUserCode && coord.state().others_could_run(t));
             if !outside {
                 continue;
             }
@@ -1129,6 +1089,7 @@ mod tests {
 
     #[test]
     fn only_a_sleep_in_a_call_off_the_thread_s_own_connection_is_outside_control() {
+        use pos_sched::silent::in_foreign_call;
         // `/proc/PID/task/TID/syscall`: number, six arguments, stack pointer, pc.
         let read_pipe = "0 0x7 0x7ffd1230 0x1 0x0 0x0 0x0 0x7ffd1200 0x7f0012345678";
         assert!(in_foreign_call(read_pipe, 5), "read on a pipe (fd 7)");

@@ -12,6 +12,7 @@ pub mod protocol;
 pub mod race;
 pub mod rng;
 pub mod schedule;
+pub mod silent;
 pub mod sim;
 pub mod state;
 pub mod strategy;

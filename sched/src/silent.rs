@@ -1,0 +1,105 @@
+//! What a granted thread that stays silent (posts nothing) is doing, from the kernel's view
+//! in `/proc/PID/task/TID/{stat,syscall}`. The runner and libpos's standalone mode both look
+//! threads up there (each in its own process); what the texts mean is decided here once.
+
+use std::time::Duration;
+
+/// What the kernel shows of a silent granted thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Silent {
+    /// Asleep (`S`, `D`) in a system call that is not on its own connection to the
+    /// coordinator (there it is in libpos, posting or waiting for a grant): blocked in a call
+    /// libpos does not control.
+    BlockedOutside,
+    /// Runnable (`R`) and not in a system call: computing, or spinning without a point.
+    RunningUserCode,
+    /// Anything else (in libpos, gone, unreadable).
+    Other,
+}
+
+/// Classify a thread from its `stat` text; `syscall` reads its `/proc/.../syscall` text
+/// (only when the state needs it); `fd` is its connection in the program (-1: unknown).
+pub fn classify(stat: &str, syscall: impl FnOnce() -> Option<String>, fd: i32) -> Silent {
+    match state(stat) {
+        Some("S" | "D") => match syscall() {
+            Some(call) if in_foreign_call(&call, fd) => Silent::BlockedOutside,
+            _ => Silent::Other,
+        },
+        Some("R") => match syscall() {
+            Some(call) if call.starts_with("running") => Silent::RunningUserCode,
+            _ => Silent::Other,
+        },
+        _ => Silent::Other,
+    }
+}
+
+/// The state letter of a `stat` text: "tid (comm) S ...", the state follows the last ')'
+/// (comm may contain anything).
+pub fn state(stat: &str) -> Option<&str> {
+    stat.rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().next())
+}
+
+/// Whether a `syscall` text shows a thread inside a system call (`nr arg0 ...`, not
+/// `running` nor `-1 ...`) whose first argument is not the descriptor `fd`.
+pub fn in_foreign_call(call: &str, fd: i32) -> bool {
+    let mut words = call.split_whitespace();
+    let Some(Ok(nr)) = words.next().map(str::parse::<i64>) else {
+        return false; // "running", or unreadable
+    };
+    if nr < 0 {
+        return false;
+    }
+    let arg0 = words
+        .next()
+        .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok());
+    fd < 0 || arg0 != Some(fd as u64)
+}
+
+/// How long a granted thread may run user code without posting (a spin-wait on a flag
+/// another thread sets, a long computation) before it is set aside like a blocked one, when
+/// another thread could use the turn: a quarter of the step timeout, at least
+/// `blocked_after`. Long enough that ordinary computation between two points stays under
+/// control (and the run deterministic); short enough that a spin-wait is not a false `hang`.
+pub fn spin_after(blocked_after: Duration, step_timeout: Duration) -> Duration {
+    (step_timeout / 4).max(blocked_after)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classify_reads_state_then_syscall() {
+        let stat = |s: &str| format!("42 (a) b) {s} 1 2 3");
+        let call = |c: &'static str| move || Some(c.to_string());
+        assert_eq!(
+            classify(&stat("S"), call("0 0x3 0x7ff 0x1"), 5),
+            Silent::BlockedOutside
+        );
+        // In a call on its own connection (fd 5): in libpos, not outside.
+        assert_eq!(
+            classify(&stat("S"), call("0 0x5 0x7ff 0x1"), 5),
+            Silent::Other
+        );
+        assert_eq!(
+            classify(&stat("R"), call("running"), 5),
+            Silent::RunningUserCode
+        );
+        assert_eq!(classify(&stat("R"), call("1 0x5 0 0"), 5), Silent::Other);
+        assert_eq!(
+            classify(&stat("Z"), || panic!("not read"), 5),
+            Silent::Other
+        );
+        assert_eq!(classify(&stat("S"), || None, 5), Silent::Other);
+        assert!(!in_foreign_call("-1 0x7ff 0x1", -1));
+        assert!(in_foreign_call("7 0x9", -1));
+    }
+
+    #[test]
+    fn spin_threshold_is_a_quarter_of_the_step_timeout_at_least_blocked_after() {
+        let ms = Duration::from_millis;
+        assert_eq!(spin_after(ms(30), ms(2000)), ms(500));
+        assert_eq!(spin_after(ms(300), ms(400)), ms(300));
+    }
+}
