@@ -61,7 +61,7 @@ pub const FRESH_SHARE: f64 = 0.2;
 /// An event named across runs.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EvId {
-    pub thread: ThreadName,
+    pub thread: Arc<ThreadName>,
     /// The object's address.
     pub obj: u64,
     /// Events of this thread on this object before this one.
@@ -90,6 +90,11 @@ pub struct Feedback {
 
 /// Coverage key of a pair: threads, object and capped positions (FNV-1a, version-stable).
 pub fn pair_key(w: Option<&EvId>, r: &EvId) -> u64 {
+    key_of(w, &r.thread, r.obj, r.nth)
+}
+
+/// [`pair_key`] of a reader given by parts.
+fn key_of(w: Option<&EvId>, reader: &ThreadName, obj: u64, nth: u32) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut eat = |x: u64| {
         for b in x.to_le_bytes() {
@@ -97,17 +102,17 @@ pub fn pair_key(w: Option<&EvId>, r: &EvId) -> u64 {
             h = h.wrapping_mul(0x0000_0100_0000_01b3);
         }
     };
-    eat(r.obj);
-    for e in [w, Some(r)] {
-        match e {
-            Some(e) => {
-                eat(e.thread.0.len() as u64);
-                e.thread.0.iter().for_each(|&p| eat(u64::from(p)));
-                eat(u64::from(e.nth.min(NTH_CAP)));
-            }
-            None => eat(u64::MAX),
-        }
+    eat(obj);
+    let mut thread = |t: &ThreadName, nth: u32, eat: &mut dyn FnMut(u64)| {
+        eat(t.0.len() as u64);
+        t.0.iter().for_each(|&p| eat(u64::from(p)));
+        eat(u64::from(nth.min(NTH_CAP)));
+    };
+    match w {
+        Some(w) => thread(&w.thread, w.nth, &mut eat),
+        None => eat(u64::MAX),
     }
+    thread(reader, nth, &mut eat);
     h
 }
 
@@ -264,6 +269,8 @@ pub struct Rff {
     corpus: Option<Arc<Corpus>>,
     inner: Pos,
     names: Names,
+    /// Per tid, its name (shared by the run's event ids).
+    tnames: Vec<Arc<ThreadName>>,
     /// This run's schedule, and per constraint whether its writer has run.
     constraints: Vec<Constraint>,
     writer_ran: Vec<bool>,
@@ -281,6 +288,7 @@ impl Rff {
             corpus,
             inner: Pos::new(Variant::Pos),
             names: Names::default(),
+            tnames: Vec::new(),
             constraints: Vec::new(),
             writer_ran: Vec::new(),
             delays: 0,
@@ -298,12 +306,13 @@ impl Rff {
         s
     }
 
-    fn id(&mut self, t: Tid, obj: u64) -> EvId {
-        EvId {
-            thread: self.names.of(t).clone(),
-            obj,
-            nth: self.count.get(&(t, obj)).copied().unwrap_or(0),
+    /// The name of `t`, shared.
+    fn tname(&mut self, t: Tid) -> Arc<ThreadName> {
+        while self.tnames.len() <= t as usize {
+            let n = self.names.of(self.tnames.len() as Tid).clone();
+            self.tnames.push(Arc::new(n));
         }
+        self.tnames[t as usize].clone()
     }
 
     /// Whether `ev`, if it ran now, would violate a constraint.
@@ -313,7 +322,7 @@ impl Rff {
             let obj = c.read.obj;
             if !ev.op.objects().iter().flatten().any(|o| o.addr == obj)
                 || self.count.get(&(ev.tid, obj)).copied().unwrap_or(0) != c.read.nth
-                || self.names.of(ev.tid) != &self.constraints[i].read.thread
+                || self.tname(ev.tid) != self.constraints[i].read.thread
             {
                 continue;
             }
@@ -343,6 +352,7 @@ impl Strategy for Rff {
         self.writer_ran = vec![false; self.constraints.len()];
         self.delays = 0;
         self.names.reset();
+        self.tnames.clear();
         self.count.clear();
         self.last_writer.clear();
         self.seen.clear();
@@ -354,7 +364,7 @@ impl Strategy for Rff {
     }
 
     fn pending(&mut self, ev: &Event) {
-        self.names.of(ev.tid);
+        self.tname(ev.tid);
         self.inner.pending(ev);
     }
 
@@ -376,18 +386,35 @@ impl Strategy for Rff {
     fn executed(&mut self, ev: &Event) {
         self.inner.executed(ev);
         let t = ev.tid;
+        let (reads, writes) = reads_writes(&ev.op);
+        if !reads && !writes {
+            if ev.op == Op::Create {
+                self.names.created_by(t);
+            }
+            return;
+        }
+        let name = self.tname(t);
         for obj in ev.op.objects().into_iter().flatten() {
             let obj = obj.addr;
-            let id = self.id(t, obj);
-            let (reads, writes) = reads_writes(&ev.op);
+            let nth = self.count.get(&(t, obj)).copied().unwrap_or(0);
             if reads {
-                let w = self.last_writer.get(&obj).cloned().unwrap_or(None);
-                let k = pair_key(w.as_ref(), &id);
+                let w = self.last_writer.get(&obj).and_then(Option::as_ref);
+                let k = key_of(w, &name, obj, nth);
                 if self.fb.pairs.len() < MAX_PAIRS && self.seen.insert(k) {
-                    self.fb.pairs.push((k, w, id.clone()));
+                    let id = EvId {
+                        thread: name.clone(),
+                        obj,
+                        nth,
+                    };
+                    self.fb.pairs.push((k, w.cloned(), id));
                 }
             }
             if writes {
+                let id = EvId {
+                    thread: name.clone(),
+                    obj,
+                    nth,
+                };
                 for (i, c) in self.constraints.iter().enumerate() {
                     if c.write.as_ref() == Some(&id) {
                         self.writer_ran[i] = true;
@@ -429,7 +456,7 @@ mod tests {
 
     fn id(t: &[u32], obj: u64, nth: u32) -> EvId {
         EvId {
-            thread: ThreadName(t.to_vec()),
+            thread: Arc::new(ThreadName(t.to_vec())),
             obj,
             nth,
         }
