@@ -1076,3 +1076,15 @@ pub fn futex_requeue_broadcast(waiters: usize, buggy: bool) -> Prog {
         ..with_main(vec![w, bc], &threads)
     }
 }
+
+/// `n` threads each `sem_wait(s); sem_post(s)` on a semaphore initialised to 1 (a semaphore
+/// used as a lock): the traces are the `n!` orders in which the threads enter.
+pub fn sem_lock(n: usize) -> Prog {
+    let body = vec![I::SemWait(k(0)), I::SemPost(k(0))];
+    let ts: Vec<(usize, i64)> = (0..n).map(|_| (0, 0)).collect();
+    Prog {
+        sync_only: true,
+        sems: vec![(0, 1)],
+        ..with_main(vec![body], &ts)
+    }
+}

@@ -678,3 +678,24 @@ fn futex_requeue_broadcast_under_every_strategy() {
         assert!(hits[1] > 0, "{name} never hit the lost wake-up");
     }
 }
+
+/// The traces DFS sees (every interleaving, keyed by its dependent pairs): the ground truth
+/// the reductions must reach.
+fn dfs_traces(p: Prog) -> usize {
+    let mut dfs = Distinct::new(p);
+    assert!(explore(Algo::Dfs, &mut dfs, Limits::default()).complete);
+    dfs.seen.len()
+}
+
+/// Waits on one semaphore conflict: one can disable the other (a semaphore initialised to 1
+/// is a lock). Every explorer must see each order of entry, as with a mutex.
+#[test]
+fn a_semaphore_used_as_a_lock_is_explored_like_a_mutex() {
+    for (n, want) in [(2usize, 2u64), (3, 6)] {
+        assert_eq!(dfs_traces(testprog::sem_lock(n)), want as usize, "dfs {n}");
+        for algo in [Algo::Odpor, Algo::Dpor, Algo::Rt] {
+            let (ex, _) = counts(algo, testprog::sem_lock(n));
+            assert_eq!(ex, want, "{algo:?} with {n} threads");
+        }
+    }
+}

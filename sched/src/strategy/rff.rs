@@ -103,7 +103,7 @@ fn key_of(w: Option<&EvId>, reader: &ThreadName, obj: u64, nth: u32) -> u64 {
         }
     };
     eat(obj);
-    let mut thread = |t: &ThreadName, nth: u32, eat: &mut dyn FnMut(u64)| {
+    let thread = |t: &ThreadName, nth: u32, eat: &mut dyn FnMut(u64)| {
         eat(t.0.len() as u64);
         t.0.iter().for_each(|&p| eat(u64::from(p)));
         eat(u64::from(nth.min(NTH_CAP)));
