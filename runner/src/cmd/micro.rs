@@ -42,7 +42,10 @@ pub struct MicroArgs {
     /// order would need the depth of the hardest one, which grows with the program; pct1..pct5
     /// can be compared by listing them. urw, surw and tapct<d> get their profile (per-thread
     /// event counts, racing objects) from profiling runs of each program, seeded by the
-    /// program's seed, as `poscheck model` does.
+    /// program's seed, as `poscheck model` does. Every variable of a generated program is
+    /// usually written by several threads, so every event is interesting: surw then makes
+    /// the same choices as urw and tapct<d> as pct<d> (identical columns); they differ on
+    /// programs with private accesses (benchmarks/models/surw-private.model).
     #[arg(
         long,
         value_delimiter = ',',
