@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The main job (README): build poscheck and libpos, build the benchmark suite with
 # `poscheck cc`, and compare the sampling algorithms on it (the POS paper's Table 3 shape).
-# Usage: scripts/main.sh [TRIES] [ALGOS]   (defaults: 1000 tries; rw,pct3,pos,pos*)
+# Usage: scripts/main.sh [TRIES] [ALGOS]   (defaults: 1000 tries; rw,pct3,pos,surw,rff,auto)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tries="${1:-1000}"
-algos="${2:-rw,pct3,pos,pos*}"
+algos="${2:-rw,pct3,pos,surw,rff,auto}"
 bash scripts/install-deps.sh
 cargo build --release --workspace
 ./target/release/poscheck build benchmarks/

@@ -82,8 +82,9 @@ pub struct ControlArgs {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Scheduling algorithm (rw, pct1..pct5, pos, pos*, basicpos, rapos, urw, surw, tapct1..tapct5, ...).
-    #[arg(long, default_value = "pos")]
+    /// Scheduling algorithm (rw, pct1..pct5, pos, pos*, basicpos, rapos, urw, surw, tapct1..tapct5,
+    /// rff, or auto: a portfolio of pos, surw, pct3, rff and rapos sharing the tries).
+    #[arg(long, default_value = "auto")]
     pub algo: String,
     /// Stop a program's tries at its first bug.
     #[arg(long)]
@@ -187,7 +188,11 @@ pub struct BuildArgs {
 #[derive(Args, Debug)]
 pub struct CompareArgs {
     /// Algorithms, one column each (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "rw,pct3,pos,pos*")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "rw,pct3,pos,surw,rff,auto"
+    )]
     pub algos: Vec<String>,
     #[command(flatten)]
     pub tries: TriesArgs,

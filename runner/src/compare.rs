@@ -12,9 +12,11 @@
 
 use crate::harness::{self, Plan, Tally};
 use crate::manifest::{Expect, Manifest, Shard};
+use crate::report::MemberTally;
 use crate::report::{self, ProgramReport, SavedSchedule, SessionReport};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -340,6 +342,8 @@ pub struct Line {
     pub expect: Option<String>,
     #[serde(default)]
     pub flag: Option<String>,
+    #[serde(default)]
+    pub members: BTreeMap<String, MemberTally>,
 }
 
 impl Line {
@@ -382,6 +386,20 @@ pub struct Table {
     pub all_hit_programs: usize,
     /// Manifest mismatches, one line each (`program [algo]: what`).
     pub flags: Vec<String>,
+    /// `auto` columns: each member's share, over the buggy programs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<MemberRow>,
+}
+
+/// What one member of a portfolio column (`auto`) did over the buggy programs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MemberRow {
+    pub algo: String,
+    pub member: String,
+    pub tries: u64,
+    pub hits: u64,
+    /// Buggy programs in which this member produced at least one hit.
+    pub bugs_hit: usize,
 }
 
 /// Ratio a zero enters the geometric mean with (see the module doc).
@@ -404,11 +422,24 @@ impl Table {
         type Gathered = (String, Option<usize>, Option<String>, Vec<Option<Line>>);
         let mut by_name: Vec<Gathered> = Vec::new();
         let mut flags = Vec::new();
+        let mut members: BTreeMap<(usize, String), MemberRow> = BTreeMap::new();
         for (c, run) in runs.iter().enumerate() {
             for v in &run.programs {
                 let line = Line::parse(v).with_context(|| format!("in the {} run", run.algo))?;
                 if let Some(f) = &line.flag {
                     flags.push(format!("{} [{}]: {f}", line.name, run.algo));
+                }
+                for (m, t) in line.members.iter().filter(|_| !line.bug_free()) {
+                    let row = members.entry((c, m.clone())).or_insert_with(|| MemberRow {
+                        algo: run.algo.clone(),
+                        member: m.clone(),
+                        tries: 0,
+                        hits: 0,
+                        bugs_hit: 0,
+                    });
+                    row.tries += t.tries;
+                    row.hits += t.hits;
+                    row.bugs_hit += usize::from(t.hits > 0);
                 }
                 let pos = match by_name.iter().position(|e| e.0 == line.name) {
                     Some(p) => p,
@@ -497,6 +528,7 @@ impl Table {
             geomean_all_hit: geo_all,
             rows: rows.into_iter().map(|r| r.3).collect(),
             flags,
+            members: members.into_values().collect(),
         })
     }
 
@@ -598,6 +630,24 @@ impl Table {
             s += &format!(
                 "no bug found by any algorithm (no manifest, so no expectation): {}\n",
                 quiet.join(", ")
+            );
+        }
+        let mut portfolios: Vec<&str> = Vec::new();
+        for m in &self.members {
+            if !portfolios.contains(&m.algo.as_str()) {
+                portfolios.push(&m.algo);
+            }
+        }
+        for algo in portfolios {
+            let parts: Vec<String> = self
+                .members
+                .iter()
+                .filter(|m| m.algo == algo)
+                .map(|m| format!("{} {}, {}/{}", m.member, m.bugs_hit, m.hits, m.tries))
+                .collect();
+            s += &format!(
+                "{algo} by member (bugs hit, hits/tries over the buggy programs): {}\n",
+                parts.join("; ")
             );
         }
         for f in &self.flags {

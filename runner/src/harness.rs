@@ -9,6 +9,11 @@
 //! number of profiling runs ([`strategy::surw::build_profile`], seeds derived from S) give
 //! one immutable profile before the tries, shared by all of them (for `tapct` its k' is
 //! recorded as k).
+//! `rff` (and `auto`, whose `rff` member needs it) learns between batches of
+//! [`points::LEARN_BATCH`] tries: the feedback of a batch enters the corpus in try order, and
+//! every try of the next batch sees the same snapshot, so results do not depend on `--jobs`.
+//! `auto` runs try `i` with member [`portfolio::member`]`(try_seed(S, i))` and attributes
+//! its outcome to that member ([`Tally::members`]).
 
 use crate::forkserver;
 use crate::outcome::Outcome;
@@ -17,8 +22,9 @@ use crate::session::{self, RunConfig, RunResult};
 use anyhow::{anyhow, Result};
 use pos_sched::race::{Detector, Learner};
 use pos_sched::rng::try_seed;
+use pos_sched::strategy::rff::{self, Corpus};
 use pos_sched::strategy::surw::{self, Profile};
-use pos_sched::strategy::{self, Options};
+use pos_sched::strategy::{self, portfolio, Options};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -72,6 +78,10 @@ pub struct Tally {
     /// What libpos said runs uncontrolled (a forked child's threads, an exec'd image),
     /// each note once.
     pub uncontrolled: std::collections::BTreeSet<String>,
+    /// `auto`: per member, (tries, hits).
+    pub members: BTreeMap<String, (u64, u64)>,
+    /// `rff`/`auto`: corpus entries and distinct reads-from pairs at the end.
+    pub corpus: Option<(usize, usize)>,
 }
 
 /// libpos's notes about what runs uncontrolled, from a run's stderr (see
@@ -89,26 +99,27 @@ pub fn uncontrolled_notes(stderr: &[u8]) -> impl Iterator<Item = String> + '_ {
 
 /// Whether `algo` draws PCT change points and so needs k.
 pub fn needs_k(algo: &str) -> bool {
-    algo.starts_with("pct")
+    algo.starts_with("pct") || algo == "auto"
 }
 
 /// Build the strategy of one try (validates the name).
 pub fn make_strategy(plan: &Plan, pct_k: Option<u64>) -> Result<Box<dyn pos_sched::Strategy>> {
-    make_strategy_with(plan, pct_k, None)
+    make_strategy_with(plan, &options(plan, pct_k, None))
 }
 
-/// [`make_strategy`] with the profile of `urw`/`surw`/`tapct`.
-pub fn make_strategy_with(
-    plan: &Plan,
-    pct_k: Option<u64>,
-    profile: Option<Arc<Profile>>,
-) -> Result<Box<dyn pos_sched::Strategy>> {
-    let opts = Options {
+/// The constructor options of `plan`'s strategy.
+pub fn options(plan: &Plan, pct_k: Option<u64>, profile: Option<Arc<Profile>>) -> Options {
+    Options {
         depth: plan.depth,
         pct_k,
         profile,
-    };
-    strategy::by_name(&plan.algo, &opts).map_err(|e| anyhow!(e))
+        corpus: None,
+    }
+}
+
+/// [`make_strategy`] with the options the session prepared (profile, corpus).
+pub fn make_strategy_with(plan: &Plan, opts: &Options) -> Result<Box<dyn pos_sched::Strategy>> {
+    strategy::by_name(&plan.algo, opts).map_err(|e| anyhow!(e))
 }
 
 /// The profile `algo` needs (see the module documentation), from runs seeded by `seed`.
@@ -169,57 +180,85 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
         step_limits: 0,
         learned: Vec::new(),
         uncontrolled: Default::default(),
+        members: BTreeMap::new(),
+        corpus: None,
     };
     let stop = AtomicBool::new(false);
-    if !learning {
+    let feedback = rff::uses_feedback(&plan.algo);
+    let mut opts = options(&plan, pct_k, profile);
+    if !learning && !feedback {
         run_batch(
             &plan,
             0..plan.tries,
-            (pct_k, &profile),
+            &opts,
             &stop,
             &mut tally,
             label,
-            |_, _| {},
+            |_, _, _| {},
         )?;
     } else {
-        plan.cfg.record_trace = true;
-        plan.cfg.observe = true;
+        if learning {
+            plan.cfg.record_trace = true;
+            plan.cfg.observe = true;
+        }
         let mut learner = Learner::new(points::LEARN_BATCH, prepared.pcs.clone());
+        let mut corpus = Corpus::new();
+        if feedback {
+            opts.corpus = Some(Arc::new(corpus.clone()));
+        }
         let mut from = 0;
         while from < plan.tries && !stop.load(Ordering::Relaxed) && !crate::cleanup::interrupted() {
             let end = (from + learner.batch()).min(plan.tries);
             let mut found = Vec::new();
+            let mut fbs = BTreeMap::new();
             let first_before = tally.first_hit.as_ref().map(|(i, _)| *i);
             run_batch(
                 &plan,
                 from..end,
-                (pct_k, &profile),
+                &opts,
                 &stop,
                 &mut tally,
                 label,
-                |i, r| {
-                    let mut d = Detector::new();
-                    for (ev, pc) in &r.trace {
-                        d.step(ev, *pc);
+                |i, r, fb| {
+                    if learning {
+                        let mut d = Detector::new();
+                        for (ev, pc) in &r.trace {
+                            d.step(ev, *pc);
+                        }
+                        found.push((i, d.racing_pcs()));
                     }
-                    found.push((i, d.racing_pcs()));
+                    if let Some(fb) = fb {
+                        fbs.insert(i, fb);
+                    }
                 },
             )?;
-            if tally.first_hit.as_ref().map(|(i, _)| *i) != first_before {
-                // The saved schedule records the sites its try ran with.
-                tally.points = prepared.recorded();
+            if feedback {
+                // In try order, whatever order the workers finished in.
+                corpus.absorb(fbs.into_values());
+                opts.corpus = Some(Arc::new(corpus.clone()));
             }
-            if learner.absorb(found) {
-                prepared.set_pcs(learner.pcs())?;
-                plan.cfg.races_file = prepared.cfg.races_file.clone();
-                if tally.first_hit.is_none() {
+            if learning {
+                if tally.first_hit.as_ref().map(|(i, _)| *i) != first_before {
+                    // The saved schedule records the sites its try ran with.
                     tally.points = prepared.recorded();
+                }
+                if learner.absorb(found) {
+                    prepared.set_pcs(learner.pcs())?;
+                    plan.cfg.races_file = prepared.cfg.races_file.clone();
+                    if tally.first_hit.is_none() {
+                        tally.points = prepared.recorded();
+                    }
                 }
             }
             from = end;
         }
-        tally.learned = learner.learned();
-        tally.racing_sites = Some(learner.pcs().len());
+        if learning {
+            tally.learned = learner.learned();
+            tally.racing_sites = Some(learner.pcs().len());
+        }
+        if feedback {
+            tally.corpus = Some((corpus.len(), corpus.pairs()));
+        }
     }
     // The one this thread may hold (from the PCT or profiling runs) serves no other program.
     forkserver::shut_down();
@@ -227,37 +266,40 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
     Ok(tally)
 }
 
+/// A finished try: its index, result and the strategy's feedback.
+type Finished = (u64, RunResult, Option<rff::Feedback>);
+
 /// Run tries `range` of `plan` across its workers into `tally`; `each` sees every finished
-/// try (index and result) before the tally keeps or drops it.
+/// try (index, result, feedback) before the tally keeps or drops it.
 fn run_batch(
     plan: &Plan,
     range: std::ops::Range<u64>,
-    (pct_k, profile): (Option<u64>, &Option<Arc<Profile>>),
+    opts: &Options,
     stop: &AtomicBool,
     tally: &mut Tally,
     label: &str,
-    mut each: impl FnMut(u64, &RunResult),
+    mut each: impl FnMut(u64, &RunResult, Option<rff::Feedback>),
 ) -> Result<()> {
     let next = AtomicU64::new(range.start);
-    let (tx, rx) = crossbeam_channel::unbounded::<Result<(u64, RunResult)>>();
+    let (tx, rx) = crossbeam_channel::unbounded::<Result<Finished>>();
     let progress = std::io::stderr().is_terminal();
     std::thread::scope(|s| -> Result<()> {
         for _ in 0..plan.jobs.max(1) {
             let tx = tx.clone();
             let next = &next;
             let end = range.end;
-            let profile = profile.clone();
             s.spawn(move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= end || stop.load(Ordering::Relaxed) || crate::cleanup::interrupted() {
                         break;
                     }
-                    let r = make_strategy_with(plan, pct_k, profile.clone()).and_then(|mut st| {
-                        session::run_once(&plan.cfg, st.as_mut(), try_seed(plan.seed, i))
+                    let r = make_strategy_with(plan, opts).and_then(|mut st| {
+                        let r = session::run_once(&plan.cfg, st.as_mut(), try_seed(plan.seed, i))?;
+                        Ok((i, r, st.take_feedback()))
                     });
                     let failed = r.is_err();
-                    if tx.send(r.map(|r| (i, r))).is_err() || failed {
+                    if tx.send(r).is_err() || failed {
                         stop.store(true, Ordering::Relaxed);
                         break;
                     }
@@ -273,14 +315,14 @@ fn run_batch(
                 // Killed by the interrupt (or finished next to it): not a result.
                 continue;
             }
-            let (i, mut r) = match msg {
+            let (i, mut r, fb) = match msg {
                 Ok(x) => x,
                 Err(e) => {
                     setup_error.get_or_insert(e);
                     continue;
                 }
             };
-            each(i, &r);
+            each(i, &r, fb);
             // The trace served learning; a kept first hit needs only its schedule.
             r.trace = Vec::new();
             tally.tries += 1;
@@ -297,7 +339,16 @@ fn run_batch(
             tally.uncontrolled.extend(uncontrolled_notes(&r.stderr));
             let step_limit = matches!(r.outcome, Outcome::StepLimit { .. });
             tally.step_limits += u64::from(step_limit);
-            if r.outcome.is_bug() && (plan.step_limit_is_bug || !step_limit) {
+            let hit = r.outcome.is_bug() && (plan.step_limit_is_bug || !step_limit);
+            if plan.algo == "auto" {
+                let m = tally
+                    .members
+                    .entry(portfolio::member(try_seed(plan.seed, i)).to_string())
+                    .or_default();
+                m.0 += 1;
+                m.1 += u64::from(hit);
+            }
+            if hit {
                 tally.hits += 1;
                 if plan.stop_on_first {
                     stop.store(true, Ordering::Relaxed);

@@ -309,6 +309,22 @@ fn run_cmd(r: &cli::RunArgs) -> Result<i32> {
                 first.map_or(String::new(), |t| format!(" (first from try {t})"))
             );
         }
+        if !r.members.is_empty() {
+            let parts: Vec<String> = r
+                .members
+                .iter()
+                .map(|(m, t)| format!("{m} {}/{}", t.hits, t.tries))
+                .collect();
+            sayln!("{}: hits by member: {}", r.name, parts.join(", "));
+        }
+        if let Some(c) = &r.corpus {
+            sayln!(
+                "{}: rff corpus: {} schedule(s), {} reads-from pair(s)",
+                r.name,
+                c.entries,
+                c.pairs
+            );
+        }
         match r.racing_sites {
             _ if r.points == crate::points::AUTO => {}
             Some(0) if r.profiling_cut_off > 0 => {}

@@ -123,6 +123,29 @@ pub struct ProgramReport {
     /// What ran uncontrolled in some run (a forked child's threads, an exec'd image).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub uncontrolled: Vec<String>,
+    /// `auto`: the tries and hits of each member strategy (every hit is attributed to the
+    /// member that ran its try).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub members: BTreeMap<String, MemberTally>,
+    /// `rff`/`auto`: the reads-from corpus at the end of the tries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corpus: Option<CorpusSize>,
+}
+
+/// One member's share of an `auto` session.
+#[derive(Clone, Copy, Debug, Default, Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct MemberTally {
+    pub tries: u64,
+    pub hits: u64,
+}
+
+/// The size of `rff`'s corpus.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct CorpusSize {
+    /// Schedules kept (each brought a new reads-from pair).
+    pub entries: usize,
+    /// Distinct reads-from pairs seen.
+    pub pairs: usize,
 }
 
 /// A racing site learned by `auto` points.
@@ -185,6 +208,14 @@ impl ProgramReport {
                 })
                 .collect(),
             uncontrolled: t.uncontrolled.iter().cloned().collect(),
+            members: t
+                .members
+                .iter()
+                .map(|(m, &(tries, hits))| (m.clone(), MemberTally { tries, hits }))
+                .collect(),
+            corpus: t
+                .corpus
+                .map(|(entries, pairs)| CorpusSize { entries, pairs }),
             index: None,
             expect: None,
             flag: None,

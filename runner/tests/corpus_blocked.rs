@@ -74,7 +74,7 @@ fn correct_programs_that_block_outside_control_are_never_buggy_nor_hung() {
         "waitpid_child",
         "heap_after_detach",
     ] {
-        for algo in ["rw", "pct3", "pos"] {
+        for algo in common::ALGOS {
             let (e, out) = run(
                 dir.path(),
                 name,
@@ -112,7 +112,7 @@ fn correct_programs_that_block_outside_control_are_never_buggy_nor_hung() {
 #[test]
 fn a_spin_wait_is_set_aside_not_a_hang() {
     let dir = tempfile::tempdir().unwrap();
-    for algo in ["rw", "pct3", "pos"] {
+    for algo in common::ALGOS {
         let (e, out) = run(
             dir.path(),
             "spin_flag",
@@ -326,7 +326,7 @@ fn the_heap_and_the_schedule_are_the_same_every_run_with_the_same_seed() {
 #[test]
 fn a_lock_heavy_library_bug_replays_100_times_of_100() {
     let dir = tempfile::tempdir().unwrap();
-    for algo in ["rw", "pct3", "pos"] {
+    for algo in common::ALGOS {
         let (e, out) = run(
             dir.path(),
             "lock_library",

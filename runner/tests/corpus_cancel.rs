@@ -73,7 +73,7 @@ fn correct_cancel_and_c11_programs_are_never_flagged() {
     for (compilers, file, threads) in CORRECT {
         for cc in *compilers {
             let prog = build(dir.path(), cc, file);
-            for algo in ["rw", "pct3", "pos"] {
+            for algo in common::ALGOS {
                 let (p, o) = run(dir.path(), &prog, algo);
                 let what = format!("{cc} {file} under {algo}");
                 eprintln!(
@@ -103,7 +103,7 @@ fn a_thread_blocked_outside_control_is_cancelled_for_real() {
     let dir = tempfile::tempdir().unwrap();
     for cc in C {
         let prog = build(dir.path(), cc, "read_blocked.c");
-        for algo in ["rw", "pct3", "pos"] {
+        for algo in common::ALGOS {
             let (p, o) = run(dir.path(), &prog, algo);
             let what = format!("{cc} read_blocked.c under {algo}");
             eprintln!(
@@ -167,7 +167,7 @@ fn buggy_cancel_and_c11_programs_are_found_and_replay() {
     for (compilers, file, kind, shows) in BUGGY {
         for cc in *compilers {
             let prog = build(dir.path(), cc, file);
-            for algo in ["rw", "pct3", "pos"] {
+            for algo in common::ALGOS {
                 let what = format!("{cc} {file} under {algo}");
                 let (p, o) = run(dir.path(), &prog, algo);
                 assert!(outcome_count(&p, kind) > 0, "{what}: {}", text(&o));
@@ -208,7 +208,7 @@ fn asynchronous_cancellation_of_a_computing_thread_ends_well() {
     let dir = tempfile::tempdir().unwrap();
     for cc in C {
         let prog = build(dir.path(), cc, "async_compute.c");
-        for algo in ["rw", "pct3", "pos"] {
+        for algo in common::ALGOS {
             let what = format!("{cc} async_compute.c under {algo}");
             let (p, o) = run(dir.path(), &prog, algo);
             let t = text(&o);

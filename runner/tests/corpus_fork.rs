@@ -45,7 +45,7 @@ fn correct_forking_programs_are_never_flagged() {
         "ok_atfork.c",
     ] {
         let prog = build(dir.path(), file);
-        for algo in ["rw", "pct3", "pos"] {
+        for algo in common::ALGOS {
             let (p, o) = run(dir.path(), &prog, algo);
             assert_eq!(outcome_count(&p, "ok"), 200, "{file} {algo}: {}", text(&o));
         }
@@ -102,7 +102,7 @@ fn bugs_in_children_are_found_and_replay() {
     let dir = tempfile::tempdir().unwrap();
     for (file, kind, says) in BUGGY {
         let prog = build(dir.path(), file);
-        for algo in ["rw", "pct3", "pos"] {
+        for algo in common::ALGOS {
             let (p, o) = run(dir.path(), &prog, algo);
             assert!(outcome_count(&p, kind) > 0, "{file} {algo}: {}", text(&o));
             assert_eq!(

@@ -106,7 +106,7 @@ fn correct_futex_programs_are_never_flagged_and_are_scheduled_at_their_futex_ops
     for (file, threads) in CORRECT {
         for cc in compilers(file) {
             let prog = build(dir.path(), cc, file);
-            for algo in ["rw", "pct3", "pos"] {
+            for algo in common::ALGOS {
                 let (p, o) = run(dir.path(), &prog, algo);
                 let what = format!("{cc} {file} under {algo}: {p}\n{}", text(&o));
                 assert_eq!(p["hits"], 0, "{what}");
@@ -134,7 +134,7 @@ fn unmodelled_pi_futexes_run_uncontrolled_without_false_alarms() {
     let dir = tempfile::tempdir().unwrap();
     let prog = build(dir.path(), "gcc", "ok_futex_pi.c");
     let mut partial = 0;
-    for algo in ["rw", "pct3", "pos"] {
+    for algo in common::ALGOS {
         let (p, o) = run(dir.path(), &prog, algo);
         let what = format!("ok_futex_pi.c under {algo}: {p}\n{}", text(&o));
         assert_eq!(p["hits"], 0, "{what}");
@@ -197,11 +197,14 @@ fn buggy_futex_programs_are_found_and_replay() {
         for cc in compilers(file) {
             let prog = build(dir.path(), cc, file);
             // The lost update between an atomic load and store is found by every sampling
-            // strategy; the others by rw, pct3 and pos.
+            // strategy; the others by rw, pct3, pos and auto.
             let algos: &[&str] = if *file == "atomic_lost_update.rs" {
-                &["rw", "pct3", "pos", "pos*", "basicpos", "rapos"]
+                &[
+                    "rw", "pct3", "pos", "pos*", "basicpos", "rapos", "surw", "tapct3", "rff",
+                    "auto",
+                ]
             } else {
-                &["rw", "pct3", "pos"]
+                common::ALGOS
             };
             for algo in algos {
                 let (p, o) = run(dir.path(), &prog, algo);

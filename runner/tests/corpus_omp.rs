@@ -99,7 +99,7 @@ fn correct_openmp_programs_are_scheduled_and_never_flagged() {
     }
     for (cc, file, threads) in CORRECT {
         let prog = build(dir.path(), cc, file);
-        for algo in ["rw", "pct3", "pos"] {
+        for algo in common::ALGOS {
             let (p, o) = run(dir.path(), &prog, algo);
             let what = format!("{cc} {file} under {algo}: {}", text(&o));
             assert_eq!(outcome_count(&p, "ok"), 200, "{what}");
@@ -136,7 +136,7 @@ fn buggy_openmp_programs_are_found_and_replay() {
     }
     for (cc, file, kind) in BUGGY {
         let prog = build(dir.path(), cc, file);
-        for algo in ["rw", "pct3", "pos"] {
+        for algo in common::ALGOS {
             let (p, o) = run(dir.path(), &prog, algo);
             let what = format!("{cc} {file} under {algo}: {}", text(&o));
             let hits = outcome_count(&p, kind);

@@ -60,7 +60,7 @@ fn correct_timed_programs_are_never_flagged() {
     let dir = tempfile::tempdir().unwrap();
     for (cc, file, extra) in CORRECT {
         let prog = build(dir.path(), cc, file);
-        for algo in ["rw", "pct3", "pos"] {
+        for algo in common::ALGOS {
             let (p, o) = run(dir.path(), &prog, algo, extra);
             assert_eq!(
                 outcome_count(&p, "ok"),
@@ -91,7 +91,7 @@ fn buggy_timed_programs_are_found_and_replay() {
     let dir = tempfile::tempdir().unwrap();
     for (cc, file, extra, kind) in BUGGY {
         let prog = build(dir.path(), cc, file);
-        for algo in ["rw", "pct3", "pos"] {
+        for algo in common::ALGOS {
             let (p, o) = run(dir.path(), &prog, algo, extra);
             assert!(
                 outcome_count(&p, kind) > 0,

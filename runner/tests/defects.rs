@@ -782,7 +782,7 @@ fn standalone_control_passes_through_wrappers() {
 fn named_semaphores_start_at_their_real_count() {
     let s = Scratch::new();
     let prog = bin("sem_named");
-    for algo in ["rw", "pct3", "pos"] {
+    for algo in common::ALGOS {
         let json = format!("{algo}.json");
         let out = s.poscheck(&[
             "run",

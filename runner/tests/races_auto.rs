@@ -100,7 +100,7 @@ fn saved_points(saved: &Path) -> String {
 #[test]
 fn lost_update_between_atomic_load_and_cas_is_found_in_the_default_mode() {
     let bin = build("cas_lost_update");
-    for algo in ["rw", "pct3", "pos"] {
+    for algo in common::ALGOS {
         let (p, saved, o) = run(&bin, &["--algo", algo, "--tries", "200", "--seed", "1"]);
         assert_eq!(p["points"], "auto", "{algo}: {}", text(&o));
         // No data race: nothing is learned, the atomics alone expose the window.
@@ -173,7 +173,7 @@ fn wsq_bad_is_found_from_learned_sites_and_replays_with_them() {
 #[test]
 fn correct_lock_free_code_is_never_flagged() {
     let bin = build("lockfree_ok");
-    for algo in ["rw", "pct3", "pos"] {
+    for algo in common::ALGOS {
         let (p, _, o) = run(&bin, &["--algo", algo, "--tries", "200", "--seed", "7"]);
         assert_eq!(p["points"], "auto", "{algo}: {}", text(&o));
         assert_eq!(p["hits"], 0, "{algo}: {}", text(&o));

@@ -38,6 +38,10 @@ pub fn poscheck(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// The algorithms every corpus test runs: the three classic samplers and `auto`, the
+/// default of `run` (its members pos, surw, pct3, rff and rapos share the tries).
+pub const ALGOS: &[&str] = &["rw", "pct3", "pos", "auto"];
+
 /// `poscheck run` of 200 tries (seed 1, two jobs) of `prog` under `algo` with `extra`
 /// options, a JSON report in `dir` and saved schedules in `dir/out`; `adjust` may change
 /// the command (its environment). Returns the one program's JSON entry and the output.

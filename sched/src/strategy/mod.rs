@@ -6,9 +6,11 @@ use crate::event::Event;
 use std::fmt;
 
 pub mod pct;
+pub mod portfolio;
 pub mod pos;
 pub mod rapos;
 pub mod replay;
+pub mod rff;
 pub mod rw;
 pub mod surw;
 pub mod tapct;
@@ -60,6 +62,12 @@ pub trait Strategy: Send {
     /// A semaphore (its value) or barrier (its count) was initialised, after the events
     /// executed so far; not a scheduling point. Only systematic exploration needs it.
     fn initialised(&mut self, _obj: crate::event::Obj, _value: u32) {}
+
+    /// After [`Self::end`]: what the run exhibited, for a feedback-directed strategy's corpus
+    /// (`rff`, and `auto` when its `rff` member ran); `None` for the others.
+    fn take_feedback(&mut self) -> Option<rff::Feedback> {
+        None
+    }
 }
 
 /// Parameters shared by the strategy constructors.
@@ -72,12 +80,15 @@ pub struct Options {
     /// Estimates from profiling runs of the same program, for `urw`, `surw` and `tapct`
     /// (see [`surw::build_profile`]); immutable, shared by every try.
     pub profile: Option<std::sync::Arc<surw::Profile>>,
+    /// `rff`'s corpus as of the current batch of tries (see [`rff::Corpus`]); immutable,
+    /// shared by every try of the batch. Without one `rff` runs constraint-free POS.
+    pub corpus: Option<std::sync::Arc<rff::Corpus>>,
 }
 
 /// Names accepted by [`by_name`], for help texts and errors.
 pub const NAMES: &[&str] = &[
     "rw", "pos", "pos*", "basicpos", "rapos", "pct1", "pct2", "pct3", "pct4", "pct5", "pct", "urw",
-    "surw", "tapct1", "tapct2", "tapct3", "tapct4", "tapct5", "tapct",
+    "surw", "tapct1", "tapct2", "tapct3", "tapct4", "tapct5", "tapct", "rff", "auto",
 ];
 
 /// PCT depth of `pct` without a number and without [`Options::depth`].
@@ -125,6 +136,8 @@ pub fn by_name(name: &str, opts: &Options) -> Result<Box<dyn Strategy>, String> 
         "pos*" | "posstar" => Ok(Box::new(pos::Pos::new(pos::Variant::PosStar))),
         "basicpos" => Ok(Box::new(pos::Pos::new(pos::Variant::Basic))),
         "rapos" => Ok(Box::new(rapos::Rapos::new())),
+        "rff" => Ok(Box::new(rff::Rff::new(opts.corpus.clone()))),
+        "auto" => Ok(Box::new(portfolio::Portfolio::new(opts)?)),
         _ => Err(format!(
             "unknown algorithm {name:?} (known: {})",
             NAMES.join(", ")

@@ -43,7 +43,7 @@ pub const EAGER_CAP: u32 = 10_000;
 
 /// Whether `name` (a strategy name) needs a [`Profile`].
 pub fn needs_profile(name: &str) -> bool {
-    matches!(name, "urw" | "surw") || name.starts_with("tapct")
+    matches!(name, "urw" | "surw" | "auto") || name.starts_with("tapct")
 }
 
 /// Estimated events of one thread per run.
