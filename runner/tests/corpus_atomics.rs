@@ -4,7 +4,7 @@
 //! compare-exchanges with distinct success and failure orders, and legacy `__sync_*`
 //! builtins (gcc and clang-14).
 //!
-//! Correct programs are never flagged in 200 tries of rw, pct3 and pos (no run takes the
+//! Correct programs are never flagged in 200 tries of rw, pct3, pos and auto (no run takes the
 //! step limit). Buggy ones are found; their saved schedules record the memory order of every
 //! atomic step (`atomic_load(acquire, mem[...])`, `atomic_rmw(acq_rel/relaxed, ...)` for a
 //! compare-exchange) — exactly the orders the source asks for — and replay 100 of 100 times.
@@ -80,7 +80,7 @@ fn correct_programs_with_ordered_atomics_are_never_flagged() {
     for file in ["ok_c11_stats.c", "ok_cxx_init_once.cpp"] {
         for cc in compilers(file) {
             let prog = build(dir.path(), cc, file);
-            for algo in ["rw", "pct3", "pos"] {
+            for algo in common::ALGOS {
                 let (p, o) = common::run_200(dir.path(), &prog, algo, &[], |_| {});
                 let what = format!("{cc} {file} under {algo}: {p}\n{}", text(&o));
                 assert_eq!(p["points"], "auto", "{what}");
@@ -151,7 +151,7 @@ fn buggy_programs_are_found_and_their_schedules_record_the_orders() {
     let dir = tempfile::tempdir().unwrap();
     for (cc, file, heads) in BUGGY {
         let prog = build(dir.path(), cc, file);
-        for algo in ["rw", "pct3", "pos"] {
+        for algo in common::ALGOS {
             let (p, o) = common::run_200(dir.path(), &prog, algo, &[], |_| {});
             let what = format!("{cc} {file} under {algo}: {p}\n{}", text(&o));
             assert!(outcome_count(&p, "assert") > 0, "{what}");

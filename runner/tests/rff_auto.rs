@@ -112,10 +112,17 @@ fn rff_and_auto_find_atomic_and_learned_race_bugs_and_replay() {
 fn auto_attributes_every_try_and_hit_to_one_member() {
     let bin = build("cas_lost_update");
     let (p, _, o) = run(&bin, 400, &[]);
-    let members = p["members"].as_object().unwrap_or_else(|| panic!("{}", text(&o)));
+    let members = p["members"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{}", text(&o)));
     // `run` defaults to auto: all five members ran a share of the tries.
     let names: Vec<&str> = members.keys().map(|k| k.as_str()).collect();
-    assert_eq!(names, ["pct3", "pos", "rapos", "rff", "surw"], "{}", text(&o));
+    assert_eq!(
+        names,
+        ["pct3", "pos", "rapos", "rff", "surw"],
+        "{}",
+        text(&o)
+    );
     let tries: u64 = members.values().map(|m| m["tries"].as_u64().unwrap()).sum();
     let hits: u64 = members.values().map(|m| m["hits"].as_u64().unwrap()).sum();
     assert_eq!(tries, 400);
