@@ -120,6 +120,115 @@ pub enum MutexKind {
     ErrorCheck,
 }
 
+/// The memory order a C11/C++ atomic operation asked for: the `morder` argument libpos's
+/// `__tsan_atomic*` callbacks receive (`__atomic_*` builtins, C11 `atomic_*`, C++
+/// `std::atomic` and `__sync_*` builtins compiled with `-fsanitize=thread` all reach them).
+///
+/// poscheck explores sequentially consistent interleavings: libpos performs every atomic
+/// operation as `seq_cst`, and the state machine, the race rule, POS and DPOR treat atomics
+/// the same whatever their order (the order is a static property of the instruction, so it
+/// never tells apart events that were alike before). The order is recorded for reports
+/// (event display, saved schedules, replay's check) and for future weak-memory work.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum MemOrder {
+    Relaxed,
+    Consume,
+    Acquire,
+    Release,
+    AcqRel,
+    /// Also what an event saved without an order (an older schedule) is taken to be.
+    #[default]
+    SeqCst,
+}
+
+impl MemOrder {
+    /// Every order, weakest first (tsan's numbering 0..=5).
+    pub const ALL: [MemOrder; 6] = [
+        MemOrder::Relaxed,
+        MemOrder::Consume,
+        MemOrder::Acquire,
+        MemOrder::Release,
+        MemOrder::AcqRel,
+        MemOrder::SeqCst,
+    ];
+
+    /// The order of tsan's `morder` value `v` (0 relaxed, 1 consume, 2 acquire, 3 release,
+    /// 4 acq_rel, 5 seq_cst, as gcc's `__ATOMIC_*` and clang's numbering). Flag bits from
+    /// bit 15 up are dropped as libtsan drops them (gcc's `MEMMODEL_SYNC` on `__sync_*`
+    /// builtins, x86 HLE hints); any other value (an order computed at run time out of
+    /// range) is `seq_cst`, which is what libpos performs.
+    pub fn from_tsan(v: i32) -> MemOrder {
+        usize::try_from(v & 0x7fff)
+            .ok()
+            .and_then(|i| Self::ALL.get(i).copied())
+            .unwrap_or(MemOrder::SeqCst)
+    }
+
+    /// tsan's number for the order (the inverse of [`MemOrder::from_tsan`]).
+    pub fn tsan(self) -> u32 {
+        self as u32
+    }
+
+    /// The C11 name without `memory_order_`: `relaxed`, `acquire`, `acq_rel`, `seq_cst`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            MemOrder::Relaxed => "relaxed",
+            MemOrder::Consume => "consume",
+            MemOrder::Acquire => "acquire",
+            MemOrder::Release => "release",
+            MemOrder::AcqRel => "acq_rel",
+            MemOrder::SeqCst => "seq_cst",
+        }
+    }
+}
+
+impl fmt::Display for MemOrder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for MemOrder {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|o| o.name() == s)
+            .ok_or_else(|| format!("bad memory order {s:?}"))
+    }
+}
+
+/// The orders of an atomic operation as its display and saved schedules show them:
+/// `acquire`, or `success/failure` for a compare-exchange (`acq_rel/relaxed`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Orders {
+    pub mo: MemOrder,
+    pub fail: Option<MemOrder>,
+}
+
+impl fmt::Display for Orders {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.fail {
+            Some(fail) => write!(f, "{}/{fail}", self.mo),
+            None => write!(f, "{}", self.mo),
+        }
+    }
+}
+
+impl std::str::FromStr for Orders {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (mo, fail) = match s.split_once('/') {
+            Some((a, b)) => (a.parse()?, Some(b.parse()?)),
+            None => (s.parse()?, None),
+        };
+        Ok(Orders { mo, fail })
+    }
+}
+
 /// A visible operation. Addresses identify synchronisation objects (the address of the
 /// `pthread_mutex_t`, ...) and memory locations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -236,17 +345,30 @@ pub enum Op {
         addr: u64,
         size: u32,
     },
+    /// An atomic load with its memory order (see [`MemOrder`]: explored as SC).
     AtomicLoad {
         addr: u64,
         size: u32,
+        #[serde(default)]
+        mo: MemOrder,
     },
+    /// An atomic store with its memory order.
     AtomicStore {
         addr: u64,
         size: u32,
+        #[serde(default)]
+        mo: MemOrder,
     },
+    /// An atomic read-modify-write (exchange, fetch-op, compare-exchange) with its memory
+    /// order; a compare-exchange also has the order of its failure path in `fail` (`None`
+    /// for the other operations).
     AtomicRmw {
         addr: u64,
         size: u32,
+        #[serde(default)]
+        mo: MemOrder,
+        #[serde(default)]
+        fail: Option<MemOrder>,
     },
     /// `exit()`/`_exit()`/return from main: the process ends when this executes.
     ProcessExit {
@@ -487,9 +609,9 @@ impl Op {
             OnceBegin { o } | OnceEnd { o } => [Some(s(Once, o)), None],
             Read { addr, size }
             | Write { addr, size }
-            | AtomicLoad { addr, size }
-            | AtomicStore { addr, size }
-            | AtomicRmw { addr, size } => [Some(Obj::mem(addr, size)), None],
+            | AtomicLoad { addr, size, .. }
+            | AtomicStore { addr, size, .. }
+            | AtomicRmw { addr, size, .. } => [Some(Obj::mem(addr, size)), None],
             ProcessExit { .. } => [Some(s(Process, 0)), None],
             Cancel { target } => [Some(s(Thread, target as u64)), None],
             TestCancel | SetCancelState { .. } | SetCancelType { .. } => [None, None],
@@ -547,17 +669,26 @@ impl Op {
                 addr: a(addr),
                 size,
             },
-            AtomicLoad { addr, size } => AtomicLoad {
+            AtomicLoad { addr, size, mo } => AtomicLoad {
                 addr: a(addr),
                 size,
+                mo,
             },
-            AtomicStore { addr, size } => AtomicStore {
+            AtomicStore { addr, size, mo } => AtomicStore {
                 addr: a(addr),
                 size,
+                mo,
             },
-            AtomicRmw { addr, size } => AtomicRmw {
+            AtomicRmw {
+                addr,
+                size,
+                mo,
+                fail,
+            } => AtomicRmw {
                 addr: a(addr),
                 size,
+                mo,
+                fail,
             },
             FutexWait {
                 addr,
@@ -650,6 +781,17 @@ impl Op {
         )
     }
 
+    /// The memory orders of an atomic operation, `None` for every other operation.
+    pub fn orders(&self) -> Option<Orders> {
+        match *self {
+            Op::AtomicLoad { mo, .. } | Op::AtomicStore { mo, .. } => {
+                Some(Orders { mo, fail: None })
+            }
+            Op::AtomicRmw { mo, fail, .. } => Some(Orders { mo, fail }),
+            _ => None,
+        }
+    }
+
     /// Short lowercase name of the operation, used in schedules and reports.
     pub fn name(&self) -> &'static str {
         use Op::*;
@@ -709,9 +851,17 @@ impl Op {
     }
 }
 
+/// `name(objects)`, e.g. `lock(mutex@0x4040a0)`; an atomic operation shows its orders first:
+/// `atomic_load(acquire, mem[0x4040+4])`, `atomic_rmw(acq_rel/relaxed, mem[0x4040+4])` for a
+/// compare-exchange (see [`Orders`]). Saved schedules store this text.
 impl fmt::Display for Op {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.name())?;
+        if let Some(o) = self.orders() {
+            if let [Some(a), None] = self.objects() {
+                return write!(f, "({o}, {a})");
+            }
+        }
         let objs = self.objects();
         match (objs[0], objs[1]) {
             (Some(a), Some(b)) => write!(f, "({a}, {b})"),
@@ -816,9 +966,39 @@ mod tests {
     fn atomics_race_like_accesses_of_their_bytes() {
         // `auto`/`races` points: atomic loads are reads (two never race for POS*), atomic
         // stores and RMWs writes, and an atomic and a plain access of the same bytes race.
-        let al = |t| Event::new(t, Op::AtomicLoad { addr: 64, size: 8 });
-        let rmw = |t| Event::new(t, Op::AtomicRmw { addr: 64, size: 8 });
-        let st = |t| Event::new(t, Op::AtomicStore { addr: 64, size: 8 });
+        let mo = MemOrder::SeqCst;
+        let al = |t| {
+            Event::new(
+                t,
+                Op::AtomicLoad {
+                    addr: 64,
+                    size: 8,
+                    mo,
+                },
+            )
+        };
+        let rmw = |t| {
+            let fail = None;
+            Event::new(
+                t,
+                Op::AtomicRmw {
+                    addr: 64,
+                    size: 8,
+                    mo,
+                    fail,
+                },
+            )
+        };
+        let st = |t| {
+            Event::new(
+                t,
+                Op::AtomicStore {
+                    addr: 64,
+                    size: 8,
+                    mo,
+                },
+            )
+        };
         let w = |t| Event::new(t, Op::Write { addr: 64, size: 8 });
         let r = |t| Event::new(t, Op::Read { addr: 68, size: 4 });
         assert!(!al(1).races_with(&al(2), false), "POS*: atomic reads");
@@ -828,6 +1008,105 @@ mod tests {
         assert!(al(1).races_with(&w(2), false), "atomic vs plain write");
         assert!(rmw(1).races_with(&r(2), false), "atomic RMW vs plain read");
         assert!(!al(1).races_with(&r(2), false), "two reads, one atomic");
+    }
+
+    #[test]
+    fn memory_orders_come_from_tsan_values_and_show_in_the_display() {
+        use MemOrder::*;
+        let want = [Relaxed, Consume, Acquire, Release, AcqRel, SeqCst];
+        for (v, mo) in want.into_iter().enumerate() {
+            assert_eq!(MemOrder::from_tsan(v as i32), mo);
+            assert_eq!(mo.tsan(), v as u32);
+            assert_eq!(mo.name().parse::<MemOrder>(), Ok(mo));
+        }
+        // gcc's `__sync_*` builtins pass MEMMODEL_SYNC (bit 15), x86 HLE hints bits 16-17.
+        assert_eq!(MemOrder::from_tsan(5 | 1 << 15), SeqCst);
+        assert_eq!(MemOrder::from_tsan(2 | 1 << 16), Acquire);
+        assert_eq!(MemOrder::from_tsan(3 | 1 << 17), Release);
+        for bad in [6, 100, -1] {
+            assert_eq!(MemOrder::from_tsan(bad), SeqCst, "{bad}");
+        }
+        let ld = Op::AtomicLoad {
+            addr: 0x4040,
+            size: 4,
+            mo: Acquire,
+        };
+        assert_eq!(ld.to_string(), "atomic_load(acquire, mem[0x4040+4])");
+        let st = Op::AtomicStore {
+            addr: 0x4040,
+            size: 8,
+            mo: Relaxed,
+        };
+        assert_eq!(
+            st.in_process(1).to_string(),
+            "atomic_store(relaxed, mem[p1:0x4040+8])"
+        );
+        let rmw = Op::AtomicRmw {
+            addr: 0x4040,
+            size: 4,
+            mo: SeqCst,
+            fail: None,
+        };
+        assert_eq!(rmw.to_string(), "atomic_rmw(seq_cst, mem[0x4040+4])");
+        assert_eq!(
+            Event::new(2, rmw).to_string(),
+            "t2:atomic_rmw(seq_cst, mem[0x4040+4])"
+        );
+        assert_eq!(Op::Read { addr: 16, size: 4 }.orders(), None);
+        // Serialised operations without an order (older files) are seq_cst.
+        let old: Op = serde_json::from_str(r#"{"AtomicLoad":{"addr":64,"size":4}}"#).unwrap();
+        assert_eq!(
+            old,
+            Op::AtomicLoad {
+                addr: 64,
+                size: 4,
+                mo: SeqCst
+            }
+        );
+        let cas = Op::AtomicRmw {
+            addr: 64,
+            size: 4,
+            mo: AcqRel,
+            fail: Some(Acquire),
+        };
+        let text = serde_json::to_string(&cas).unwrap();
+        assert!(
+            text.contains(r#""mo":"acq_rel","fail":"acquire""#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<Op>(&text).unwrap(), cas);
+    }
+
+    #[test]
+    fn orders_of_atomics_do_not_change_races_or_dependence() {
+        // poscheck explores SC interleavings: the race rule sees only objects and access.
+        for a in MemOrder::ALL {
+            for b in MemOrder::ALL {
+                let ld = |t, mo| {
+                    Event::new(
+                        t,
+                        Op::AtomicLoad {
+                            addr: 8,
+                            size: 4,
+                            mo,
+                        },
+                    )
+                };
+                let st = |t, mo| {
+                    Event::new(
+                        t,
+                        Op::AtomicStore {
+                            addr: 8,
+                            size: 4,
+                            mo,
+                        },
+                    )
+                };
+                assert!(!ld(1, a).races_with(&ld(2, b), false));
+                assert!(ld(1, a).races_with(&st(2, b), false));
+                assert!(st(1, a).dependent(&st(2, b)));
+            }
+        }
     }
 
     #[test]

@@ -18,6 +18,6 @@ pub mod state;
 pub mod strategy;
 
 pub use coordinator::{Coordinator, Decision};
-pub use event::{Event, MutexKind, Obj, ObjKind, Op, ThreadName, Tid, NO_DEADLINE};
+pub use event::{Event, MemOrder, MutexKind, Obj, ObjKind, Op, ThreadName, Tid, NO_DEADLINE};
 pub use state::State;
 pub use strategy::Strategy;

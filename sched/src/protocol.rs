@@ -4,7 +4,7 @@
 //! read each way. A thread sends [`Msg`] frames (32 bytes, optionally followed by a text
 //! payload) and, after a [`Msg::Post`], blocks reading one [`Reply`] (16 bytes).
 
-use crate::event::{MutexKind, Op, Tid};
+use crate::event::{MemOrder, MutexKind, Op, Tid};
 use std::fmt;
 
 pub mod fork;
@@ -162,9 +162,14 @@ fn op_fields(op: &Op) -> (u32, u64, u64, u64) {
         Sleep => (30, 0, 0, 0),
         Read { addr, size } => (31, addr, 0, size as u64),
         Write { addr, size } => (32, addr, 0, size as u64),
-        AtomicLoad { addr, size } => (33, addr, 0, size as u64),
-        AtomicStore { addr, size } => (34, addr, 0, size as u64),
-        AtomicRmw { addr, size } => (35, addr, 0, size as u64),
+        AtomicLoad { addr, size, mo } => (33, addr, 0, atomic_c(size, mo, None)),
+        AtomicStore { addr, size, mo } => (34, addr, 0, atomic_c(size, mo, None)),
+        AtomicRmw {
+            addr,
+            size,
+            mo,
+            fail,
+        } => (35, addr, 0, atomic_c(size, mo, fail)),
         ProcessExit { code } => (36, code as i64 as u64, 0, 0),
         SleepUntil { deadline } => (53, deadline, 0, 0),
         TimedJoin { target, deadline } => (54, target as u64, deadline, 0),
@@ -197,6 +202,34 @@ fn op_fields(op: &Op) -> (u32, u64, u64, u64) {
         Exec => (71, 0, 0, 0),
         ForkFailed { target } => (72, target as u64, 0, 0),
     }
+}
+
+/// The `c` field of an atomic operation: the access size in bits 0..32, then the memory
+/// order plus one in bits 32..40 and a compare-exchange's failure order plus one in bits
+/// 40..48 (0: none). A frame whose order byte is 0 (libpos before orders were sent) decodes
+/// as `seq_cst`, what libpos performs.
+fn atomic_c(size: u32, mo: MemOrder, fail: Option<MemOrder>) -> u64 {
+    let byte = |o: MemOrder| u64::from(o.tsan()) + 1;
+    u64::from(size) | byte(mo) << 32 | fail.map_or(0, byte) << 40
+}
+
+/// Inverse of [`atomic_c`]: size, order and failure order.
+fn atomic_fields(c: u64) -> Result<(u32, MemOrder, Option<MemOrder>), ProtocolError> {
+    let order = |b: u64| -> Result<Option<MemOrder>, ProtocolError> {
+        match b {
+            0 => Ok(None),
+            _ => MemOrder::ALL
+                .get(b as usize - 1)
+                .copied()
+                .map(Some)
+                .ok_or_else(|| ProtocolError(format!("bad memory order {}", b - 1))),
+        }
+    };
+    if c >> 48 != 0 {
+        return Err(ProtocolError(format!("bad atomic access field {c:#x}")));
+    }
+    let mo = order((c >> 32) & 0xff)?.unwrap_or_default();
+    Ok((c as u32, mo, order((c >> 40) & 0xff)?))
 }
 
 /// Two counts in one 64-bit field (a requeue's wake and move counts).
@@ -271,18 +304,29 @@ fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
             addr: a,
             size: size(c)?,
         },
-        33 => AtomicLoad {
-            addr: a,
-            size: size(c)?,
-        },
-        34 => AtomicStore {
-            addr: a,
-            size: size(c)?,
-        },
-        35 => AtomicRmw {
-            addr: a,
-            size: size(c)?,
-        },
+        33 | 34 => {
+            let (size, mo, fail) = atomic_fields(c)?;
+            if fail.is_some() {
+                return Err(ProtocolError(format!(
+                    "a failure order on a plain atomic {}",
+                    if code == 33 { "load" } else { "store" }
+                )));
+            }
+            if code == 33 {
+                AtomicLoad { addr: a, size, mo }
+            } else {
+                AtomicStore { addr: a, size, mo }
+            }
+        }
+        35 => {
+            let (size, mo, fail) = atomic_fields(c)?;
+            AtomicRmw {
+                addr: a,
+                size,
+                mo,
+                fail,
+            }
+        }
         36 => ProcessExit {
             code: a as i64 as i32,
         },
@@ -500,9 +544,22 @@ mod tests {
             Sleep,
             Read { addr: 24, size: 1 },
             Write { addr: 25, size: 8 },
-            AtomicLoad { addr: 26, size: 4 },
-            AtomicStore { addr: 27, size: 2 },
-            AtomicRmw { addr: 28, size: 16 },
+            AtomicLoad {
+                addr: 26,
+                size: 4,
+                mo: MemOrder::Acquire,
+            },
+            AtomicStore {
+                addr: 27,
+                size: 2,
+                mo: MemOrder::Release,
+            },
+            AtomicRmw {
+                addr: 28,
+                size: 16,
+                mo: MemOrder::SeqCst,
+                fail: None,
+            },
             ProcessExit { code: -1 },
             SleepUntil { deadline: 1_000 },
             TimedJoin {
@@ -614,6 +671,66 @@ mod tests {
             value: 9,
         };
         assert_eq!(Reply::decode(&r.encode()), r);
+    }
+
+    #[test]
+    fn atomics_carry_every_memory_order_through_the_wire() {
+        use MemOrder::*;
+        for mo in MemOrder::ALL {
+            let ops = [
+                Op::AtomicLoad {
+                    addr: 0x601040,
+                    size: 4,
+                    mo,
+                },
+                Op::AtomicStore {
+                    addr: 0x601040,
+                    size: 8,
+                    mo,
+                },
+                Op::AtomicRmw {
+                    addr: 0x601040,
+                    size: 1,
+                    mo,
+                    fail: None,
+                },
+            ];
+            for op in ops {
+                // With and without a pc in the frame (libpos always attaches one).
+                for f in [Msg::Post(op).encode().0, Msg::encode_post_at(&op, 0x401136)] {
+                    assert_eq!(Msg::decode(&f).unwrap(), Ok(Msg::Post(op)), "{op:?}");
+                }
+            }
+            for fail in MemOrder::ALL {
+                let cas = Op::AtomicRmw {
+                    addr: 0x601040,
+                    size: 16,
+                    mo,
+                    fail: Some(fail),
+                };
+                let f = Msg::encode_post_at(&cas, 0x401136);
+                assert_eq!(Msg::decode(&f).unwrap(), Ok(Msg::Post(cas)));
+                assert_eq!(frame_pc(&f), Some(0x401136));
+            }
+        }
+        // A frame of the layout before orders (size alone) is seq_cst, and no CAS.
+        assert_eq!(
+            Msg::decode(&frame(K_POST, 35, 0x10, 0, 4)).unwrap(),
+            Ok(Msg::Post(Op::AtomicRmw {
+                addr: 0x10,
+                size: 4,
+                mo: SeqCst,
+                fail: None
+            }))
+        );
+        // Orders out of range, stray bits and a failure order on a load are errors.
+        for (code, c) in [(33, 4 | 7 << 32), (35, 4 | 9 << 40), (34, 4 | 1 << 50)] {
+            assert!(
+                Msg::decode(&frame(K_POST, code, 0x10, 0, c)).is_err(),
+                "{c:#x}"
+            );
+        }
+        assert!(Msg::decode(&frame(K_POST, 33, 0x10, 0, 4 | 3 << 32 | 3 << 40)).is_err());
     }
 
     #[test]

@@ -128,11 +128,11 @@ impl Detector {
             }
             Op::Read { addr, size } => self.access(t, addr, size, false, false, pc),
             Op::Write { addr, size } => self.access(t, addr, size, true, false, pc),
-            Op::AtomicLoad { addr, size } => {
+            Op::AtomicLoad { addr, size, .. } => {
                 self.sync_on(t, (0, addr));
                 self.access(t, addr, size, false, true, pc);
             }
-            Op::AtomicStore { addr, size } | Op::AtomicRmw { addr, size } => {
+            Op::AtomicStore { addr, size, .. } | Op::AtomicRmw { addr, size, .. } => {
                 self.sync_on(t, (0, addr));
                 self.access(t, addr, size, true, true, pc);
             }
@@ -276,7 +276,7 @@ impl Learner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::MutexKind;
+    use crate::event::{MemOrder, MutexKind};
 
     fn ev(t: Tid, op: Op) -> Event {
         Event::new(t, op)
@@ -373,6 +373,7 @@ mod tests {
                 Op::AtomicStore {
                     addr: flag,
                     size: 4,
+                    mo: MemOrder::Release,
                 },
             ),
             0x2,
@@ -383,6 +384,7 @@ mod tests {
                 Op::AtomicLoad {
                     addr: flag,
                     size: 4,
+                    mo: MemOrder::Acquire,
                 },
             ),
             0x3,
@@ -440,9 +442,40 @@ mod tests {
         let mut d = Detector::new();
         d.step(&ev(0, Op::Create), 0);
         d.step(&ev(0, Op::Create), 0);
-        d.step(&ev(1, Op::AtomicLoad { addr: x, size: 8 }), 0x1);
-        d.step(&ev(2, Op::AtomicLoad { addr: x, size: 8 }), 0x2);
-        d.step(&ev(2, Op::AtomicRmw { addr: x, size: 8 }), 0x3);
+        d.step(
+            &ev(
+                1,
+                Op::AtomicLoad {
+                    addr: x,
+                    size: 8,
+                    mo: MemOrder::Relaxed,
+                },
+            ),
+            0x1,
+        );
+        d.step(
+            &ev(
+                2,
+                Op::AtomicLoad {
+                    addr: x,
+                    size: 8,
+                    mo: MemOrder::Relaxed,
+                },
+            ),
+            0x2,
+        );
+        d.step(
+            &ev(
+                2,
+                Op::AtomicRmw {
+                    addr: x,
+                    size: 8,
+                    mo: MemOrder::SeqCst,
+                    fail: None,
+                },
+            ),
+            0x3,
+        );
         assert!(d.races().is_empty(), "atomics never race");
         // A plain write of thread 1 after its atomic load: not ordered after thread 2's RMW.
         d.step(&ev(1, Op::Write { addr: x, size: 8 }), 0x4);

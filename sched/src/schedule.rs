@@ -1,6 +1,6 @@
 //! A recorded schedule: the sequence of chosen events of one run, enough to replay it.
 
-use crate::event::{ThreadName, Tid};
+use crate::event::{Orders, ThreadName, Tid};
 use serde::{Deserialize, Serialize};
 
 /// One scheduling decision: which thread ran and what it did.
@@ -10,7 +10,9 @@ pub struct Step {
     pub tid: Tid,
     /// Stable name of the thread.
     pub thread: ThreadName,
-    /// The operation, e.g. `lock(mutex@0x4040a0)`; replay checks the operation name.
+    /// The operation, e.g. `lock(mutex@0x4040a0)` or `atomic_load(acquire, mem[0x4040+4])`
+    /// (see [`crate::Op`]'s display); replay checks the operation name and, for an atomic,
+    /// its memory orders.
     pub op: String,
 }
 
@@ -18,6 +20,15 @@ impl Step {
     /// The operation's name without its objects (`lock`), used to detect divergence.
     pub fn op_name(&self) -> &str {
         self.op.split('(').next().unwrap_or("")
+    }
+
+    /// The memory orders an atomic step recorded (`acquire` in `atomic_load(acquire, ...)`,
+    /// `acq_rel/relaxed` for a compare-exchange). `None` for other operations and for
+    /// atomics saved before orders were recorded (`atomic_load(mem[...])`): their order is
+    /// unknown, and replay accepts any.
+    pub fn orders(&self) -> Option<Orders> {
+        let (_, args) = self.op.split_once('(')?;
+        args.split([',', ')']).next()?.trim().parse().ok()
     }
 }
 
@@ -45,4 +56,79 @@ pub struct Schedule {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub real_sleep: bool,
     pub steps: Vec<Step>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{MemOrder, Op};
+
+    fn step(op: &str) -> Step {
+        Step {
+            tid: 1,
+            thread: ThreadName::main().child(1),
+            op: op.into(),
+        }
+    }
+
+    #[test]
+    fn atomic_steps_read_back_the_orders_they_display() {
+        for mo in MemOrder::ALL {
+            for fail in [None, Some(MemOrder::Relaxed), Some(mo)] {
+                let ops = [
+                    Op::AtomicLoad {
+                        addr: 0x4040,
+                        size: 4,
+                        mo,
+                    },
+                    Op::AtomicStore {
+                        addr: 0x4040,
+                        size: 4,
+                        mo,
+                    },
+                    Op::AtomicRmw {
+                        addr: 0x4040,
+                        size: 8,
+                        mo,
+                        fail,
+                    },
+                ];
+                for op in ops {
+                    let s = step(&op.to_string());
+                    assert_eq!(s.orders(), op.orders(), "{}", s.op);
+                    assert_eq!(s.op_name(), op.name());
+                }
+            }
+        }
+        let cas = Op::AtomicRmw {
+            addr: 0x4040,
+            size: 4,
+            mo: MemOrder::AcqRel,
+            fail: Some(MemOrder::Relaxed),
+        };
+        assert_eq!(
+            cas.to_string(),
+            "atomic_rmw(acq_rel/relaxed, mem[0x4040+4])"
+        );
+    }
+
+    #[test]
+    fn steps_saved_without_orders_have_none() {
+        for op in [
+            "atomic_load(mem[0x4040+4])",
+            "atomic_rmw(p1:0x4040)",
+            "lock(mutex@0x4040a0)",
+            "write(mem[0x10+4])",
+            "yield",
+            "atomic_store(weird, mem[0x4040+4])",
+        ] {
+            assert_eq!(step(op).orders(), None, "{op}");
+        }
+        // An old schedule file (no orders, no newer fields) still loads.
+        let old = r#"{"program":"./a","algo":"pos","seed":1,"try":3,
+            "steps":[{"tid":1,"thread":"0.1","op":"atomic_rmw(mem[0x601040+4])"}]}"#;
+        let s: Schedule = serde_json::from_str(old).unwrap();
+        assert_eq!(s.steps[0].op_name(), "atomic_rmw");
+        assert_eq!(s.steps[0].orders(), None);
+    }
 }

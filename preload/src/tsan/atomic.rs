@@ -3,15 +3,36 @@
 //!
 //! Operations run sequentially consistent whatever order the program asked for: a stronger
 //! order is always a correct implementation of a weaker one, and under a serialising
-//! scheduler weaker orders would not show their extra behaviours anyway. A weak
+//! scheduler weaker orders would not show their extra behaviours anyway. The order asked for
+//! (tsan's `morder` argument, and a compare-exchange's failure order) is recorded in the
+//! posted event ([`pos_sched::MemOrder`]) for reports. A weak
 //! compare-exchange is implemented as a strong one (it may fail spuriously, it need not).
 //! 128-bit operations use `lock cmpxchg16b` on 16-byte aligned objects (as libatomic does)
 //! and a global lock otherwise.
 
 use super::{entry, point, Kind};
 use libc::c_int;
+use pos_sched::MemOrder;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::atomic::{AtomicBool, AtomicI16, AtomicI32, AtomicI64, AtomicI8};
+
+/// The order of tsan's `morder` argument.
+#[inline(always)]
+fn order(mo: c_int) -> MemOrder {
+    MemOrder::from_tsan(mo)
+}
+
+/// A read-modify-write other than a compare-exchange, with order `mo`.
+#[inline(always)]
+fn rmw(mo: c_int) -> Kind {
+    Kind::AtomicRmw(order(mo), None)
+}
+
+/// A compare-exchange with success order `mo` and failure order `f`.
+#[inline(always)]
+fn cas_kind(mo: c_int, f: c_int) -> Kind {
+    Kind::AtomicRmw(order(mo), Some(order(f)))
+}
 
 /// One family of atomic entry points for an integer type with a native atomic.
 macro_rules! family {
@@ -30,42 +51,36 @@ macro_rules! family {
                 <$atomic>::from_ptr(a as *mut T)
             }
 
-            pub unsafe extern "C" fn load(a: *const T, _mo: c_int) -> T {
-                at(a, Kind::AtomicLoad).load(SeqCst)
+            pub unsafe extern "C" fn load(a: *const T, mo: c_int) -> T {
+                at(a, Kind::AtomicLoad(order(mo))).load(SeqCst)
             }
-            pub unsafe extern "C" fn store(a: *mut T, v: T, _mo: c_int) {
-                at(a, Kind::AtomicStore).store(v, SeqCst)
+            pub unsafe extern "C" fn store(a: *mut T, v: T, mo: c_int) {
+                at(a, Kind::AtomicStore(order(mo))).store(v, SeqCst)
             }
-            pub unsafe extern "C" fn exchange(a: *mut T, v: T, _mo: c_int) -> T {
-                at(a, Kind::AtomicRmw).swap(v, SeqCst)
+            pub unsafe extern "C" fn exchange(a: *mut T, v: T, mo: c_int) -> T {
+                at(a, rmw(mo)).swap(v, SeqCst)
             }
-            pub unsafe extern "C" fn fetch_add(a: *mut T, v: T, _mo: c_int) -> T {
-                at(a, Kind::AtomicRmw).fetch_add(v, SeqCst)
+            pub unsafe extern "C" fn fetch_add(a: *mut T, v: T, mo: c_int) -> T {
+                at(a, rmw(mo)).fetch_add(v, SeqCst)
             }
-            pub unsafe extern "C" fn fetch_sub(a: *mut T, v: T, _mo: c_int) -> T {
-                at(a, Kind::AtomicRmw).fetch_sub(v, SeqCst)
+            pub unsafe extern "C" fn fetch_sub(a: *mut T, v: T, mo: c_int) -> T {
+                at(a, rmw(mo)).fetch_sub(v, SeqCst)
             }
-            pub unsafe extern "C" fn fetch_and(a: *mut T, v: T, _mo: c_int) -> T {
-                at(a, Kind::AtomicRmw).fetch_and(v, SeqCst)
+            pub unsafe extern "C" fn fetch_and(a: *mut T, v: T, mo: c_int) -> T {
+                at(a, rmw(mo)).fetch_and(v, SeqCst)
             }
-            pub unsafe extern "C" fn fetch_or(a: *mut T, v: T, _mo: c_int) -> T {
-                at(a, Kind::AtomicRmw).fetch_or(v, SeqCst)
+            pub unsafe extern "C" fn fetch_or(a: *mut T, v: T, mo: c_int) -> T {
+                at(a, rmw(mo)).fetch_or(v, SeqCst)
             }
-            pub unsafe extern "C" fn fetch_xor(a: *mut T, v: T, _mo: c_int) -> T {
-                at(a, Kind::AtomicRmw).fetch_xor(v, SeqCst)
+            pub unsafe extern "C" fn fetch_xor(a: *mut T, v: T, mo: c_int) -> T {
+                at(a, rmw(mo)).fetch_xor(v, SeqCst)
             }
-            pub unsafe extern "C" fn fetch_nand(a: *mut T, v: T, _mo: c_int) -> T {
-                at(a, Kind::AtomicRmw).fetch_nand(v, SeqCst)
+            pub unsafe extern "C" fn fetch_nand(a: *mut T, v: T, mo: c_int) -> T {
+                at(a, rmw(mo)).fetch_nand(v, SeqCst)
             }
             /// Returns 1 on success; on failure stores the current value into `*c`.
-            pub unsafe extern "C" fn cas(
-                a: *mut T,
-                c: *mut T,
-                v: T,
-                _mo: c_int,
-                _f: c_int,
-            ) -> c_int {
-                match at(a, Kind::AtomicRmw).compare_exchange(*c, v, SeqCst, SeqCst) {
+            pub unsafe extern "C" fn cas(a: *mut T, c: *mut T, v: T, mo: c_int, f: c_int) -> c_int {
+                match at(a, cas_kind(mo, f)).compare_exchange(*c, v, SeqCst, SeqCst) {
                     Ok(_) => 1,
                     Err(cur) => {
                         *c = cur;
@@ -74,8 +89,8 @@ macro_rules! family {
                 }
             }
             /// Returns the previous value.
-            pub unsafe extern "C" fn cas_val(a: *mut T, c: T, v: T, _mo: c_int, _f: c_int) -> T {
-                match at(a, Kind::AtomicRmw).compare_exchange(c, v, SeqCst, SeqCst) {
+            pub unsafe extern "C" fn cas_val(a: *mut T, c: T, v: T, mo: c_int, f: c_int) -> T {
+                match at(a, cas_kind(mo, f)).compare_exchange(c, v, SeqCst, SeqCst) {
                     Ok(prev) | Err(prev) => prev,
                 }
             }
@@ -234,37 +249,37 @@ mod a128 {
         a as *mut T
     }
 
-    pub unsafe extern "C" fn load(a: *const T, _mo: c_int) -> T {
+    pub unsafe extern "C" fn load(a: *const T, mo: c_int) -> T {
         // A compare-exchange of 0 with 0 reads atomically and never changes the value.
-        cas128(at(a, Kind::AtomicLoad), 0, 0)
+        cas128(at(a, Kind::AtomicLoad(order(mo))), 0, 0)
     }
-    pub unsafe extern "C" fn store(a: *mut T, v: T, _mo: c_int) {
-        rmw128(at(a, Kind::AtomicStore), |_| v);
+    pub unsafe extern "C" fn store(a: *mut T, v: T, mo: c_int) {
+        rmw128(at(a, Kind::AtomicStore(order(mo))), |_| v);
     }
-    pub unsafe extern "C" fn exchange(a: *mut T, v: T, _mo: c_int) -> T {
-        rmw128(at(a, Kind::AtomicRmw), |_| v)
+    pub unsafe extern "C" fn exchange(a: *mut T, v: T, mo: c_int) -> T {
+        rmw128(at(a, rmw(mo)), |_| v)
     }
-    pub unsafe extern "C" fn fetch_add(a: *mut T, v: T, _mo: c_int) -> T {
-        rmw128(at(a, Kind::AtomicRmw), |x| x.wrapping_add(v))
+    pub unsafe extern "C" fn fetch_add(a: *mut T, v: T, mo: c_int) -> T {
+        rmw128(at(a, rmw(mo)), |x| x.wrapping_add(v))
     }
-    pub unsafe extern "C" fn fetch_sub(a: *mut T, v: T, _mo: c_int) -> T {
-        rmw128(at(a, Kind::AtomicRmw), |x| x.wrapping_sub(v))
+    pub unsafe extern "C" fn fetch_sub(a: *mut T, v: T, mo: c_int) -> T {
+        rmw128(at(a, rmw(mo)), |x| x.wrapping_sub(v))
     }
-    pub unsafe extern "C" fn fetch_and(a: *mut T, v: T, _mo: c_int) -> T {
-        rmw128(at(a, Kind::AtomicRmw), |x| x & v)
+    pub unsafe extern "C" fn fetch_and(a: *mut T, v: T, mo: c_int) -> T {
+        rmw128(at(a, rmw(mo)), |x| x & v)
     }
-    pub unsafe extern "C" fn fetch_or(a: *mut T, v: T, _mo: c_int) -> T {
-        rmw128(at(a, Kind::AtomicRmw), |x| x | v)
+    pub unsafe extern "C" fn fetch_or(a: *mut T, v: T, mo: c_int) -> T {
+        rmw128(at(a, rmw(mo)), |x| x | v)
     }
-    pub unsafe extern "C" fn fetch_xor(a: *mut T, v: T, _mo: c_int) -> T {
-        rmw128(at(a, Kind::AtomicRmw), |x| x ^ v)
+    pub unsafe extern "C" fn fetch_xor(a: *mut T, v: T, mo: c_int) -> T {
+        rmw128(at(a, rmw(mo)), |x| x ^ v)
     }
-    pub unsafe extern "C" fn fetch_nand(a: *mut T, v: T, _mo: c_int) -> T {
-        rmw128(at(a, Kind::AtomicRmw), |x| !(x & v))
+    pub unsafe extern "C" fn fetch_nand(a: *mut T, v: T, mo: c_int) -> T {
+        rmw128(at(a, rmw(mo)), |x| !(x & v))
     }
-    pub unsafe extern "C" fn cas(a: *mut T, c: *mut T, v: T, _mo: c_int, _f: c_int) -> c_int {
+    pub unsafe extern "C" fn cas(a: *mut T, c: *mut T, v: T, mo: c_int, f: c_int) -> c_int {
         let expected = *c;
-        let prev = cas128(at(a, Kind::AtomicRmw), expected, v);
+        let prev = cas128(at(a, cas_kind(mo, f)), expected, v);
         if prev == expected {
             1
         } else {
@@ -272,8 +287,8 @@ mod a128 {
             0
         }
     }
-    pub unsafe extern "C" fn cas_val(a: *mut T, c: T, v: T, _mo: c_int, _f: c_int) -> T {
-        cas128(at(a, Kind::AtomicRmw), c, v)
+    pub unsafe extern "C" fn cas_val(a: *mut T, c: T, v: T, mo: c_int, f: c_int) -> T {
+        cas128(at(a, cas_kind(mo, f)), c, v)
     }
 }
 
@@ -292,7 +307,9 @@ entry! {
     __tsan_atomic128_compare_exchange_val => a128::cas_val;
 }
 
-/// `__tsan_atomic_thread_fence`: a full fence (not a scheduling point: it touches no object).
+/// `__tsan_atomic_thread_fence`: a full fence whatever its order (not a scheduling point: it
+/// touches no object, and under the sequentially consistent interleavings poscheck explores
+/// it orders nothing more, so no event records its order).
 #[no_mangle]
 pub extern "C" fn __tsan_atomic_thread_fence(_mo: c_int) {
     std::sync::atomic::fence(SeqCst);

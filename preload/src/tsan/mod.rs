@@ -4,7 +4,8 @@
 //! Which accesses are points is chosen by `POSCHECK_POINTS`:
 //! - `sync` (default): none; the callbacks return at once (atomics still do their operation).
 //! - `mem`: every access of a controlled thread that is not on its own stack posts
-//!   `Op::Read/Write/AtomicLoad/AtomicStore/AtomicRmw{addr, size}` before it happens.
+//!   `Op::Read/Write{addr, size}` or `Op::AtomicLoad/AtomicStore/AtomicRmw{addr, size, mo..}`
+//!   (with the memory order the program asked for) before it happens.
 //! - `races`: atomic operations and the accesses whose instrumented pc is listed in
 //!   `POSCHECK_RACES_FILE` post; the others are decided locally, with no round trip.
 //! - `auto`: as `races` (the races file may be empty), and every other plain access off the
@@ -26,7 +27,7 @@ pub mod mem;
 
 use crate::conn::{self, Busy};
 use pos_sched::protocol::{Msg, MSG_LEN};
-use pos_sched::Op;
+use pos_sched::{MemOrder, Op};
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
@@ -90,14 +91,16 @@ extern "C" fn last_pc() -> u64 {
     )
 }
 
-/// What an access does, for the posted [`Op`].
+/// What an access does, for the posted [`Op`]; atomics carry the memory order the program
+/// asked for (recorded in the event; the operation itself is performed `seq_cst`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Read,
     Write,
-    AtomicLoad,
-    AtomicStore,
-    AtomicRmw,
+    AtomicLoad(MemOrder),
+    AtomicStore(MemOrder),
+    /// Exchange, fetch-op, compare-exchange (with its failure order).
+    AtomicRmw(MemOrder, Option<MemOrder>),
 }
 
 impl Kind {
@@ -109,9 +112,14 @@ impl Kind {
         match self {
             Kind::Read => Op::Read { addr, size },
             Kind::Write => Op::Write { addr, size },
-            Kind::AtomicLoad => Op::AtomicLoad { addr, size },
-            Kind::AtomicStore => Op::AtomicStore { addr, size },
-            Kind::AtomicRmw => Op::AtomicRmw { addr, size },
+            Kind::AtomicLoad(mo) => Op::AtomicLoad { addr, size, mo },
+            Kind::AtomicStore(mo) => Op::AtomicStore { addr, size, mo },
+            Kind::AtomicRmw(mo, fail) => Op::AtomicRmw {
+                addr,
+                size,
+                mo,
+                fail,
+            },
         }
     }
 }

@@ -40,11 +40,16 @@ pub struct MicroArgs {
     /// Strategies, comma-separated. PCT's depth is part of its name. The default pct3 (two
     /// change points) is a fixed choice, not computed per program: covering every partial
     /// order would need the depth of the hardest one, which grows with the program; pct1..pct5
-    /// can be compared by listing them.
+    /// can be compared by listing them. urw, surw and tapct<d> get their profile (per-thread
+    /// event counts, racing objects) from profiling runs of each program, seeded by the
+    /// program's seed, as `poscheck model` does. Every variable of a generated program is
+    /// usually written by several threads, so every event is interesting: surw then makes
+    /// the same choices as urw and tapct<d> as pct<d> (identical columns); they differ on
+    /// programs with private accesses (benchmarks/models/surw-private.model).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "rw,pct3,rapos,basicpos,pos,pos*"
+        default_value = "rw,pct3,rapos,basicpos,pos,pos*,urw,surw,tapct3"
     )]
     pub algos: Vec<String>,
     /// Also write the results as JSON to this file.

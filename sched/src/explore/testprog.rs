@@ -8,7 +8,7 @@
 
 use super::{Execution, Executor};
 use crate::coordinator::{Coordinator, Decision};
-use crate::event::{MutexKind, Op, Tid};
+use crate::event::{MemOrder, MutexKind, Op, Tid};
 use crate::state::State;
 use crate::strategy::Strategy;
 use std::collections::HashMap;
@@ -233,6 +233,8 @@ impl Interp {
                     Op::AtomicRmw {
                         addr: th.staged.0,
                         size: 8,
+                        mo: MemOrder::SeqCst,
+                        fail: Some(MemOrder::SeqCst),
                     }
                 }
                 I::Lock(m) => mutex(m),

@@ -86,10 +86,10 @@ impl Footprint {
         // arm for reads and writes (a branch between them would be a coin toss).
         match ev.op {
             Op::Read { addr, size }
-            | Op::AtomicLoad { addr, size }
+            | Op::AtomicLoad { addr, size, .. }
             | Op::Write { addr, size }
-            | Op::AtomicStore { addr, size }
-            | Op::AtomicRmw { addr, size } => {
+            | Op::AtomicStore { addr, size, .. }
+            | Op::AtomicRmw { addr, size, .. } => {
                 let reads = matches!(ev.op, Op::Read { .. } | Op::AtomicLoad { .. });
                 Self::mem(addr, size, reads)
             }
@@ -571,6 +571,8 @@ mod tests {
             Op::AtomicRmw {
                 addr: X - 4,
                 size: 8,
+                mo: crate::event::MemOrder::AcqRel,
+                fail: Some(crate::event::MemOrder::Acquire),
             },
             Op::Lock { m: 8, kind: Normal },
             Op::Unlock { m: 8, kind: Normal },

@@ -4,7 +4,8 @@
 //!
 //! Thread ids are dense in creation order, so the same schedule prefix gives the same ids; the
 //! operation *name* (`lock`, `write`, ...) is compared, not its addresses, which change with
-//! ASLR from one process to the next.
+//! ASLR from one process to the next. An atomic step's memory orders are compared too when
+//! the schedule recorded them (older schedules did not: any order then matches).
 
 use super::{Divergence, Strategy};
 use crate::event::{Event, ThreadName, Tid};
@@ -71,10 +72,12 @@ impl Strategy for Replay {
             });
         };
         let want = step.op_name();
-        match enabled
-            .iter()
-            .position(|e| e.tid == step.tid && e.op.name() == want)
-        {
+        let orders = step.orders();
+        match enabled.iter().position(|e| {
+            e.tid == step.tid
+                && e.op.name() == want
+                && orders.is_none_or(|o| e.op.orders() == Some(o))
+        }) {
             Some(j) => {
                 self.next += 1;
                 Ok(j)
@@ -98,6 +101,7 @@ impl Strategy for Replay {
 mod tests {
     use super::*;
     use crate::coordinator::Decision;
+    use crate::event::{MemOrder, Op};
     use crate::strategy::pos::{Pos, Variant};
     use crate::strategy::testkit::{self, read, write, Instr::*, Prog};
 
@@ -149,6 +153,95 @@ mod tests {
             }
             other => panic!("no divergence: {other:?}"),
         }
+    }
+
+    /// Two threads: an acquire load and a relaxed/acquire CAS of one word, then a release store.
+    fn atomics(store: MemOrder) -> Prog {
+        let x = 0x40;
+        Prog(vec![
+            vec![
+                Do(Op::AtomicLoad {
+                    addr: x,
+                    size: 4,
+                    mo: MemOrder::Acquire,
+                }),
+                Do(Op::AtomicRmw {
+                    addr: x,
+                    size: 4,
+                    mo: MemOrder::AcqRel,
+                    fail: Some(MemOrder::Relaxed),
+                }),
+            ],
+            vec![Do(Op::AtomicStore {
+                addr: x,
+                size: 4,
+                mo: store,
+            })],
+        ])
+    }
+
+    #[test]
+    fn atomic_orders_are_saved_and_checked_and_old_schedules_still_replay() {
+        let mut pos = Pos::new(Variant::Pos);
+        let rec = testkit::run(&mut pos, &atomics(MemOrder::Release), 4, 10_000);
+        let ops: Vec<&str> = rec.steps.iter().map(|s| s.op.as_str()).collect();
+        for want in [
+            "atomic_load(acquire, mem[0x40+4])",
+            "atomic_rmw(acq_rel/relaxed, mem[0x40+4])",
+            "atomic_store(release, mem[0x40+4])",
+        ] {
+            assert!(ops.contains(&want), "{ops:?}");
+        }
+        let again = testkit::run(
+            &mut Replay::new(rec.steps.clone()),
+            &atomics(MemOrder::Release),
+            0,
+            10_000,
+        );
+        assert_eq!(again.trace, rec.trace);
+        // The program now stores relaxed: the replay stops at that step, and says so.
+        let at = rec.trace.iter().position(|e| e.tid == 1).unwrap();
+        let got = testkit::run(
+            &mut Replay::new(rec.steps.clone()),
+            &atomics(MemOrder::Relaxed),
+            0,
+            10_000,
+        );
+        match got.end {
+            Decision::Diverged(d) => {
+                assert_eq!(d.step, at as u64, "{d}");
+                assert!(d.reason.contains("to run atomic_store(release,"), "{d}");
+                assert!(
+                    d.reason.contains("atomic_store(relaxed, mem[0x40+4])"),
+                    "{d}"
+                );
+            }
+            other => panic!("no divergence: {other:?}"),
+        }
+        // A schedule saved before orders were recorded (`atomic_store(mem[0x40+4])`)
+        // replays whatever the orders are.
+        let old: Vec<Step> = rec
+            .steps
+            .iter()
+            .map(|s| {
+                let mut s = s.clone();
+                if let Some((name, rest)) = s.op.split_once('(') {
+                    if let Some((_, obj)) = rest.split_once(", ") {
+                        s.op = format!("{name}({obj}");
+                    }
+                }
+                s
+            })
+            .collect();
+        assert!(old.iter().any(|s| s.op == "atomic_store(mem[0x40+4])"));
+        let got = testkit::run(
+            &mut Replay::new(old),
+            &atomics(MemOrder::Relaxed),
+            0,
+            10_000,
+        );
+        assert_eq!(got.end, Decision::Over);
+        assert_eq!(got.trace.len(), rec.trace.len());
     }
 
     #[test]
