@@ -12,8 +12,8 @@
 //! exploration of such a program is one step-limited livelock. Programs without yields are
 //! scheduled exactly as before.
 
-use super::trace::{dependent, rw_unlock_reads, Init, TEv};
-use crate::event::{Event, Obj, Op, Tid};
+use super::trace::{barrier_open, dependent_anywhere, rw_unlock_reads, Init, TEv};
+use crate::event::{Event, Obj, ObjKind, Op, Tid};
 use crate::strategy::{Divergence, Strategy};
 
 /// How to choose once the forced prefix is used up.
@@ -244,6 +244,15 @@ impl Strategy for Guide {
         if let Op::RwUnlock { l } = ev.op {
             done.reader = rw_unlock_reads(before.iter().rev().map(|r| &r.ev), ev.tid, l);
         }
+        if let Op::BarrierWait { b } = ev.op {
+            let count = self
+                .inits
+                .iter()
+                .rev()
+                .find(|i| i.obj.kind == ObjKind::Barrier && i.obj.addr == b)
+                .map(|i| i.value);
+            done.barrier_open = barrier_open(before.iter().rev().map(|r| &r.ev), b, count);
+        }
         rec.ev = done;
         // Fairness bookkeeping: the thread ran; if it yielded, it now waits behind the
         // others enabled at this step.
@@ -263,7 +272,7 @@ impl Strategy for Guide {
                 .collect();
         }
         self.sleep
-            .retain(|s| !dependent(s, &done) && s.tid() != done.tid());
+            .retain(|s| !dependent_anywhere(s, &done) && s.tid() != done.tid());
     }
 
     fn initialised(&mut self, obj: Obj, value: u32) {

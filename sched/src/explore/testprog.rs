@@ -83,6 +83,8 @@ pub enum I {
         n2: u32,
         cmp: Option<E>,
     },
+    /// `pthread_barrier_wait(b)`: the arrival and the leave events.
+    Barrier(E),
     /// `sched_yield()`.
     Yield,
     /// Create a thread running body `body` with `r[0] = arg`; its tid goes to `r[dst]`.
@@ -120,6 +122,8 @@ pub struct Prog {
     pub initial: Vec<(usize, i64)>,
     /// Semaphores and their initial values.
     pub sems: Vec<(i64, u32)>,
+    /// Barriers and their counts.
+    pub barriers: Vec<(i64, u32)>,
     /// `--points sync`: memory accesses are not scheduling points (run locally).
     pub sync_only: bool,
 }
@@ -129,6 +133,7 @@ const MUTEX: u64 = 0x10_0000;
 const COND: u64 = 0x20_0000;
 const SEM: u64 = 0x30_0000;
 const RWLOCK: u64 = 0x40_0000;
+const BARRIER: u64 = 0x50_0000;
 
 fn mem_addr(i: i64) -> u64 {
     MEM + 8 * i as u64
@@ -260,6 +265,14 @@ impl Interp {
                         Op::CondWait { c, m }
                     }
                 }
+                I::Barrier(b) => {
+                    let b = BARRIER + b(&r) as u64;
+                    if th.waking {
+                        Op::BarrierLeave { b }
+                    } else {
+                        Op::BarrierWait { b }
+                    }
+                }
                 I::Signal(c) => Op::CondSignal {
                     c: COND + c(&r) as u64,
                 },
@@ -379,6 +392,11 @@ impl Interp {
                 return None;
             }
             I::CondWait { .. } => th.waking = false,
+            I::Barrier(_) if !th.waking => {
+                th.waking = true;
+                return None;
+            }
+            I::Barrier(_) => th.waking = false,
             I::Requeue { addr, cmp, .. } if !th.waking => {
                 let a = mem_addr(addr(&th.r));
                 let word = mem.get(&a).copied().unwrap_or(0);
@@ -441,6 +459,9 @@ impl Executor for Interp {
         let mut co = Coordinator::with_state(strategy, 0, self.max_steps, state);
         for &(s, v) in &self.prog.sems {
             co.init_sem(SEM + s as u64, v);
+        }
+        for &(b, n) in &self.prog.barriers {
+            co.init_barrier(BARRIER + b as u64, n);
         }
         let mut mem: HashMap<u64, i64> = HashMap::new();
         let mut out = Execution::default();
@@ -1087,6 +1108,24 @@ pub fn sem_lock(n: usize) -> Prog {
     Prog {
         sync_only: true,
         sems: vec![(0, 1)],
+        ..with_main(vec![body], &ts)
+    }
+}
+
+/// `n` threads each `pthread_barrier_wait(b)` (count `n`) then `lock(m); unlock(m)`: the
+/// traces are the choice of the thread whose arrival completes the barrier (it returns
+/// `PTHREAD_BARRIER_SERIAL_THREAD`) times the `n!` lock orders; with `barrier` false, the
+/// `n!` lock orders alone.
+pub fn start_barrier(n: usize, barrier: bool) -> Prog {
+    let mut body = Vec::new();
+    if barrier {
+        body.push(I::Barrier(k(0)));
+    }
+    body.extend([I::Lock(k(0)), I::Unlock(k(0))]);
+    let ts: Vec<(usize, i64)> = (0..n).map(|_| (0, 0)).collect();
+    Prog {
+        sync_only: true,
+        barriers: if barrier { vec![(0, n as u32)] } else { vec![] },
         ..with_main(vec![body], &ts)
     }
 }

@@ -21,6 +21,11 @@ pub struct TEv {
     /// unlock releasing a read lock (known from the thread's previous acquisition of that
     /// lock, see [`rw_unlock_reads`]). Two read-mode operations commute (see [`dependent`]).
     pub reader: bool,
+    /// A barrier arrival that did not complete its generation (see [`barrier_open`]): it
+    /// commutes with the other open arrivals and the leaves of that barrier. Unknown (an event
+    /// not yet executed, or a barrier whose count was not recorded) is `false`, the
+    /// conservative answer.
+    pub barrier_open: bool,
 }
 
 impl TEv {
@@ -34,6 +39,7 @@ impl TEv {
             ev,
             child: None,
             reader,
+            barrier_open: false,
         }
     }
     pub fn tid(&self) -> Tid {
@@ -50,16 +56,41 @@ pub fn rw_unlock_reads<'a>(mut before: impl Iterator<Item = &'a TEv>, tid: Tid, 
         .is_some_and(|e| e.reader)
 }
 
+/// Whether an arrival at barrier `b` after the events `before` (latest first) leaves the
+/// barrier incomplete: fewer than `count - 1` threads arrived since its last completing
+/// arrival. `count` comes from the recorded `pthread_barrier_init`; without it, `false`.
+pub fn barrier_open<'a>(before: impl Iterator<Item = &'a TEv>, b: u64, count: Option<u32>) -> bool {
+    let Some(count) = count else {
+        return false;
+    };
+    let arrived = before
+        .filter(|e| matches!(e.ev.op, Op::BarrierWait { b: x } if x == b))
+        .take_while(|e| e.barrier_open)
+        .count();
+    (arrived as u64) + 1 < u64::from(count)
+}
+
+/// Open barrier arrivals and leaves (see [`TEv::barrier_open`]): an arrival that does not
+/// complete the barrier only counts, and a leave changes nothing, so two such events of
+/// different threads commute and neither disables the other; the completing arrival (which
+/// returns `PTHREAD_BARRIER_SERIAL_THREAD` and enables every leave) depends on all of them.
+fn barrier_commutes(e: &TEv) -> bool {
+    matches!(e.ev.op, Op::BarrierLeave { .. }) || e.barrier_open
+}
+
 /// The dependency relation used by every algorithm: [`Event::dependent`] (same thread, or same
 /// object with a write), plus create → child, plus the process operations of
 /// [`ends_or_copies_processes`];
+/// minus pairs of open barrier arrivals and leaves of different threads ([`barrier_commutes`]),
 /// minus pairs of read-mode rwlock operations of different threads (two read acquisitions,
 /// or a read acquisition and a read unlock): the state machine has no writer preference, so
 /// each leaves the other enabled and both orders reach the same state (the independence
 /// condition of Godefroid's partial-order reduction, POPL'14 §2), whereas every write-mode
 /// operation (write lock, write unlock) conflicts with every operation on the same rwlock.
 pub fn dependent(a: &TEv, b: &TEv) -> bool {
-    if a.reader && b.reader && a.tid() != b.tid() {
+    if a.tid() != b.tid()
+        && ((a.reader && b.reader) || (barrier_commutes(a) && barrier_commutes(b)))
+    {
         return false;
     }
     a.ev.dependent(&b.ev)
@@ -67,6 +98,19 @@ pub fn dependent(a: &TEv, b: &TEv) -> bool {
         || ends_or_copies_processes(&b.ev.op)
         || a.child == Some(b.ev.tid)
         || b.child == Some(a.ev.tid)
+}
+
+/// [`dependent`] for events taken out of the trace that recorded them (a reversal, a wakeup
+/// sequence, a sleep set): whether an arrival leaves its barrier open depends on how many
+/// arrived before it, which a reordering changes, so that flag is dropped (the conservative
+/// answer: such an arrival depends on every other operation on its barrier). The read mode of
+/// a rwlock operation is the thread's own and stays.
+pub fn dependent_anywhere(a: &TEv, b: &TEv) -> bool {
+    let fixed = |e: &TEv| TEv {
+        barrier_open: false,
+        ..*e
+    };
+    dependent(&fixed(a), &fixed(b))
 }
 
 /// Process-level operations, dependent with every event: a process exit ends every thread
@@ -420,7 +464,7 @@ impl Hb {
 /// suffices: a happens-before chain ending at that event ends with a direct dependency.
 pub fn is_initial(w: &[TEv], p: Tid) -> bool {
     match w.iter().position(|e| e.tid() == p) {
-        Some(k) => w[..k].iter().all(|x| !dependent(x, &w[k])),
+        Some(k) => w[..k].iter().all(|x| !dependent_anywhere(x, &w[k])),
         None => false,
     }
 }
@@ -443,7 +487,7 @@ pub fn is_weak_initial(w: &[TEv], next: &TEv) -> bool {
     if w.iter().any(|e| e.tid() == next.tid()) {
         is_initial(w, next.tid())
     } else {
-        w.iter().all(|x| !dependent(x, next))
+        w.iter().all(|x| !dependent_anywhere(x, next))
     }
 }
 
