@@ -717,10 +717,9 @@ fn barrier_arrivals_commute_until_the_last_one() {
             let last = ex
                 .trace
                 .iter()
-                .filter(|e| matches!(e.op, Op::BarrierWait { .. }))
-                .map(|e| e.tid)
-                .last()
-                .unwrap_or(0);
+                .rev()
+                .find(|e| matches!(e.op, Op::BarrierWait { .. }))
+                .map_or(0, |e| e.tid);
             let locks = ex
                 .trace
                 .iter()
