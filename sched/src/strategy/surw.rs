@@ -61,8 +61,14 @@ pub struct Profile {
     /// Start addresses of plain accesses made by two threads, one a write, in some run.
     pub racy: BTreeSet<u64>,
     pub threads: BTreeMap<ThreadName, Counts>,
-    /// The most interesting events of one run (trace-aware PCT's k').
+    /// The most interesting events of one run (trace-aware PCT's k'); without memory events,
+    /// the most events of one run.
     pub max_interesting: u64,
+    /// Some run made a memory access at a scheduling point (plain or atomic). Without any
+    /// (`--points sync`, or an uninstrumented program) the code between two points touches
+    /// memory unseen, right after a thread's start or a create too, so every event can be
+    /// where a bug's preemption belongs (see [`super::tapct`]).
+    pub memory: bool,
 }
 
 impl Profile {
@@ -71,8 +77,10 @@ impl Profile {
         let racy: BTreeSet<u64> = logs.iter().flat_map(|l| l.racy()).collect();
         let mut sums: BTreeMap<ThreadName, (u64, u64, u64)> = BTreeMap::new();
         let mut max_interesting = 0;
+        let memory = logs.iter().any(|l| l.memory);
         for log in logs {
             let mut run_interesting = 0;
+            let mut run_total = 0;
             for (name, t) in &log.threads {
                 let int = t.other_interesting
                     + t.plain
@@ -81,12 +89,13 @@ impl Profile {
                         .map(|(_, c)| c)
                         .sum::<u64>();
                 run_interesting += int;
+                run_total += t.total;
                 let s = sums.entry(name.clone()).or_default();
                 s.0 += t.total;
                 s.1 += int;
                 s.2 += 1;
             }
-            max_interesting = max_interesting.max(run_interesting);
+            max_interesting = max_interesting.max(if memory { run_interesting } else { run_total });
         }
         let threads = sums
             .into_iter()
@@ -103,6 +112,7 @@ impl Profile {
             racy,
             threads,
             max_interesting,
+            memory,
         }
     }
 
@@ -136,6 +146,8 @@ pub struct RunLog {
     pub threads: BTreeMap<ThreadName, ThreadLog>,
     /// Per plain-accessed address: (first thread, another thread accessed it, written).
     access: HashMap<u64, (Tid, bool, bool)>,
+    /// A memory access (plain or atomic) was a scheduling point.
+    pub memory: bool,
 }
 
 impl RunLog {
@@ -317,6 +329,7 @@ impl Strategy for Surw {
         let name = self.names.of(t).clone();
         let tl = self.log.threads.entry(name).or_default();
         tl.total += 1;
+        self.log.memory |= ev.op.is_memory();
         match ev.op {
             Op::Read { addr, .. } | Op::Write { addr, .. } => {
                 *tl.plain.entry(addr).or_default() += 1;
@@ -443,6 +456,7 @@ pub(crate) mod tests {
                 })
                 .collect(),
             access: HashMap::from([(X, (0, true, true))]),
+            memory: true,
         };
         let (main, c1) = (ThreadName::main(), ThreadName::main().child(1));
         let p = Profile::from_logs(&[

@@ -11,7 +11,11 @@
 //! repetition in `[1, k']`, count interesting events: the `k_i`-th *interesting* event is
 //! the change point. Which events are interesting is [`super::surw::interesting`] with the
 //! racing addresses of the program's [`super::surw::Profile`]; `k'` is the profile's most
-//! interesting events in one run ([`super::surw::Profile::max_interesting`]). Without a
+//! interesting events in one run ([`super::surw::Profile::max_interesting`]). A profile
+//! without memory events (`--points sync`, an uninstrumented program: the accesses between
+//! points are unseen, e.g. a load right after a thread's start) counts every event, i.e.
+//! `tapct<d>` is then `pct<d>` (a Rust lost update between `load` and `yield_now` needs its
+//! change point at a thread's start: 0 of 200 tries before this rule, as pct1). Without a
 //! profile every memory access is interesting and `k'` is learned like PCT's `k`: the first
 //! run of an instance has no change points and measures it.
 
@@ -59,7 +63,12 @@ impl Strategy for TaPct {
         self.inner.choose(enabled)
     }
     fn executed(&mut self, ev: &Event) {
-        let counted = interesting(&ev.op, self.profile.as_ref().map(|p| &p.racy));
+        // Without memory points every event counts: the unseen accesses right after a start
+        // or a create are where the preemption may be needed.
+        let counted = match &self.profile {
+            Some(p) if !p.memory => true,
+            p => interesting(&ev.op, p.as_ref().map(|p| &p.racy)),
+        };
         self.counted += u64::from(counted);
         self.inner.executed_as(ev, counted);
     }
@@ -74,6 +83,7 @@ impl Strategy for TaPct {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::Op;
     use crate::strategy::surw::tests::profile_of;
     use crate::strategy::testkit::{self, assert_ratio, count, read, write, Instr::*, Prog, X};
 
@@ -108,6 +118,27 @@ mod tests {
         let mut p = Pct::new("pct2", 2, Some(45));
         let hits = count(&mut p, &prog, 3, n, &bug);
         assert_ratio("pct2", hits, n, 1.0 / 90.0);
+    }
+
+    #[test]
+    fn without_memory_events_every_event_counts_as_in_pct() {
+        // Sync points only: two threads that only yield (the unseen accesses sit between
+        // their start and their yield). The profile has no memory event, so k' is all the
+        // events of a run and tapct2 makes the same choices as pct2 with that k.
+        let prog = Prog(vec![vec![Do(Op::Yield)], vec![Do(Op::Yield)]]);
+        let prof = profile_of(&prog);
+        assert!(!prof.memory);
+        assert_eq!(prof.max_interesting, 4, "2 yields + 2 exits");
+        let mut s = TaPct::new("tapct2", 2, Some(prof));
+        let mut p = Pct::new("pct2", 2, Some(4));
+        for i in 0..200 {
+            let a = testkit::run(&mut s, &prog, crate::rng::try_seed(5, i), 100);
+            let b = testkit::run(&mut p, &prog, crate::rng::try_seed(5, i), 100);
+            assert_eq!(a.trace, b.trace, "try {i}");
+        }
+        // With a racing access the private events do not count (see the test above).
+        let (prog, _) = super::tests::prog();
+        assert!(profile_of(&prog).memory);
     }
 
     #[test]
