@@ -18,7 +18,10 @@ impl fmt::Display for CheckError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CheckError::NotLinearization { index } => {
-                write!(f, "schedule {index} of the family is not a linearization of the order")
+                write!(
+                    f,
+                    "schedule {index} of the family is not a linearization of the order"
+                )
             }
             CheckError::ZeroDepth => write!(f, "the depth d must be at least 1"),
         }
@@ -30,9 +33,10 @@ impl std::error::Error for CheckError {}
 /// Whether `tuple` is admissible: its events are distinct and no later event of the tuple is
 /// ordered before an earlier one (`tuple[j] < tuple[i]` for no `i < j`).
 pub fn admissible(order: &Order, tuple: &[usize]) -> bool {
-    tuple.iter().enumerate().all(|(j, &b)| {
-        b < order.len() && tuple[..j].iter().all(|&a| a != b && !order.lt(b, a))
-    })
+    tuple
+        .iter()
+        .enumerate()
+        .all(|(j, &b)| b < order.len() && tuple[..j].iter().all(|&a| a != b && !order.lt(b, a)))
 }
 
 /// Whether the schedule with positions `pos` (see [`positions`]) hits `tuple`: runs its events

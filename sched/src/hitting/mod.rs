@@ -69,7 +69,10 @@ pub fn family(order: &Order, d: usize) -> (Construction, Vec<Vec<usize>>) {
     }
     let two = match forest::dfs_pair(order) {
         Some(f) => (Construction::DfsPair, f),
-        None => (Construction::ExtremesGreedy, greedy::extremes_and_greedy(order)),
+        None => (
+            Construction::ExtremesGreedy,
+            greedy::extremes_and_greedy(order),
+        ),
     };
     if two.1.len() <= 1 {
         // One schedule hits every admissible pair: the order is total, every tuple too.
@@ -89,6 +92,9 @@ pub fn family(order: &Order, d: usize) -> (Construction, Vec<Vec<usize>>) {
     if d == 3 {
         consider(Construction::Tree3, tree3::tree3(order));
     }
-    consider(Construction::AntichainCover, greedy::antichain_cover(order, d));
+    consider(
+        Construction::AntichainCover,
+        greedy::antichain_cover(order, d),
+    );
     best
 }

@@ -21,9 +21,15 @@ impl fmt::Display for OrderError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             OrderError::OutOfRange { edge, n } => {
-                write!(f, "edge {} -> {} names an event outside 0..{n}", edge.0, edge.1)
+                write!(
+                    f,
+                    "edge {} -> {} names an event outside 0..{n}",
+                    edge.0, edge.1
+                )
             }
-            OrderError::Cycle { event } => write!(f, "the edges contain a cycle through event {event}"),
+            OrderError::Cycle { event } => {
+                write!(f, "the edges contain a cycle through event {event}")
+            }
         }
     }
 }
@@ -75,7 +81,10 @@ impl Order {
 
     /// The antichain `A_n`: `n` pairwise unordered events.
     pub fn antichain(n: usize) -> Order {
-        Order { n, lt: vec![false; n * n] }
+        Order {
+            n,
+            lt: vec![false; n * n],
+        }
     }
 
     /// The chain `0 < … < n-1` in parallel with one more event `†` = `n` (so `n + 1` events),
@@ -255,5 +264,8 @@ pub fn positions(schedule: &[usize]) -> Vec<usize> {
 /// Removes repeated schedules, keeping the first occurrence of each.
 pub fn dedup(family: Vec<Vec<usize>>) -> Vec<Vec<usize>> {
     let mut seen = std::collections::HashSet::new();
-    family.into_iter().filter(|s| seen.insert(s.clone())).collect()
+    family
+        .into_iter()
+        .filter(|s| seen.insert(s.clone()))
+        .collect()
 }

@@ -14,7 +14,10 @@ use super::*;
 fn assert_hitting(what: &str, order: &Order, family: &[Vec<usize>], d: usize) {
     match check(order, family, d) {
         Ok(None) => {}
-        Ok(Some(t)) => panic!("{what}: d={d}: tuple {t:?} is hit by none of {} schedules", family.len()),
+        Ok(Some(t)) => panic!(
+            "{what}: d={d}: tuple {t:?} is hit by none of {} schedules",
+            family.len()
+        ),
         Err(e) => panic!("{what}: d={d}: {e}"),
     }
 }
@@ -50,7 +53,12 @@ fn all_linearizations(order: &Order) -> Vec<Vec<usize>> {
         }
     }
     let mut out = Vec::new();
-    go(order, &mut vec![false; order.len()], &mut Vec::new(), &mut out);
+    go(
+        order,
+        &mut vec![false; order.len()],
+        &mut Vec::new(),
+        &mut out,
+    );
     out
 }
 
@@ -69,7 +77,10 @@ fn test_orders(max_n: usize) -> Vec<(String, Order)> {
     for seed in 0..12u64 {
         let n = 4 + (seed as usize % 6);
         let density = [0.15, 0.3, 0.5][seed as usize % 3];
-        v.push((format!("random(n={n},p={density},seed={seed})"), Order::random(n, density, seed)));
+        v.push((
+            format!("random(n={n},p={density},seed={seed})"),
+            Order::random(n, density, seed),
+        ));
         let fan = 1 + (seed as usize % 4);
         v.push((
             format!("forest(n={},fan={fan},seed={seed})", n + 3),
@@ -126,7 +137,10 @@ fn linearizations_are_recognised() {
 #[test]
 fn admissible_tuples_are_those_some_schedule_hits() {
     for (name, o) in test_orders(7) {
-        let lins: Vec<Vec<usize>> = all_linearizations(&o).iter().map(|s| positions(s)).collect();
+        let lins: Vec<Vec<usize>> = all_linearizations(&o)
+            .iter()
+            .map(|s| positions(s))
+            .collect();
         for d in 1..=3 {
             let mut enumerated = Vec::new();
             for_each_admissible(&o, d, |t| {
@@ -173,7 +187,9 @@ fn check_finds_missing_tuples_and_bad_schedules() {
     // One linearization of an antichain misses the reversed pairs.
     let a3 = Order::antichain(3);
     let one = vec![vec![0, 1, 2]];
-    let missed = check(&a3, &one, 2).unwrap().expect("one schedule is not 2-hitting on A_3");
+    let missed = check(&a3, &one, 2)
+        .unwrap()
+        .expect("one schedule is not 2-hitting on A_3");
     assert_eq!(missed, vec![1, 0]);
     assert!(admissible(&a3, &missed) && !hits(&positions(&one[0]), &missed));
     // A schedule and its reverse are 2-hitting on A_3 but not 3-hitting.
@@ -195,7 +211,10 @@ fn check_finds_missing_tuples_and_bad_schedules() {
         check(&Order::chain(3), &[vec![0, 1]], 2),
         Err(CheckError::NotLinearization { index: 0 })
     );
-    assert_eq!(check(&Order::chain(3), &[vec![0, 1, 2]], 0), Err(CheckError::ZeroDepth));
+    assert_eq!(
+        check(&Order::chain(3), &[vec![0, 1, 2]], 0),
+        Err(CheckError::ZeroDepth)
+    );
     // A chain has one linearization, which hits every admissible tuple.
     assert_eq!(check(&Order::chain(5), &[vec![0, 1, 2, 3, 4]], 4), Ok(None));
 }
@@ -280,11 +299,18 @@ fn chain_and_one_gets_n_plus_1_schedules_which_is_optimal() {
             for drop in 0..f.len() {
                 let mut less = f.clone();
                 less.remove(drop);
-                assert!(check(&o, &less, 3).unwrap().is_some(), "n={n}: without {drop}");
+                assert!(
+                    check(&o, &less, 3).unwrap().is_some(),
+                    "n={n}: without {drop}"
+                );
             }
         }
         let (c, picked) = family(&o, 3);
-        assert!(picked.len() <= n + 1, "n={n}: family() picked {c:?} of {}", picked.len());
+        assert!(
+            picked.len() <= n + 1,
+            "n={n}: family() picked {c:?} of {}",
+            picked.len()
+        );
         assert_hitting("chain+† family()", &o, &picked, 3);
     }
 }
@@ -299,14 +325,21 @@ fn race_pruned_bags_hit_the_tuples_they_promise() {
     let f = bags_among(&t, 3, &two, Some(&racing));
     assert!(f.len() <= 2 * racing.len());
     assert_eq!(check_among(&t, &f, 3, Some(&racing)), Ok(None));
-    assert!(check(&t, &f, 3).unwrap().is_some(), "pruned bags are not 3-hitting on all of T^4");
+    assert!(
+        check(&t, &f, 3).unwrap().is_some(),
+        "pruned bags are not 3-hitting on all of T^4"
+    );
     for seed in 0..6 {
         let o = Order::random(9, 0.25, 100 + seed);
         let two = extremes_and_greedy(&o);
         let firsts = [0usize, 4, 7];
         let f = bags_among(&o, 3, &two, Some(&firsts));
         assert!(f.len() <= two.len() * firsts.len());
-        assert_eq!(check_among(&o, &f, 3, Some(&firsts)), Ok(None), "seed {seed}");
+        assert_eq!(
+            check_among(&o, &f, 3, Some(&firsts)),
+            Ok(None),
+            "seed {seed}"
+        );
     }
 }
 
@@ -408,7 +441,10 @@ fn family_is_d_hitting_and_within_the_bounds() {
     }
     // Orders too small for d, or total, get one schedule.
     assert_eq!(family(&Order::antichain(2), 3).1.len(), 1);
-    assert_eq!(family(&Order::chain(6), 4), (Construction::Single, vec![vec![0, 1, 2, 3, 4, 5]]));
+    assert_eq!(
+        family(&Order::chain(6), 4),
+        (Construction::Single, vec![vec![0, 1, 2, 3, 4, 5]])
+    );
 }
 
 /// Prints the size table of the report: `cargo test --release -p pos-sched --lib
@@ -442,7 +478,11 @@ fn size_table() {
                 }
             }
             if d == 2 {
-                lines.push(("extremes+greedy".into(), extremes_and_greedy(&o).len(), "-".into()));
+                lines.push((
+                    "extremes+greedy".into(),
+                    extremes_and_greedy(&o).len(),
+                    "-".into(),
+                ));
             }
             let two = dfs_pair(&o).unwrap_or_else(|| extremes_and_greedy(&o));
             if d >= 3 {
@@ -451,11 +491,19 @@ fn size_table() {
             }
             if d == 3 {
                 if let Some(f) = tree3(&o) {
-                    lines.push(("tree3".into(), f.len(), format!("{}", tree3_bound(&o).unwrap())));
+                    lines.push((
+                        "tree3".into(),
+                        f.len(),
+                        format!("{}", tree3_bound(&o).unwrap()),
+                    ));
                 }
             }
             if let Some(f) = antichain_cover(&o, d) {
-                lines.push(("antichain greedy".into(), f.len(), format!("{}", antichain_bound(n, d))));
+                lines.push((
+                    "antichain greedy".into(),
+                    f.len(),
+                    format!("{}", antichain_bound(n, d)),
+                ));
             }
             let (c, f) = family(&o, d);
             assert_eq!(check(&o, &f, d), Ok(None));

@@ -17,9 +17,11 @@
 //!   before `b` (they are unordered, or `a < b`): hit;
 //! - if `a` does not agree and `b` agrees, `a ∈ D` and `b, c ∈ U`, and `o` can be chosen to run
 //!   `b` before `c`: hit.
+//!
 //! So a miss needs `a` to agree with `c` at every cut of the levels `1..=depth(c)` (every level
 //! has at least one cut): `a`'s ancestor at depth `depth(c)` has the same child index as `c`
 //! on every level, so it is `c`, and `c ≤ a`, which admissibility forbids.
+//!
 //! Bound: `4 · Σ_{ℓ=1..H} B(ℓ)` schedules before repeats are removed (`H` = the largest depth);
 //! `4(h-1) ≤ 4h` on `T^h`.
 
@@ -65,7 +67,12 @@ impl Levels {
                 fan[depth[v] + 1] = fan[depth[v] + 1].max(forest.children[v].len());
             }
         }
-        Levels { depth, idx, parent, fan }
+        Levels {
+            depth,
+            idx,
+            parent,
+            fan,
+        }
     }
 
     /// `v`'s ancestor-or-self at depth `l` (`l ≤ depth(v)`).
