@@ -498,6 +498,13 @@ fn size_table() {
                     ));
                 }
             }
+            if !o.is_antichain() && n <= 15 && d >= 3 {
+                lines.push((
+                    "greedy cover".into(),
+                    cover(&o, d, Vec::new()).len(),
+                    "-".into(),
+                ));
+            }
             if let Some(f) = antichain_cover(&o, d) {
                 lines.push((
                     "antichain greedy".into(),
