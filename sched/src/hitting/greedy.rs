@@ -8,8 +8,10 @@
 //! `1/(d-k)!`; placing the tuple's next event raises that to `1/(d-k-1)!`, placing a later one
 //! drops it to 0. On an antichain every order of the remaining events is possible, so this is
 //! the method of conditional expectations and the schedule hits at least `1/d!` of the
-//! remaining tuples; on other orders it is a heuristic, and a schedule that hits nothing new is
-//! replaced by one forced to hit the first unhit tuple, so the loop always ends.
+//! remaining tuples. On other orders that score is only a heuristic, so each round also builds
+//! a schedule that forces a maximal consistent set of the unhit tuples into the order (the
+//! first unhit tuple always fits) and keeps whichever of the two hits more: every round hits a
+//! new tuple, and the loop ends.
 
 use super::check::{for_each_admissible, hits};
 use super::order::{positions, Order};
@@ -42,11 +44,16 @@ pub fn cover(order: &Order, d: usize, initial: Vec<Vec<usize>>) -> Vec<Vec<usize
     let weight: Vec<i64> = (0..=d)
         .map(|k| (factorial(d) / factorial(d - k)) as i64)
         .collect();
+    let antichain = order.is_antichain();
     while !unhit.is_empty() || family.is_empty() {
-        let mut s = build(order, d, &unhit, &weight, None);
-        let p = positions(&s);
-        if !unhit.chunks(d).any(|t| hits(&p, t)) && !unhit.is_empty() {
-            s = build(order, d, &unhit, &weight, Some(&unhit[..d]));
+        let mut s = build(order, d, &unhit, &weight);
+        if !antichain {
+            // Not an antichain: the expectation argument does not hold; also try forcing a
+            // maximal consistent set of tuples, and keep whichever schedule hits more.
+            let forced = force(order, d, &unhit);
+            if count_hits(&forced, d, &unhit) > count_hits(&s, d, &unhit) {
+                s = forced;
+            }
         }
         let p = positions(&s);
         unhit = unhit
@@ -60,23 +67,37 @@ pub fn cover(order: &Order, d: usize, initial: Vec<Vec<usize>>) -> Vec<Vec<usize
     family
 }
 
-/// One greedy schedule against the flattened `unhit` tuples. With `seed`, the seed tuple's
-/// events are forced into its order (its `j`-th event is not placed before the `(j-1)`-th);
-/// that never blocks: the unplaced event of the seed that comes first, or an unplaced event
-/// below it, is always ready and allowed, because the seed is admissible.
-fn build(
-    order: &Order,
-    d: usize,
-    unhit: &[usize],
-    weight: &[i64],
-    seed: Option<&[usize]>,
-) -> Vec<usize> {
+/// How many of the flattened `unhit` tuples the schedule `s` hits.
+fn count_hits(s: &[usize], d: usize, unhit: &[usize]) -> usize {
+    let p = positions(s);
+    unhit.chunks(d).filter(|t| hits(&p, t)).count()
+}
+
+/// A schedule hitting a maximal consistent set of the `unhit` tuples: each tuple in turn is
+/// added to a copy of the order as the chain `a1 < … < ad` if that makes no cycle, then the
+/// copy is linearized. The first tuple always fits (it is admissible), so it is hit.
+fn force(order: &Order, d: usize, unhit: &[usize]) -> Vec<usize> {
+    let mut forced = order.clone();
+    for t in unhit.chunks(d) {
+        let fits = (0..d).all(|j| (0..j).all(|i| !forced.lt(t[j], t[i])));
+        if fits {
+            for w in t.windows(2) {
+                let added = forced.add(w[0], w[1]);
+                debug_assert!(added);
+            }
+        }
+    }
+    forced.linearize(|_, _| 0)
+}
+
+/// One greedy schedule against the flattened `unhit` tuples, by conditional expectations (see
+/// the module doc).
+fn build(order: &Order, d: usize, unhit: &[usize], weight: &[i64]) -> Vec<usize> {
     let t_count = unhit.len() / d;
     // progress[t] = how many of tuple t's events are placed in its order; DEAD once broken.
     const DEAD: usize = usize::MAX;
     let mut progress = vec![0usize; t_count];
     let mut delta = vec![0i64; order.len()];
-    let mut seed_next = 0usize;
     order.linearize(|ready, _placed| {
         delta.iter_mut().for_each(|x| *x = 0);
         for (t, &k) in progress.iter().enumerate() {
@@ -89,26 +110,14 @@ fn build(
                 delta[later] -= weight[k];
             }
         }
-        let allowed = |v: usize| match seed {
-            Some(sd) => !sd.iter().skip(seed_next + 1).any(|&x| x == v),
-            None => true,
-        };
-        let mut best: Option<usize> = None;
-        for (i, &v) in ready.iter().enumerate() {
-            if !allowed(v) {
-                continue;
-            }
-            if best.is_none_or(|b| delta[v] > delta[ready[b]]) {
-                best = Some(i);
+        // The first ready event of largest score (`ready` is never empty).
+        let mut i = 0;
+        for (j, &v) in ready.iter().enumerate() {
+            if delta[v] > delta[ready[i]] {
+                i = j;
             }
         }
-        let i = best.expect("an allowed ready event always exists");
         let v = ready[i];
-        if let Some(sd) = seed {
-            if seed_next < d && sd[seed_next] == v {
-                seed_next += 1;
-            }
-        }
         for (t, k) in progress.iter_mut().enumerate() {
             if *k == DEAD || *k == d {
                 continue;

@@ -71,7 +71,7 @@ pub enum Construction {
 /// `n·(n-1)⋯(n-d+1)` is at most this: its cost grows with the number of tuples times `n` per
 /// schedule, and on small orders it often beats the bags (e.g. 17 against 29 schedules for
 /// d = 3 on a random order of 10 events).
-pub const GREEDY_LIMIT: usize = 20_000;
+pub const GREEDY_LIMIT: usize = 50_000;
 
 /// A d-hitting family for `order`, from the smallest of the constructions that apply (see the
 /// module doc), with the construction used. Never empty.
@@ -109,5 +109,16 @@ pub fn family(order: &Order, d: usize) -> (Construction, Vec<Vec<usize>>) {
         Construction::AntichainCover,
         greedy::antichain_cover(order, d),
     );
+    // n·(n-1)⋯(n-d+1) bounds the number of admissible d-tuples (n ≥ d here).
+    let tuples = (0..d)
+        .map(|i| order.len() - i)
+        .try_fold(1usize, |acc, x| acc.checked_mul(x))
+        .unwrap_or(usize::MAX);
+    if tuples <= GREEDY_LIMIT && !order.is_antichain() {
+        consider(
+            Construction::GreedyCover,
+            Some(greedy::cover(order, d, Vec::new())),
+        );
+    }
     best
 }

@@ -144,6 +144,27 @@ impl Order {
         Order::from_edges(n, &edges).expect("parents precede children, so acyclic")
     }
 
+    /// Adds `a < b` and everything it implies, unless `b ≤ a` already (a cycle), in which case
+    /// the order is left unchanged and `false` is returned. Panics on events out of range.
+    pub fn add(&mut self, a: usize, b: usize) -> bool {
+        let n = self.n;
+        assert!(a < n && b < n, "event out of range");
+        if a == b || self.lt(b, a) {
+            return false;
+        }
+        if self.lt(a, b) {
+            return true;
+        }
+        let ups: Vec<usize> = (0..n).filter(|&w| w == b || self.lt(b, w)).collect();
+        let downs: Vec<usize> = (0..n).filter(|&u| u == a || self.lt(u, a)).collect();
+        for u in downs {
+            for &w in &ups {
+                self.lt[u * n + w] = true;
+            }
+        }
+        true
+    }
+
     /// The number of events.
     pub fn len(&self) -> usize {
         self.n

@@ -459,8 +459,9 @@ fn size_table() {
         ("A_12".into(), Order::antichain(12)),
         ("random(10,0.3,s=3)".into(), Order::random(10, 0.3, 3)),
         ("random(12,0.2,s=7)".into(), Order::random(12, 0.2, 7)),
+        ("random(100,0.04,s=77)".into(), Order::random(100, 0.04, 77)),
     ];
-    for h in 2..=5 {
+    for h in 2..=7 {
         rows.push((format!("T^{h}"), Order::binary_tree(h)));
     }
     println!("| order | n | d | construction | size | bound |");
@@ -520,4 +521,19 @@ fn size_table() {
             }
         }
     }
+}
+
+/// A larger order, of the size a pruned run could have: the family is built and verified.
+#[test]
+fn hundred_event_order_at_depth_3() {
+    let o = Order::random(100, 0.04, 77);
+    let (c, f) = family(&o, 3);
+    assert_eq!(c, Construction::Bags);
+    let two = extremes_and_greedy(&o).len();
+    assert!(f.len() <= two * 100, "{} > {two}·n", f.len());
+    assert_hitting("random(100)", &o, &f, 3);
+    let t = Order::binary_tree(7); // 127 events
+    let (c, f) = family(&t, 3);
+    assert_eq!((c, f.len()), (Construction::Tree3, 24));
+    assert_hitting("T^7", &t, &f, 3);
 }
