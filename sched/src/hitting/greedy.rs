@@ -50,9 +50,13 @@ pub fn cover(order: &Order, d: usize, initial: Vec<Vec<usize>>) -> Vec<Vec<usize
         if !antichain {
             // Not an antichain: the expectation argument does not hold; also try forcing a
             // maximal consistent set of tuples, and keep whichever schedule hits more.
-            let forced = force(order, d, &unhit);
-            if count_hits(&forced, d, &unhit) > count_hits(&s, d, &unhit) {
-                s = forced;
+            let mut best = count_hits(&s, d, &unhit);
+            for attempt in 0..FORCE_ATTEMPTS {
+                let forced = force(order, d, &unhit, attempt, family.len() as u64);
+                let h = count_hits(&forced, d, &unhit);
+                if h > best {
+                    (s, best) = (forced, h);
+                }
             }
         }
         let p = positions(&s);
@@ -73,12 +77,28 @@ fn count_hits(s: &[usize], d: usize, unhit: &[usize]) -> usize {
     unhit.chunks(d).filter(|t| hits(&p, t)).count()
 }
 
+/// How many visiting orders of the unhit tuples [`force`] tries per round.
+const FORCE_ATTEMPTS: u64 = 4;
+
 /// A schedule hitting a maximal consistent set of the `unhit` tuples: each tuple in turn is
 /// added to a copy of the order as the chain `a1 < … < ad` if that makes no cycle, then the
-/// copy is linearized. The first tuple always fits (it is admissible), so it is hit.
-fn force(order: &Order, d: usize, unhit: &[usize]) -> Vec<usize> {
+/// copy is linearized. The tuples are visited in their order (`attempt` 0), reversed (1), or
+/// shuffled from a seed made of `attempt` and `round` (fixed, so the family is reproducible).
+/// The first tuple visited always fits (it is admissible), so it is hit.
+fn force(order: &Order, d: usize, unhit: &[usize], attempt: u64, round: u64) -> Vec<usize> {
+    let mut visit: Vec<usize> = (0..unhit.len() / d).collect();
+    match attempt {
+        0 => {}
+        1 => visit.reverse(),
+        _ => {
+            let mut rng = crate::rng::Rng::new(crate::rng::try_seed(round, attempt));
+            for i in (1..visit.len()).rev() {
+                visit.swap(i, rng.index(i + 1));
+            }
+        }
+    }
     let mut forced = order.clone();
-    for t in unhit.chunks(d) {
+    for t in visit.iter().map(|&k| &unhit[k * d..(k + 1) * d]) {
         let fits = (0..d).all(|j| (0..j).all(|i| !forced.lt(t[j], t[i])));
         if fits {
             for w in t.windows(2) {
