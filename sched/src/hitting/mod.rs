@@ -1,10 +1,10 @@
 //! d-hitting families of schedules (Chistikov, Majumdar, Niksic, "Hitting Families of Schedules
 //! for Asynchronous Programs", CAV 2016, arXiv:1602.03755), on abstract finite partial orders.
 //!
-//! Definitions (as the paper states its problem in the abstract and §1, "Introduction": a
-//! family is d-hitting if "for each set of d events, and for each allowed ordering of these
-//! events", some schedule of it runs them in that ordering; the formal text of §2 could not be
-//! consulted here, so the admissibility test below is derived from that statement):
+//! Definitions. The paper's abstract and §1 (Introduction) call a family d-hitting when, for
+//! every choice of `d` events and every order of them that the partial order allows, some
+//! schedule of the family runs them in that order. Its formal §2 could not be consulted here,
+//! so the admissibility test below is derived from that statement:
 //! - An *order* is a finite strict partial order `<` on events `0..n` ([`order::Order`]); a
 //!   *schedule* is a linearization of it: every event once, `a` before `b` whenever `a < b`.
 //! - A schedule *hits* a d-tuple `(a1, …, ad)` of distinct events if it runs `a1` before `a2`
