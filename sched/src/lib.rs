@@ -3,11 +3,13 @@
 //! Everything about scheduling that needs no process and no socket: the event model
 //! ([`event`]), the coordinator state machine ([`state`]) and decision loop ([`coordinator`]),
 //! the strategies ([`strategy`]), the wire protocol types ([`protocol`]), recorded schedules
-//! ([`schedule`]) and the abstract-program simulator ([`sim`]).
+//! ([`schedule`]), the abstract-program simulator ([`sim`]) and d-hitting families of schedules
+//! over abstract partial orders ([`hitting`]).
 
 pub mod coordinator;
 pub mod event;
 pub mod explore;
+pub mod hitting;
 pub mod protocol;
 pub mod race;
 pub mod rng;
