@@ -756,3 +756,15 @@ fn barrier_arrivals_commute_until_the_last_one() {
         }
     }
 }
+
+/// A semaphore counting one free slot is a lock handed between threads: a producer's wait
+/// for the slot, enabled only by a consumer's post, races with the other producer's wait
+/// (it could have taken the slot first). ODPOR explored 1 trace of two producers and two
+/// consumers with one slot; rt's SYN-sequences are 4 (3+3: 36).
+#[test]
+fn a_one_slot_semaphore_buffer_is_explored_like_a_lock() {
+    for (n, want) in [(2usize, 4u64), (3, 36)] {
+        let (odpor, syn, rt) = rt_vs_odpor("one-slot buffer", testprog::bounded_buffer(n, n, 1, 1));
+        assert_eq!((odpor, syn, rt), (want, want, want), "{n}+{n}");
+    }
+}

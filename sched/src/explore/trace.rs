@@ -378,6 +378,27 @@ impl Hb {
                 }
             }
         }
+        // Two waits competing for one unit of a semaphore: a wait that was only enabled by a
+        // post (of any thread) races with the latest earlier wait of another thread on that
+        // semaphore — it could have taken that wait's unit — when only posts to the semaphore
+        // and that thread's own later events separate them (the releasing rule above covers a
+        // unit given back by the same thread).
+        if let Op::SemWait { s } | Op::SemTimedWait { s, .. } = ej.ev.op {
+            let a = (0..j).rev().find(|&a| {
+                let ea = &self.trace[a];
+                ea.tid() != ej.tid() && acquires(&ea.ev.op, Res::Sem(s))
+            });
+            if let Some(a) = a.filter(|a| !out.contains(a)) {
+                let ta = self.trace[a].tid();
+                let skip = |k: usize| {
+                    releases(&self.trace[k].ev.op, Res::Sem(s))
+                        || (k > a && self.trace[k].tid() == ta)
+                };
+                if !self.covered(a, j, skip) {
+                    out.push(a);
+                }
+            }
+        }
         // Two waiters competing for one signal: a wake that was only enabled later (by a
         // broadcast or signal that happens after the first wake) may still have taken the
         // first wake's signal; happens-before passes through that later enabler, so the pair
