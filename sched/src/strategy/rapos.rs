@@ -27,6 +27,13 @@
 //! only ever hand over to events that depend on its reads, and a writer that must first do
 //! other, independent work would never run.
 //!
+//! And at a thread's start: an enabled `Start` is always a candidate of rule 2. The code
+//! between a thread's start and its first scheduling point is unseen (it touches memory with
+//! `--points sync`, or before the first racing site), so a start may depend on anything;
+//! without this a new thread only ran when nothing depending on the last batch was enabled,
+//! and a bug needing it to start inside another thread's window was never sampled
+//! (lazy_init with sync points: 0 of 300 tries, now 0.55; order_violation 0 → 0.83).
+//!
 //! And before one: when a yield is among the candidates of rule 2, every enabled event is a
 //! candidate, and a yield forms a batch alone. A yield is where a program invites the others
 //! to run — typically between a read and a write of shared data that are not scheduling
@@ -35,7 +42,7 @@
 //! such a lost update (two threads both inside their windows) was never sampled.
 
 use super::{Divergence, Strategy};
-use crate::event::Event;
+use crate::event::{Event, Op};
 use crate::rng::Rng;
 
 pub struct Rapos {
@@ -73,7 +80,7 @@ impl Rapos {
             self.cand.extend(
                 enabled
                     .iter()
-                    .filter(|e| done.iter().any(|x| e.dependent(x))),
+                    .filter(|e| e.op == Op::Start || done.iter().any(|x| e.dependent(x))),
             );
         }
         self.done.clear();
