@@ -10,86 +10,13 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::OnceLock;
 
 mod common;
 
-use common::{text, POSCHECK};
+use common::{assert_replays, run_report, text};
 
-fn poscheck(args: &[&str]) -> Output {
-    Command::new(POSCHECK).args(args).output().unwrap()
-}
-
-/// `benchmarks/src/NAME.c` built once with `poscheck cc` (gcc).
 fn build(name: &str) -> PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let dir = DIR.get_or_init(|| {
-        common::require_libpos();
-        let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("races-auto");
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    });
-    let _g = LOCK.lock().unwrap();
-    let bin = dir.join(name);
-    if bin.is_file() {
-        return bin;
-    }
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../benchmarks/src")
-        .join(format!("{name}.c"));
-    let o = poscheck(&[
-        "cc",
-        "-O1",
-        "-g",
-        "-pthread",
-        "-o",
-        bin.to_str().unwrap(),
-        src.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "poscheck cc {name}: {}", text(&o));
-    bin
-}
-
-/// `poscheck run` with `extra` flags; the JSON report of the one program, the saved
-/// schedule (if a bug was hit) and the output.
-fn run(bin: &Path, extra: &[&str]) -> (Value, Option<PathBuf>, Output) {
-    let dir = tempfile::tempdir().unwrap().keep();
-    let json = dir.join("r.json");
-    let out = dir.join("out");
-    let mut args = vec![
-        "run",
-        "--json",
-        json.to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    args.push(bin.to_str().unwrap());
-    let o = poscheck(&args);
-    let v: Value = serde_json::from_str(
-        &std::fs::read_to_string(&json).unwrap_or_else(|_| panic!("no JSON: {}", text(&o))),
-    )
-    .unwrap();
-    let saved = std::fs::read_dir(&out).ok().and_then(|d| {
-        d.map(|e| e.unwrap().path())
-            .find(|p| p.extension().is_some_and(|x| x == "json"))
-    });
-    (v["programs"][0].clone(), saved, o)
-}
-
-/// The saved schedule replays to the same outcome `times` times of `times`.
-fn assert_replays(saved: &Path, times: u32) {
-    let n = times.to_string();
-    let o = poscheck(&["replay", "--times", &n, saved.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    let want = format!("reproduced {times} of {times}");
-    assert!(
-        String::from_utf8_lossy(&o.stdout).contains(&want),
-        "{}",
-        text(&o)
-    );
+    common::suite_program("races-auto", name)
 }
 
 fn saved_points(saved: &Path) -> String {
@@ -101,7 +28,7 @@ fn saved_points(saved: &Path) -> String {
 fn lost_update_between_atomic_load_and_cas_is_found_in_the_default_mode() {
     let bin = build("cas_lost_update");
     for algo in common::ALGOS {
-        let (p, saved, o) = run(&bin, &["--algo", algo, "--tries", "200", "--seed", "1"]);
+        let (p, saved, o) = run_report(&bin, &["--algo", algo, "--tries", "200", "--seed", "1"]);
         assert_eq!(p["points"], "auto", "{algo}: {}", text(&o));
         // No data race: nothing is learned, the atomics alone expose the window.
         assert_eq!(p["racing_sites"], 0, "{algo}: {}", text(&o));
@@ -112,7 +39,7 @@ fn lost_update_between_atomic_load_and_cas_is_found_in_the_default_mode() {
         assert_replays(&saved, 100);
     }
     // Sync points only (the old fallback of `races` with no race found) never reach it.
-    let (p, _, o) = run(&bin, &["--points", "sync", "--tries", "200", "--seed", "1"]);
+    let (p, _, o) = run_report(&bin, &["--points", "sync", "--tries", "200", "--seed", "1"]);
     assert_eq!(p["hits"], 0, "{}", text(&o));
 }
 
@@ -121,7 +48,7 @@ fn races_mode_stops_at_atomics_too() {
     // race_twice has no data race: `races` profiling finds no site, yet its tries still
     // stop at the atomics (it used to fall back to sync points and miss the bug).
     let bin = build("race_twice");
-    let (p, _, o) = run(
+    let (p, _, o) = run_report(
         &bin,
         &[
             "--points", "races", "--algo", "pos", "--tries", "200", "--seed", "1",
@@ -130,7 +57,7 @@ fn races_mode_stops_at_atomics_too() {
     assert_eq!(p["points"], "races", "{}", text(&o));
     assert_eq!(p["racing_sites"], 0, "{}", text(&o));
     assert!(p["hits"].as_u64().unwrap() > 0, "{}", text(&o));
-    let (p, _, o) = run(&bin, &["--algo", "pos", "--tries", "200", "--seed", "1"]);
+    let (p, _, o) = run_report(&bin, &["--algo", "pos", "--tries", "200", "--seed", "1"]);
     assert_eq!(p["points"], "auto", "{}", text(&o));
     assert!(p["hits"].as_u64().unwrap() > 0, "{}", text(&o));
 }
@@ -139,7 +66,7 @@ fn races_mode_stops_at_atomics_too() {
 fn wsq_bad_is_found_from_learned_sites_and_replays_with_them() {
     let bin = build("wsq_bad");
     let args = ["--algo", "rw", "--tries", "200", "--seed", "1"];
-    let (p, saved, o) = run(&bin, &[&args[..], &["--jobs", "2"]].concat());
+    let (p, saved, o) = run_report(&bin, &[&args[..], &["--jobs", "2"]].concat());
     assert_eq!(p["points"], "auto", "{}", text(&o));
     let learned = p["learned_sites"].as_array().expect("learned sites");
     assert!(!learned.is_empty(), "{}", text(&o));
@@ -158,7 +85,7 @@ fn wsq_bad_is_found_from_learned_sites_and_replays_with_them() {
     assert!(points.starts_with("auto:0x"), "{points}");
     assert_replays(&saved, 100);
     // Same seed, one worker: the same sites learned at the same tries, the same hits.
-    let (q, _, o1) = run(&bin, &[&args[..], &["--jobs", "1"]].concat());
+    let (q, _, o1) = run_report(&bin, &[&args[..], &["--jobs", "1"]].concat());
     for key in [
         "hits",
         "first_hit",
@@ -174,7 +101,7 @@ fn wsq_bad_is_found_from_learned_sites_and_replays_with_them() {
 fn correct_lock_free_code_is_never_flagged() {
     let bin = build("lockfree_ok");
     for algo in common::ALGOS {
-        let (p, _, o) = run(&bin, &["--algo", algo, "--tries", "200", "--seed", "7"]);
+        let (p, _, o) = run_report(&bin, &["--algo", algo, "--tries", "200", "--seed", "7"]);
         assert_eq!(p["points"], "auto", "{algo}: {}", text(&o));
         assert_eq!(p["hits"], 0, "{algo}: {}", text(&o));
         let outcomes = p["outcomes"].as_object().unwrap();

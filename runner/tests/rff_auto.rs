@@ -6,88 +6,20 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::OnceLock;
+use std::process::Output;
 
 mod common;
 
-use common::{text, POSCHECK};
+use common::{assert_replays, run_report, text};
 
-fn poscheck(args: &[&str]) -> Output {
-    Command::new(POSCHECK).args(args).output().unwrap()
-}
-
-/// `benchmarks/src/NAME.c` built once with `poscheck cc` (gcc).
 fn build(name: &str) -> PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let dir = DIR.get_or_init(|| {
-        common::require_libpos();
-        let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rff-auto");
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    });
-    let _g = LOCK.lock().unwrap();
-    let bin = dir.join(name);
-    if bin.is_file() {
-        return bin;
-    }
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../benchmarks/src")
-        .join(format!("{name}.c"));
-    let o = poscheck(&[
-        "cc",
-        "-O1",
-        "-g",
-        "-pthread",
-        "-o",
-        bin.to_str().unwrap(),
-        src.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "poscheck cc {name}: {}", text(&o));
-    bin
+    common::suite_program("rff-auto", name)
 }
 
-/// `poscheck run` of `tries` tries (seed 1) with `extra`; the program's JSON entry, the saved
-/// schedule if any, and the output.
+/// `poscheck run` of `tries` tries (seed 1) with `extra` ([`common::run_report`]).
 fn run(bin: &Path, tries: u32, extra: &[&str]) -> (Value, Option<PathBuf>, Output) {
-    let dir = tempfile::tempdir().unwrap().keep();
-    let json = dir.join("r.json");
-    let out = dir.join("out");
     let n = tries.to_string();
-    let mut args = vec![
-        "run",
-        "--json",
-        json.to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-        "--tries",
-        &n,
-        "--seed",
-        "1",
-    ];
-    args.extend_from_slice(extra);
-    args.push(bin.to_str().unwrap());
-    let o = poscheck(&args);
-    let v: Value = serde_json::from_str(
-        &std::fs::read_to_string(&json).unwrap_or_else(|_| panic!("no JSON: {}", text(&o))),
-    )
-    .unwrap();
-    let saved = std::fs::read_dir(&out).ok().and_then(|d| {
-        d.map(|e| e.unwrap().path())
-            .find(|p| p.extension().is_some_and(|x| x == "json"))
-    });
-    (v["programs"][0].clone(), saved, o)
-}
-
-fn assert_replays(saved: &Path) {
-    let o = poscheck(&["replay", "--times", "100", saved.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(
-        String::from_utf8_lossy(&o.stdout).contains("reproduced 100 of 100"),
-        "{}",
-        text(&o)
-    );
+    run_report(bin, &[&["--tries", &n, "--seed", "1"][..], extra].concat())
 }
 
 #[test]
@@ -103,7 +35,7 @@ fn rff_and_auto_find_atomic_and_learned_race_bugs_and_replay() {
             // The corpus grew from the runs' reads-from pairs.
             assert!(p["corpus"]["pairs"].as_u64().unwrap() > 0, "{what}");
             assert!(p["corpus"]["entries"].as_u64().unwrap() > 0, "{what}");
-            assert_replays(&saved.expect("a saved schedule"));
+            assert_replays(&saved.expect("a saved schedule"), 100);
         }
     }
 }

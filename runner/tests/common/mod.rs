@@ -77,3 +77,71 @@ pub fn run_200(
 pub fn outcome_count(p: &serde_json::Value, kind: &str) -> u64 {
     p["outcomes"][kind].as_u64().unwrap_or(0)
 }
+
+/// `benchmarks/src/NAME.c` built once with `poscheck cc` (gcc, `-O1 -g`) into
+/// `CARGO_TARGET_TMPDIR/DIR` (one directory per test file: test binaries run in parallel).
+pub fn suite_program(dir: &str, name: &str) -> PathBuf {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    require_libpos();
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(dir);
+    std::fs::create_dir_all(&d).unwrap();
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let bin = d.join(name);
+    if bin.is_file() {
+        return bin;
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../benchmarks/src")
+        .join(format!("{name}.c"));
+    let o = poscheck(&[
+        "cc",
+        "-O1",
+        "-g",
+        "-pthread",
+        "-o",
+        bin.to_str().unwrap(),
+        src.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "poscheck cc {name}: {}", text(&o));
+    bin
+}
+
+/// `poscheck run ARGS BIN` with a JSON report and saved schedules in a fresh directory: the
+/// one program's JSON entry, its saved schedule (if a bug was hit) and the output.
+pub fn run_report(bin: &Path, args: &[&str]) -> (serde_json::Value, Option<PathBuf>, Output) {
+    let dir = tempfile::tempdir().unwrap().keep();
+    let json = dir.join("r.json");
+    let out = dir.join("out");
+    let o = std::process::Command::new(POSCHECK)
+        .arg("run")
+        .arg("--json")
+        .arg(&json)
+        .arg("--out-dir")
+        .arg(&out)
+        .args(args)
+        .arg(bin)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&json).unwrap_or_else(|_| panic!("no JSON: {}", text(&o))),
+    )
+    .unwrap();
+    let saved = std::fs::read_dir(&out).ok().and_then(|d| {
+        d.map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "json"))
+    });
+    (v["programs"][0].clone(), saved, o)
+}
+
+/// The saved schedule replays to its bug `times` times of `times`.
+pub fn assert_replays(saved: &Path, times: u32) {
+    let n = times.to_string();
+    let o = poscheck(&["replay", "--times", &n, saved.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let want = format!("reproduced {times} of {times}");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(&want),
+        "{}",
+        text(&o)
+    );
+}
