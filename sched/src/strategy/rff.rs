@@ -116,16 +116,11 @@ fn key_of(w: Option<&EvId>, reader: &ThreadName, obj: u64, nth: u32) -> u64 {
     h
 }
 
-/// One corpus entry: a schedule and what its run exhibited.
-#[derive(Clone, Debug)]
-struct Entry {
-    fb: Arc<Feedback>,
-}
-
 /// The schedules kept so far and how often each pair was seen (see the module doc).
 #[derive(Clone, Debug, Default)]
 pub struct Corpus {
-    entries: Vec<Entry>,
+    /// Each kept run: its schedule and what it exhibited.
+    entries: Vec<Arc<Feedback>>,
     /// Runs that exhibited each pair.
     freq: HashMap<u64, u64>,
     /// Per entry: its energy (1 / count of its rarest pair), recomputed by `absorb`.
@@ -169,7 +164,7 @@ impl Corpus {
                 *c += 1;
             }
             if new && self.entries.len() < MAX_ENTRIES {
-                self.entries.push(Entry { fb: Arc::new(fb) });
+                self.entries.push(Arc::new(fb));
                 added += 1;
             }
         }
@@ -177,7 +172,7 @@ impl Corpus {
             .entries
             .iter()
             .map(|e| {
-                let rarest = e.fb.pairs.iter().map(|(k, _, _)| self.freq[k]).min();
+                let rarest = e.pairs.iter().map(|(k, _, _)| self.freq[k]).min();
                 1.0 / rarest.unwrap_or(1).max(1) as f64
             })
             .collect();
@@ -190,11 +185,11 @@ impl Corpus {
             return Vec::new();
         }
         let e = &self.entries[pick(rng, &self.energy)];
-        let mut cs = e.fb.constraints.clone();
+        let mut cs = e.constraints.clone();
         if !cs.is_empty() && rng.chance(0.25) {
             cs.remove(rng.index(cs.len()));
         }
-        if let Some(c) = self.new_constraint(&e.fb, rng) {
+        if let Some(c) = self.new_constraint(e, rng) {
             if !cs.contains(&c) {
                 cs.push(c);
             }
