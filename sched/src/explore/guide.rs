@@ -11,6 +11,14 @@
 //! thread that waits by yielding forever (the thread it waits for never runs), and every
 //! exploration of such a program is one step-limited livelock. Programs without yields are
 //! scheduled exactly as before.
+//!
+//! With [`Guide::approximate`] the prefix is a *target* rather than a command: approximate
+//! replay (Jensen, Møller, Raychev, Dimitrov, Vechev, "Stateless Model Checking of
+//! Event-Driven Applications", OOPSLA'15, §2.3 and §4.2). Each target event is identified by
+//! its thread, its index among that thread's events and its operation name (not its object:
+//! heap addresses change with the allocation order of a different schedule); it runs when its
+//! thread is there and it is enabled, and is skipped otherwise (counted in
+//! [`Guide::skipped`]); once the target is used up the rule takes over.
 
 use super::trace::{barrier_open, dependent_anywhere, rw_unlock_reads, Init, TEv};
 use crate::event::{Event, Obj, ObjKind, Op, Tid};
@@ -73,6 +81,16 @@ pub struct Guide {
     pub waiting: Vec<Option<Event>>,
     /// The run could not follow the prefix.
     pub diverged: Option<Divergence>,
+    /// Follow the prefix approximately (see the module doc) instead of diverging.
+    pub approximate: bool,
+    /// Approximate mode: target events skipped in the last run.
+    pub skipped: u64,
+    /// Approximate mode: the next target event.
+    cursor: usize,
+    /// Per prefix event: its index among its thread's events in the prefix.
+    target_index: Vec<u32>,
+    /// Per thread: events executed in this run.
+    ran: Vec<u32>,
 }
 
 impl Guide {
@@ -93,11 +111,28 @@ impl Guide {
             blocked: false,
             waiting: Vec::new(),
             diverged: None,
+            approximate: false,
+            skipped: 0,
+            cursor: 0,
+            target_index: Vec::new(),
+            ran: Vec::new(),
         }
     }
 
     /// Plan the next run: forced `prefix`, sleep set `sleep` at state `sleep_at`.
     pub fn plan(&mut self, prefix: Vec<Event>, sleep_at: usize, sleep: Vec<TEv>) {
+        let mut seen: Vec<u32> = Vec::new();
+        self.target_index = prefix
+            .iter()
+            .map(|e| {
+                let t = e.tid as usize;
+                if seen.len() <= t {
+                    seen.resize(t + 1, 0);
+                }
+                seen[t] += 1;
+                seen[t] - 1
+            })
+            .collect();
         self.prefix = prefix;
         self.sleep_at = sleep_at;
         self.sleep_init = sleep;
@@ -112,6 +147,31 @@ impl Guide {
         self.behind
             .get(t as usize)
             .is_some_and(|b| b.iter().any(|u| free.iter().any(|&i| enabled[i].tid == *u)))
+    }
+
+    /// Approximate mode: the enabled event that realises the next target event, skipping the
+    /// target events that cannot run now. A thread behind its target event (an earlier one of
+    /// its events was skipped because it was not enabled then) catches up first when it can,
+    /// so that one event that could not run where the target put it does not cost the rest of
+    /// its thread. `None` once the target is used up.
+    fn next_target(&mut self, enabled: &[Event]) -> Option<usize> {
+        while let Some(want) = self.prefix.get(self.cursor) {
+            let index = self.target_index[self.cursor];
+            let done = self.ran.get(want.tid as usize).copied().unwrap_or(0);
+            let at = enabled.iter().position(|e| e.tid == want.tid);
+            match at {
+                Some(i) if done == index && enabled[i].op.name() == want.op.name() => {
+                    self.cursor += 1;
+                    return Some(i);
+                }
+                Some(i) if done < index => return Some(i),
+                _ => {
+                    self.skipped += 1;
+                    self.cursor += 1;
+                }
+            }
+        }
+        None
     }
 
     fn by_rule(&self, enabled: &[Event]) -> Option<usize> {
@@ -164,6 +224,9 @@ impl Strategy for Guide {
         self.blocked = false;
         self.waiting.clear();
         self.diverged = None;
+        self.skipped = 0;
+        self.cursor = 0;
+        self.ran.clear();
     }
 
     fn pending(&mut self, ev: &Event) {
@@ -179,7 +242,14 @@ impl Strategy for Guide {
         if step == self.sleep_at && self.use_sleep {
             self.sleep = self.sleep_init.clone();
         }
-        let pick = if let Some(want) = self.prefix.get(step) {
+        let target = if self.approximate {
+            self.next_target(enabled)
+        } else {
+            None
+        };
+        let pick = if let Some(i) = target {
+            i
+        } else if let Some(want) = self.prefix.get(step).filter(|_| !self.approximate) {
             match enabled.iter().position(|e| e.tid == want.tid) {
                 Some(i) if enabled[i].op.name() == want.op.name() => i,
                 found => {
@@ -229,6 +299,11 @@ impl Strategy for Guide {
         if let Some(w) = self.waiting.get_mut(ev.tid as usize) {
             *w = None;
         }
+        let t = ev.tid as usize;
+        if self.ran.len() <= t {
+            self.ran.resize(t + 1, 0);
+        }
+        self.ran[t] += 1;
         let child = if matches!(ev.op, Op::Create) {
             let c = self.next_tid;
             self.next_tid += 1;

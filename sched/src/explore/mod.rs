@@ -19,8 +19,10 @@ use std::time::{Duration, Instant};
 pub mod bounded;
 pub mod dfs;
 pub mod guide;
+pub mod hitting;
 pub mod odpor;
 pub mod rt;
+pub mod run_order;
 pub mod sdpor;
 pub mod trace;
 mod wakeup;
@@ -71,6 +73,13 @@ pub enum Algo {
     },
     /// Reachability testing (synchronisation-only programs).
     Rt,
+    /// A d-hitting family of schedules of one recorded run, run with approximate replay.
+    Hitting {
+        depth: u32,
+        prune: hitting::Prune,
+        /// Check the family d-hitting by enumeration before running it.
+        verify: bool,
+    },
 }
 
 impl Algo {
@@ -84,8 +93,14 @@ impl Algo {
             "ipb" => Ok(Algo::Ipb { max }),
             "idb" => Ok(Algo::Idb { max }),
             "rt" => Ok(Algo::Rt),
+            "hitting" => Ok(Algo::Hitting {
+                depth: 3,
+                prune: hitting::Prune::Races,
+                verify: false,
+            }),
             _ => Err(format!(
-                "unknown exploration algorithm {name:?} (known: dfs, dpor, odpor, ipb, idb, rt)"
+                "unknown exploration algorithm {name:?} (known: dfs, dpor, odpor, ipb, idb, rt, \
+                 hitting)"
             )),
         }
     }
@@ -98,6 +113,7 @@ impl Algo {
             Algo::Ipb { .. } => "ipb",
             Algo::Idb { .. } => "idb",
             Algo::Rt => "rt",
+            Algo::Hitting { .. } => "hitting",
         }
     }
 }
@@ -145,14 +161,32 @@ pub struct Report {
     pub executions_per_bound: Vec<u64>,
     /// rt: the most race variants waiting at once (its only memory besides the current run).
     pub rt_peak_pending: u64,
+    /// hitting: the family of schedules that was run.
+    pub family: Option<hitting::FamilyInfo>,
     /// The program did not follow a forced prefix: the exploration stopped there.
     pub diverged: Option<Divergence>,
+    /// Approximate replay: runs that skipped target events (could not follow their target
+    /// exactly), and the events skipped over all runs.
+    pub divergent: u64,
+    pub skipped_events: u64,
     pub elapsed: Duration,
 }
 
 /// Explore the program run by `exec` with `algo` until done or out of budget.
 pub fn explore(algo: Algo, exec: &mut dyn Executor, limits: Limits) -> Report {
+    explore_from(algo, exec, limits, Vec::new())
+}
+
+/// [`explore`], with the first run of `hitting` forced to follow `start` (the events of a
+/// recorded run, e.g. a saved schedule's) instead of the default schedule.
+pub fn explore_from(
+    algo: Algo,
+    exec: &mut dyn Executor,
+    limits: Limits,
+    start: Vec<Event>,
+) -> Report {
     let mut ctx = Ctx::new(algo, exec, limits);
+    ctx.first = start;
     match algo {
         Algo::Dfs => dfs::run(&mut ctx),
         Algo::Dpor => sdpor::run(&mut ctx),
@@ -160,6 +194,11 @@ pub fn explore(algo: Algo, exec: &mut dyn Executor, limits: Limits) -> Report {
         Algo::Ipb { max } => bounded::run(&mut ctx, bounded::Kind::Preemption, max),
         Algo::Idb { max } => bounded::run(&mut ctx, bounded::Kind::Delay, max),
         Algo::Rt => rt::run(&mut ctx),
+        Algo::Hitting {
+            depth,
+            prune,
+            verify,
+        } => hitting::run(&mut ctx, depth, prune, verify),
     }
     ctx.report.elapsed = ctx.start.elapsed();
     ctx.report
@@ -182,6 +221,8 @@ pub(crate) struct Ctx<'e> {
     start: Instant,
     pub report: Report,
     pub initial: usize,
+    /// The events the first run follows (hitting), empty for the default schedule.
+    pub first: Vec<Event>,
 }
 
 impl<'e> Ctx<'e> {
@@ -196,6 +237,7 @@ impl<'e> Ctx<'e> {
                 ..Default::default()
             },
             initial,
+            first: Vec::new(),
         }
     }
 
@@ -231,6 +273,10 @@ impl<'e> Ctx<'e> {
             return Outcome::Stop;
         }
         self.report.executions += 1;
+        if guide.skipped > 0 {
+            self.report.divergent += 1;
+            self.report.skipped_events += guide.skipped;
+        }
         if let Some(desc) = ex.bug {
             self.report.buggy += 1;
             if let Some(b) = bound {

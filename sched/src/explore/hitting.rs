@@ -1,0 +1,206 @@
+//! `hitting`: run a d-hitting family of schedules of one recorded run (Chistikov, Majumdar,
+//! Niksic, CAV'16; see [`crate::hitting`]).
+//!
+//! 1. Record one run: the guide's default schedule, or the forced start sequence (a saved
+//!    schedule the runner replayed).
+//! 2. Build its happens-before order ([`RunOrder`]) and keep either the events that take part
+//!    in a race (`Prune::Races`, the paper's pruning to the events whose order can matter) or
+//!    every event (`Prune::None`).
+//! 3. Build a d-hitting family of that order ([`crate::hitting::family`]).
+//! 4. Run every schedule of the family, completed to the whole run ([`RunOrder::complete`]),
+//!    with approximate replay (the guide's approximate mode): an event that does not exist or
+//!    is not enabled where the schedule puts it is skipped, and counted.
+//!
+//! A bug of depth ≤ d among the kept events is hit by some schedule of the family, as far as
+//! approximate replay realises it (the family is built for the recorded run's order; a
+//! reordering that changes control flow may leave the rest of the schedule unrealisable).
+
+use super::guide::Rule;
+use super::run_order::RunOrder;
+use super::trace::TEv;
+use super::{Ctx, Outcome};
+use crate::event::Event;
+use crate::hitting::{self, Construction};
+
+/// Which events the family orders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prune {
+    /// The events that take part in a race (default).
+    Races,
+    /// Every event of the run.
+    None,
+}
+
+impl Prune {
+    pub fn parse(s: &str) -> Result<Prune, String> {
+        match s {
+            "races" => Ok(Prune::Races),
+            "none" => Ok(Prune::None),
+            _ => Err(format!("unknown --prune {s:?} (known: races, none)")),
+        }
+    }
+    pub fn name(&self) -> &'static str {
+        match self {
+            Prune::Races => "races",
+            Prune::None => "none",
+        }
+    }
+}
+
+/// What the family was built from, for the report.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FamilyInfo {
+    /// Events of the recorded run.
+    pub events: usize,
+    /// Events the family orders (the racing ones with `Prune::Races`).
+    pub ordered: usize,
+    /// Races of the recorded run.
+    pub races: usize,
+    pub size: usize,
+    pub construction: String,
+    /// With verification: the family was checked d-hitting by enumeration (`Some(false)`: a
+    /// tuple was missed, an implementation bug).
+    pub verified: Option<bool>,
+}
+
+pub(crate) fn run(ctx: &mut Ctx, depth: u32, prune: Prune, verify: bool) {
+    ctx.report.complete = true;
+    let mut guide = ctx.guide(Rule::Lowest, false);
+    guide.plan(std::mem::take(&mut ctx.first), 0, Vec::new());
+    if let Outcome::Stop = ctx.run(&mut guide, None) {
+        return;
+    }
+    let events: Vec<TEv> = guide.steps.iter().map(|r| r.ev).collect();
+    let order = RunOrder::new(events);
+    let races = order.races().len();
+    let kept: Vec<usize> = match prune {
+        Prune::Races => order.racing_events(),
+        Prune::None => (0..order.len()).collect(),
+    };
+    let sub = order.order_among(&kept);
+    let (construction, family) = hitting::family(&sub, depth as usize);
+    let verified =
+        verify.then(|| matches!(hitting::check(&sub, &family, depth as usize), Ok(None)));
+    ctx.report.family = Some(FamilyInfo {
+        events: order.len(),
+        ordered: kept.len(),
+        races,
+        size: family.len(),
+        construction: construction_name(construction).into(),
+        verified,
+    });
+    guide.approximate = true;
+    for schedule in &family {
+        if ctx.out_of_budget() {
+            return;
+        }
+        let target: Vec<Event> = order
+            .complete(&kept, schedule)
+            .into_iter()
+            .map(|i| order.events[i].ev)
+            .collect();
+        guide.plan(target, 0, Vec::new());
+        if let Outcome::Stop = ctx.run(&mut guide, None) {
+            return;
+        }
+    }
+}
+
+fn construction_name(c: Construction) -> &'static str {
+    match c {
+        Construction::Single => "single",
+        Construction::DfsPair => "dfs-pair",
+        Construction::ExtremesGreedy => "extremes+greedy",
+        Construction::Bags => "bags",
+        Construction::Tree3 => "tree3",
+        Construction::AntichainCover => "antichain-cover",
+        Construction::GreedyCover => "greedy-cover",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testprog::{self, Interp};
+    use super::super::{explore, Algo, Limits};
+    use super::*;
+
+    fn hitting(depth: u32) -> Algo {
+        Algo::Hitting {
+            depth,
+            prune: Prune::Races,
+            verify: true,
+        }
+    }
+
+    #[test]
+    fn depth_three_finds_the_lost_update_in_the_family_of_the_first_run() {
+        // The update is lost when r1 < r2 < w1 (or the mirror): three events in an order the
+        // first run (r1 w1 r2 w2) does not have.
+        let mut exec = Interp::new(testprog::lost_update());
+        let two = explore(hitting(2), &mut exec, Limits::default());
+        assert_eq!(
+            two.buggy, 0,
+            "the depth-2 family (λ, ρ) runs the increments serially"
+        );
+        let r = explore(hitting(3), &mut exec, Limits::default());
+        let f = r.family.clone().expect("a family was built");
+        // Each increment reads then writes x, the main thread reads it after the joins.
+        assert_eq!(f.ordered, 4, "{f:?}");
+        assert_eq!(f.verified, Some(true));
+        assert!(r.complete);
+        assert_eq!(r.executions, 1 + f.size as u64);
+        assert!(r.buggy > 0, "{r:?}");
+        assert_eq!(
+            r.divergent, 0,
+            "every schedule of a data-race order is realisable"
+        );
+    }
+
+    #[test]
+    fn depth_four_finds_a_two_preemption_bug() {
+        // Needs w1 < r1 < w2 < r2: four events interleaved.
+        let mut exec = Interp::new(testprog::two_preemptions());
+        let four = explore(hitting(4), &mut exec, Limits::default());
+        assert!(four.buggy > 0, "{four:?}");
+        assert_eq!(four.family.as_ref().and_then(|f| f.verified), Some(true));
+    }
+
+    #[test]
+    fn a_race_free_program_gives_a_single_schedule() {
+        let mut exec = Interp::new(testprog::mutex_rounds(2, 2));
+        let r = explore(hitting(3), &mut exec, Limits::default());
+        let f = r.family.expect("a family");
+        assert_eq!((f.races, f.ordered, f.size), (0, 0, 1));
+        assert_eq!(r.executions, 2);
+        assert_eq!(r.buggy, 0);
+    }
+
+    #[test]
+    fn a_target_event_that_cannot_run_is_skipped_and_counted() {
+        use super::super::guide::Guide;
+        use super::super::Executor;
+        // Record the default run of two threads taking one lock twice each, then ask for
+        // thread 2's second lock while thread 1 still holds it: not enabled, skipped.
+        let mut exec = Interp::new(testprog::mutex_rounds(2, 1));
+        let mut g = Guide::new(Rule::Lowest, false, 1);
+        let first = exec.execute(&mut g);
+        assert!(first.bug.is_none());
+        let trace = first.trace.clone();
+        let lock_of = |t| {
+            trace
+                .iter()
+                .position(|e| e.tid == t && e.op.name() == "lock")
+        };
+        let (l1, l2) = (lock_of(1).unwrap(), lock_of(2).unwrap());
+        // Target: everything up to and including thread 1's lock, then thread 2 up to its
+        // lock.
+        let mut target: Vec<Event> = trace[..=l1].to_vec();
+        target.extend(trace[l1 + 1..=l2].iter().filter(|e| e.tid == 2));
+        g.approximate = true;
+        g.plan(target, 0, Vec::new());
+        let again = exec.execute(&mut g);
+        assert!(again.bug.is_none() && again.diverged.is_none());
+        assert!(g.skipped >= 1, "thread 2's lock is blocked there");
+        assert_eq!(again.trace.len(), trace.len(), "the run still completes");
+    }
+}

@@ -1,0 +1,379 @@
+//! The partial orders of one recorded run: its happens-before order, its races, and the
+//! race-pruned order that the hitting families and R4 reorder.
+//!
+//! Happens-before here is the synchronisation order and nothing else: program order,
+//! create → everything the child does, a thread's exit → its join, and release → later
+//! acquire on the same object: unlock → lock (mutex, rwlock, and the mutex a condvar wait
+//! gives up and takes back), post → wait (semaphore), signal/broadcast → woken wait (condvar),
+//! arrival → leave (barrier), wake/requeue → woken wait (futex), end → begin (once). Every
+//! acquire is ordered after *all* earlier releases of its object (object vector clocks, as in
+//! FastTrack), which is exact for mutexes and a safe over-approximation for semaphores.
+//! Atomic operations create no order: two conflicting atomics race, which is what lets the
+//! reorderings of lock-free code be tried (R4, Jensen et al., OOPSLA'15 §3: the events a
+//! schedule may reorder are the conflicting ones unordered by synchronisation).
+//!
+//! A race is a pair of conflicting memory accesses (plain or atomic, same bytes, at least one
+//! write) of different threads that happens-before does not order. The pruned order keeps the
+//! events that take part in a race, ordered by happens-before among themselves; a schedule of
+//! it ([`RunOrder::complete`]) is turned back into a target sequence for the whole run.
+
+use super::trace::TEv;
+use crate::event::{Obj, ObjKind, Op, Tid};
+use crate::hitting::Order;
+use crate::race::VClock;
+use std::collections::HashMap;
+
+/// Happens-before and races of one recorded run.
+#[derive(Clone, Debug)]
+pub struct RunOrder {
+    pub events: Vec<TEv>,
+    /// Per event: its vector clock (its thread's clock after the event).
+    clocks: Vec<VClock>,
+    /// Per event: its 1-based index among its thread's events.
+    local: Vec<u32>,
+}
+
+/// How an operation synchronises on one of its objects.
+fn releases(op: &Op, o: &Obj) -> bool {
+    use Op::*;
+    match op {
+        Unlock { .. } | RwUnlock { .. } | SemPost { .. } | CondSignal { .. } => true,
+        CondBroadcast { .. } | BarrierWait { .. } | FutexWake { .. } | FutexRequeue { .. } => true,
+        OnceEnd { .. } => true,
+        // A condvar wait gives up its mutex (and waits on the condvar: no release there).
+        CondWait { .. } => o.kind == ObjKind::Mutex,
+        _ => false,
+    }
+}
+
+fn acquires(op: &Op) -> bool {
+    use Op::*;
+    matches!(
+        op,
+        Lock { .. }
+            | TryLock { .. }
+            | TimedLock { .. }
+            | RdLock { .. }
+            | WrLock { .. }
+            | TryRdLock { .. }
+            | TryWrLock { .. }
+            | TimedRdLock { .. }
+            | TimedWrLock { .. }
+            | SemWait { .. }
+            | SemTryWait { .. }
+            | SemTimedWait { .. }
+            | CondWake { .. }
+            | BarrierLeave { .. }
+            | FutexWait { .. }
+            | FutexRequeued { .. }
+            | OnceBegin { .. }
+    )
+}
+
+fn is_memory(op: &Op) -> bool {
+    op.objects()[0].is_some_and(|o| o.kind == ObjKind::Mem)
+}
+
+impl RunOrder {
+    /// The orders of the run that executed `events` in this order (with their `child` facts,
+    /// as the exploration guide records them).
+    pub fn new(events: Vec<TEv>) -> Self {
+        let mut thread: Vec<VClock> = Vec::new();
+        let mut count: Vec<u32> = Vec::new();
+        let mut objects: HashMap<(ObjKind, u64), VClock> = HashMap::new();
+        let mut exits: HashMap<Tid, VClock> = HashMap::new();
+        let mut clocks = Vec::with_capacity(events.len());
+        let mut local = Vec::with_capacity(events.len());
+        for e in &events {
+            let t = e.tid() as usize;
+            if thread.len() <= t {
+                thread.resize(t + 1, VClock::default());
+                count.resize(t + 1, 0);
+            }
+            thread[t].tick(e.tid());
+            count[t] += 1;
+            let op = &e.ev.op;
+            if let Op::Join { target } | Op::TimedJoin { target, .. } | Op::TryJoin { target } = op
+            {
+                if let Some(c) = exits.get(target) {
+                    thread[t].join(c);
+                }
+            }
+            let syncs = || {
+                op.objects()
+                    .into_iter()
+                    .flatten()
+                    .filter(|o| o.kind != ObjKind::Mem)
+            };
+            if acquires(op) {
+                for o in syncs() {
+                    if let Some(c) = objects.get(&(o.kind, o.addr)) {
+                        thread[t].join(c);
+                    }
+                }
+            }
+            for o in syncs().filter(|o| releases(op, o)) {
+                objects
+                    .entry((o.kind, o.addr))
+                    .or_default()
+                    .join(&thread[t]);
+            }
+            if matches!(op, Op::Exit) {
+                exits.insert(e.tid(), thread[t].clone());
+            }
+            if let Some(child) = e.child {
+                let c = child as usize;
+                if thread.len() <= c {
+                    thread.resize(c + 1, VClock::default());
+                    count.resize(c + 1, 0);
+                }
+                let parent = thread[t].clone();
+                thread[c].join(&parent);
+            }
+            clocks.push(thread[t].clone());
+            local.push(count[t]);
+        }
+        RunOrder {
+            events,
+            clocks,
+            local,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// Whether event `i` happens before event `j` (`i ≠ j`).
+    pub fn hb(&self, i: usize, j: usize) -> bool {
+        i < j && self.clocks[j].get(self.events[i].tid()) >= self.local[i]
+    }
+
+    /// The races: pairs `(i, j)`, `i < j` in the run, of conflicting memory accesses of
+    /// different threads unordered by happens-before. Sorted.
+    pub fn races(&self) -> Vec<(usize, usize)> {
+        // Sweep the accesses by address so only overlapping ones are compared.
+        let mut mem: Vec<(u64, u64, usize)> = self
+            .events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| is_memory(&e.ev.op))
+            .filter_map(|(i, e)| {
+                let o = e.ev.op.objects()[0]?;
+                Some((o.addr, o.addr + u64::from(o.size.max(1)), i))
+            })
+            .collect();
+        mem.sort_unstable();
+        let mut out = Vec::new();
+        for (k, &(_, end, i)) in mem.iter().enumerate() {
+            for &(start2, _, j) in &mem[k + 1..] {
+                if start2 >= end {
+                    break;
+                }
+                let (a, b) = (i.min(j), i.max(j));
+                if self.events[a].ev.races_with(&self.events[b].ev, false) && !self.hb(a, b) {
+                    out.push((a, b));
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The events that take part in a race, in run order.
+    pub fn racing_events(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = self.races().into_iter().flat_map(|(a, b)| [a, b]).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// Happens-before restricted to `kept` (event indices in run order), as an order on
+    /// `0..kept.len()`.
+    pub fn order_among(&self, kept: &[usize]) -> Order {
+        let mut edges = Vec::new();
+        for (x, &i) in kept.iter().enumerate() {
+            for (y, &j) in kept.iter().enumerate().skip(x + 1) {
+                if self.hb(i, j) {
+                    edges.push((x, y));
+                }
+            }
+        }
+        Order::from_edges(kept.len(), &edges).expect("happens-before follows the run: acyclic")
+    }
+
+    /// The whole happens-before order.
+    pub fn order(&self) -> Order {
+        let all: Vec<usize> = (0..self.len()).collect();
+        self.order_among(&all)
+    }
+
+    /// The race-pruned order: the racing events (returned, in run order) with happens-before.
+    pub fn pruned(&self) -> (Vec<usize>, Order) {
+        let kept = self.racing_events();
+        let order = self.order_among(&kept);
+        (kept, order)
+    }
+
+    /// A linearization of the whole run that runs the kept events in the order `schedule`
+    /// (indices into `kept`, a linearization of [`RunOrder::order_among`]`(kept)`): before each
+    /// kept event, its not yet placed happens-before predecessors in run order; the other
+    /// events after the last kept one, in run order. Returns event indices.
+    pub fn complete(&self, kept: &[usize], schedule: &[usize]) -> Vec<usize> {
+        let mut placed = vec![false; self.len()];
+        let mut out = Vec::with_capacity(self.len());
+        for &x in schedule {
+            let e = kept[x];
+            for (p, done) in placed.iter_mut().enumerate().take(e) {
+                if !*done && self.hb(p, e) {
+                    *done = true;
+                    out.push(p);
+                }
+            }
+            if !placed[e] {
+                placed[e] = true;
+                out.push(e);
+            }
+        }
+        out.extend((0..self.len()).filter(|&i| !placed[i]));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Event, MutexKind};
+
+    fn ev(tid: Tid, op: Op) -> TEv {
+        TEv::new(Event::new(tid, op))
+    }
+    fn create(tid: Tid, child: Tid) -> TEv {
+        let mut e = ev(tid, Op::Create);
+        e.child = Some(child);
+        e
+    }
+    fn w(tid: Tid, addr: u64) -> TEv {
+        ev(tid, Op::Write { addr, size: 4 })
+    }
+    fn r(tid: Tid, addr: u64) -> TEv {
+        ev(tid, Op::Read { addr, size: 4 })
+    }
+    fn lock(tid: Tid) -> TEv {
+        ev(
+            tid,
+            Op::Lock {
+                m: 9,
+                kind: MutexKind::Normal,
+            },
+        )
+    }
+    fn unlock(tid: Tid) -> TEv {
+        ev(
+            tid,
+            Op::Unlock {
+                m: 9,
+                kind: MutexKind::Normal,
+            },
+        )
+    }
+
+    /// main creates 1 and 2; each writes x unprotected and y under a lock; main joins both
+    /// and reads x.
+    fn two_writers() -> Vec<TEv> {
+        vec![
+            create(0, 1),    // 0
+            create(0, 2),    // 1
+            w(1, 100),       // 2
+            lock(1),         // 3
+            w(1, 200),       // 4
+            unlock(1),       // 5
+            ev(1, Op::Exit), // 6
+            w(2, 100),       // 7
+            lock(2),         // 8
+            w(2, 200),       // 9
+            unlock(2),       // 10
+            ev(2, Op::Exit), // 11
+            ev(0, Op::Join { target: 1 }),
+            ev(0, Op::Join { target: 2 }),
+            r(0, 100), // 14
+        ]
+    }
+
+    #[test]
+    fn happens_before_follows_creation_locks_and_joins() {
+        let o = RunOrder::new(two_writers());
+        assert!(o.hb(0, 2), "create happens before the child's events");
+        assert!(
+            !o.hb(1, 2),
+            "the second create does not order the first child"
+        );
+        assert!(o.hb(5, 8), "unlock before the next lock");
+        assert!(o.hb(4, 9), "so the protected writes are ordered");
+        assert!(!o.hb(2, 7), "the unprotected writes are not");
+        assert!(o.hb(6, 12) && o.hb(7, 14), "exit → join → the read");
+        assert!(!o.hb(7, 2), "only forwards");
+    }
+
+    #[test]
+    fn races_are_the_unordered_conflicting_accesses_only() {
+        let o = RunOrder::new(two_writers());
+        assert_eq!(o.races(), vec![(2, 7)]);
+        let (kept, order) = o.pruned();
+        assert_eq!(kept, vec![2, 7]);
+        assert!(order.is_antichain());
+    }
+
+    #[test]
+    fn atomics_create_no_order_and_race_with_each_other() {
+        let load = |t| {
+            ev(
+                t,
+                Op::AtomicLoad {
+                    addr: 8,
+                    size: 8,
+                    mo: Default::default(),
+                },
+            )
+        };
+        let rmw = |t| {
+            ev(
+                t,
+                Op::AtomicRmw {
+                    addr: 8,
+                    size: 8,
+                    mo: Default::default(),
+                    fail: None,
+                },
+            )
+        };
+        let o = RunOrder::new(vec![create(0, 1), load(0), rmw(0), load(1), rmw(1)]);
+        assert_eq!(o.races(), vec![(1, 4), (2, 3), (2, 4)]);
+    }
+
+    #[test]
+    fn a_semaphore_post_orders_the_wait_after_it() {
+        let post = |t| ev(t, Op::SemPost { s: 5 });
+        let wait = |t| ev(t, Op::SemWait { s: 5 });
+        let o = RunOrder::new(vec![create(0, 1), w(0, 1), post(0), wait(1), r(1, 1)]);
+        assert!(o.hb(1, 4));
+        assert!(o.races().is_empty());
+    }
+
+    #[test]
+    fn completion_runs_each_kept_event_after_its_predecessors() {
+        let o = RunOrder::new(two_writers());
+        let (kept, _) = o.pruned();
+        // Reverse the race: thread 2's write first.
+        let full = o.complete(&kept, &[1, 0]);
+        assert_eq!(full.len(), o.len());
+        let pos = |i| full.iter().position(|&x| x == i).unwrap();
+        assert!(pos(7) < pos(2));
+        assert!(o.order().is_linearization(&full));
+    }
+}
