@@ -318,6 +318,12 @@ impl Hb {
         self.trace.is_empty()
     }
 
+    /// The earlier events that `trace[j]` depends on (every one, by [`dependent`]), latest
+    /// first.
+    pub fn dependent_before(&self, j: usize) -> &[usize] {
+        &self.preds[j]
+    }
+
     /// `trace[i] →E trace[k]` (reflexive).
     #[inline]
     pub fn hb(&self, i: usize, k: usize) -> bool {
