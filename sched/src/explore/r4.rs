@@ -5,55 +5,60 @@
 //! of conflict-reversal depth ≤ k explored.
 //!
 //! 1. The root is the default run (or the forced start sequence), depth 0.
-//! 2. For an executed run `E` of depth `d < k`, every race `e ⋖E e'` ([`Hb::races_of`]: two
+//! 2. For an executed run `E` of depth `d`, every race `e ⋖E e'` ([`Hb::races_of`]: two
 //!    dependent events of different threads that no other event orders, synchronisation
 //!    conflicts included, so lock and semaphore acquisition orders are reversed too; pairs
-//!    that cannot be co-enabled are left out) gives a child of depth `d + 1` whose target is
+//!    that cannot be co-enabled are left out) gives a child of depth `d + 1` whose order is
 //!
 //!    `pre(E, e) · notdep(e, E↾e') · e' · e · (the events between e and e' that happen after
 //!    e) · (the rest of E after e')`
 //!
 //!    where `notdep(e, E↾e')` are the events between `e` and `e'` that do not happen after
-//!    `e` (Source-DPOR's reversal, Abdulla et al. POPL'14 Alg. 1, completed by the parent's
-//!    own continuation). This sequence differs from `E` in the order of exactly the
-//!    dependent pairs `(x, e')` with `x` happening after `e` and before `e'` in `E` — one
-//!    pair for an ordinary race, a whole critical section for a lock that waited (its
-//!    section moves as a block). Independent events are never reversed (they are not races).
+//!    `e` (Source-DPOR's reversal, Abdulla et al. POPL'14 Alg. 1, continued by the parent's
+//!    own continuation). That order differs from `E` only in the dependent pairs `(x, e')`
+//!    with `x` happening after `e` and before `e'` — one pair for an ordinary race, a whole
+//!    critical section for a lock that waited. Independent events are never reversed (they
+//!    are not races). The order is then realised on the state machine ([`Hb::realise`]): an
+//!    event not enabled where the order puts it (the other thread's lock, moved ahead of a
+//!    critical section, waits for its unlock) waits until it is, so the target is a sequence
+//!    the program can follow.
 //! 3. The target runs with approximate replay ([`super::guide`]): an event that does not
-//!    exist or is not enabled where the target puts it is skipped and counted; a run with
-//!    skips is counted in [`super::Report::divergent`]. The *executed* run is the parent of
-//!    the next level.
-//! 4. Children are kept on one stack and explored depth first, the child with the deepest
-//!    prefix (latest `e`, then latest `e'`) first, as in the paper's depth-first search over
-//!    the tree of reversals.
+//!    exist or is not enabled where the target puts it (the program took another path after
+//!    the reversal) is skipped and counted; a run with skips is counted in
+//!    [`super::Report::divergent`]. The *executed* run is the parent of the next level.
+//! 4. Only runs of depth ≤ k are made. Children are kept on one stack and explored depth
+//!    first, the child with the deepest prefix (latest `e`, then latest `e'`) first, as in the
+//!    paper's depth-first search over the tree of reversals.
 //!
 //! ## Pruning (the DPOR part)
 //!
 //! Every target and every executed run is summarised by its Mazurkiewicz trace: the set of
-//! events, named (thread, index in thread, operation), and the order of every dependent pair
-//! of them ([`Hb::dependent_before`]), kept as a 128-bit sum of per-element hashes so that a
-//! child's key is its parent's with the reversed pairs swapped (no quadratic recount per
-//! child). `seen` maps each key to the smallest depth it was planned or run at. Rule:
+//! its events, named (thread, index in thread, operation), and the order of every dependent
+//! pair of them ([`Hb::dependent_before`]; the process exit, which a run stopped by a bug
+//! lacks, is left out), kept as a 128-bit sum of per-element hashes, so that a child's key
+//! is its parent's with the pairs it reorders swapped (no quadratic recount per child).
+//! `seen` maps each key to the smallest depth it was planned or run at. The rule:
 //!
 //! - a child whose key was seen at a depth ≤ its own is not run (counted in
 //!   [`super::Report::r4_pruned`]); in particular reversing back the race a run was made
-//!   from gives its parent's trace, never re-run;
-//! - a key seen only at a larger depth is run again at the smaller one (its subtree can now
-//!   go deeper within the bound);
-//! - the executed run's own key is recorded too, so a target equivalent to a run that was
-//!   realised differently from its own target is not run again.
+//!   from gives its parent's trace, never run again;
+//! - a key seen only at a larger depth is run again at the smaller one (its subtree can go
+//!   deeper within the bound);
+//! - the executed run's own key is recorded too, so a target equivalent to a run realised
+//!   differently from its own target is not run again.
 //!
 //! Why nothing is lost within the bound: the explorer is deterministic, and two equivalent
-//! targets that approximate replay follows without skipping execute equivalent runs (each
-//! differs from the other by swaps of adjacent independent events, which reach the same
-//! state) that have the same races; children of equivalent runs obtained by reversing the
-//! same race are again equivalent. So the subtree of a pruned child is, key for key, the
-//! subtree of the earlier equivalent node shifted to a depth no larger, which stays within
-//! the bound wherever the pruned one would have. Two limits, both documented rather than
-//! hidden: targets that approximate replay cannot follow (skips: the program took another
-//! path) may realise different runs from equivalent targets, and a spin loop's fairness
-//! bookkeeping after the target ends may differ; a 128-bit hash collision could prune a
-//! distinct trace (probability negligible at these sizes).
+//! targets that the program follows without skipping execute equivalent runs (they differ
+//! by swaps of adjacent independent events, which reach the same state), which have the
+//! same races; the children of equivalent runs that reverse the same race are again
+//! equivalent. So the subtree of a pruned child is, key for key, the subtree of the earlier
+//! equivalent node at a depth no larger, which stays within the bound wherever the pruned
+//! one would. The limits, documented rather than hidden: targets the program does not
+//! follow (skips: it took another path) may realise different runs from equivalent
+//! targets; the rule continuing after the target (fairness to yielding threads) sees a
+//! history, not only a state; a 128-bit hash collision could prune a distinct trace
+//! (negligible at these sizes). The test `unbounded_r4_explores_every_trace_odpor_explores`
+//! checks the claim on the abstract programs.
 //!
 //! `Report::executions_per_bound[d]` counts the runs of depth `d`; a bug carries the depth of
 //! its run ([`super::Bug::bound`]). The exploration is complete when no child was cut by the
@@ -62,7 +67,7 @@
 use super::guide::Rule;
 use super::trace::Hb;
 use super::{Ctx, Outcome};
-use crate::event::Event;
+use crate::event::{Event, Op};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -75,11 +80,10 @@ type Key = u128;
 struct Child {
     /// The parent's executed events; `None` for the root.
     parent: Option<Rc<Vec<Event>>>,
-    /// The race `(e, e')` reversed.
-    e: usize,
-    e2: usize,
-    /// The events of `e..e'` that happen after `e` (with `e`), moved behind `e'`.
-    moved: Vec<usize>,
+    /// The target is the parent's events with those of `lo..lo + window.len()` put in the
+    /// order `window` (parent indices).
+    lo: usize,
+    window: Vec<usize>,
     depth: u32,
     /// `None` for the root.
     key: Option<Key>,
@@ -91,18 +95,25 @@ impl Child {
         let Some(p) = &self.parent else {
             return root.to_vec();
         };
-        let mut is_moved = vec![false; self.e2 - self.e];
-        for &k in &self.moved {
-            is_moved[k - self.e] = true;
-        }
         let mut t = Vec::with_capacity(p.len());
-        t.extend_from_slice(&p[..self.e]);
-        t.extend((self.e..self.e2).filter(|&k| !is_moved[k - self.e]).map(|k| p[k]));
-        t.push(p[self.e2]);
-        t.extend(self.moved.iter().map(|&k| p[k]));
-        t.extend_from_slice(&p[self.e2 + 1..]);
+        t.extend_from_slice(&p[..self.lo]);
+        t.extend(self.window.iter().map(|&k| p[k]));
+        t.extend_from_slice(&p[self.lo + self.window.len()..]);
         t
     }
+}
+
+/// The parent's order with the race `(e, e2)` reversed: `pre(E, e)`, the events of
+/// `e..e2` that do not happen after `e`, `e2`, then `e` and the events of `e..e2` that do
+/// (the events of `e2`'s thread stay ahead of it), then the rest. Returned as the window
+/// `e..=e2` of the permutation.
+fn reversed(hb: &Hb, e: usize, e2: usize) -> Vec<usize> {
+    let t = hb.trace[e2].tid();
+    let after = |k: usize| hb.hb(e, k) && hb.trace[k].tid() != t;
+    let mut w: Vec<usize> = (e..e2).filter(|&k| !after(k)).collect();
+    w.push(e2);
+    w.extend((e..e2).filter(|&k| after(k)));
+    w
 }
 
 pub(crate) fn run(ctx: &mut Ctx, bound: u32) {
@@ -114,9 +125,8 @@ pub(crate) fn run(ctx: &mut Ctx, bound: u32) {
     let mut seen: HashMap<Key, u32> = HashMap::new();
     let mut stack = vec![Child {
         parent: None,
-        e: 0,
-        e2: 0,
-        moved: Vec::new(),
+        lo: 0,
+        window: Vec::new(),
         depth: 0,
         key: None,
     }];
@@ -124,7 +134,9 @@ pub(crate) fn run(ctx: &mut Ctx, bound: u32) {
     let mut cut = false;
     while let Some(c) = stack.pop() {
         // A shallower equivalent target was planned after this one was: it covers it.
-        if c.key.is_some_and(|k| seen.get(&k).is_some_and(|&d| d < c.depth)) {
+        if c.key
+            .is_some_and(|k| seen.get(&k).is_some_and(|&d| d < c.depth))
+        {
             ctx.report.r4_pruned += 1;
             continue;
         }
@@ -150,10 +162,13 @@ pub(crate) fn run(ctx: &mut Ctx, bound: u32) {
         let depth = c.depth + 1;
         let events: Rc<Vec<Event>> = Rc::new(hb.trace.iter().map(|t| t.ev).collect());
         for (e, e2) in races(&hb, ctx.initial) {
-            let moved: Vec<usize> = (e..e2)
-                .filter(|&k| hb.hb(e, k) && hb.trace[k].tid() != hb.trace[e2].tid())
-                .collect();
-            let child_key = names.reversed_key(&hb, key, e2, &moved);
+            // The reversal, continued as the parent run did, as far as the state machine
+            // lets it: its prefix up to `e` is the parent's.
+            let mut order: Vec<usize> = (0..e).collect();
+            order.extend(reversed(&hb, e, e2));
+            order.extend(e2 + 1..hb.len());
+            let (lo, window) = trim(hb.realise(&order, ctx.initial));
+            let child_key = names.permuted_key(&hb, key, lo, &window);
             if seen.get(&child_key).is_some_and(|&d| d <= depth) {
                 if depth <= bound {
                     ctx.report.r4_pruned += 1;
@@ -167,9 +182,8 @@ pub(crate) fn run(ctx: &mut Ctx, bound: u32) {
             seen.insert(child_key, depth);
             stack.push(Child {
                 parent: Some(events.clone()),
-                e,
-                e2,
-                moved,
+                lo,
+                window,
                 depth,
                 key: Some(child_key),
             });
@@ -192,9 +206,33 @@ fn races(hb: &Hb, initial: usize) -> Vec<(usize, usize)> {
     v
 }
 
+/// `order`, a permutation of the parent's indices, cut to the window where it differs from
+/// the parent's order: `(start, window)`.
+fn trim(mut order: Vec<usize>) -> (usize, Vec<usize>) {
+    let lo = 0;
+    let same_tail = order
+        .iter()
+        .enumerate()
+        .rev()
+        .take_while(|&(p, &k)| k == lo + p)
+        .count();
+    order.truncate(order.len() - same_tail);
+    let same_head = order
+        .iter()
+        .enumerate()
+        .take_while(|&(p, &k)| k == lo + p)
+        .count();
+    order.drain(..same_head);
+    (lo + same_head, order)
+}
+
 /// Per-event hashes of a run's events named (thread, index in thread, operation).
 struct Names {
     ev: Vec<(u64, u64)>,
+    /// Events left out of the key: the process exit, the last event of a run that ended
+    /// normally, which a run stopped by a bug lacks (a target made from a buggy run lacks it
+    /// too, and may realise a run that has it; with it in the key, the two would differ).
+    skip: Vec<bool>,
 }
 
 fn hash2(x: impl Hash) -> (u64, u64) {
@@ -221,7 +259,12 @@ impl Names {
                 hash2((t.tid(), *n, t.ev.op.name()))
             })
             .collect();
-        Names { ev }
+        let skip = hb
+            .trace
+            .iter()
+            .map(|t| matches!(t.ev.op, Op::ProcessExit { .. }))
+            .collect();
+        Names { ev, skip }
     }
 
     /// The hash of "event `a` before event `b`".
@@ -233,31 +276,32 @@ impl Names {
     /// pairs.
     fn trace_key(&self, hb: &Hb) -> Key {
         let mut k: Key = 0;
-        for j in 0..hb.len() {
+        for j in (0..hb.len()).filter(|&j| !self.skip[j]) {
             k = k.wrapping_add(wide(self.ev[j]));
-            for &i in hb.dependent_before(j) {
+            for &i in hb.dependent_before(j).iter().filter(|&&i| !self.skip[i]) {
                 k = k.wrapping_add(self.pair(i, j));
             }
         }
         k
     }
 
-    /// The key of the child that puts the events of `e..e2` not in `moved` (sorted, `e`
-    /// first), then `e2`, before the `moved` ones: the dependent pairs `(y, x)` with `y`
-    /// moved and `x` put before it swap. Such an `x` happens after `y`, hence after `e`, so
-    /// it is `e2` or an event of `e2`'s thread (the only ones that happen after `e` and are
-    /// not moved); every other dependent pair keeps its order.
-    fn reversed_key(&self, hb: &Hb, key: Key, e2: usize, moved: &[usize]) -> Key {
-        let Some(&e) = moved.first() else {
-            return key;
-        };
-        let t = hb.trace[e2].tid();
+    /// The key of the run that orders the events of `lo..lo + window.len()` as `window`
+    /// and the others as the parent (whose key is `key`): the dependent pairs of events of
+    /// different threads in the window whose order differs swap (a window keeps each
+    /// thread's order, and a pair with an event outside it keeps its order).
+    fn permuted_key(&self, hb: &Hb, key: Key, lo: usize, window: &[usize]) -> Key {
+        let mut pos = vec![0usize; window.len()];
+        for (p, &k) in window.iter().enumerate() {
+            pos[k - lo] = p;
+        }
         let mut k = key;
-        let ahead = (e + 1..e2).filter(|&x| hb.trace[x].tid() == t && hb.hb(e, x));
-        for x in ahead.chain([e2]) {
-            for &y in hb.dependent_before(x).iter().take_while(|&&y| y >= e) {
-                if moved.binary_search(&y).is_ok() {
-                    k = k.wrapping_sub(self.pair(y, x)).wrapping_add(self.pair(x, y));
+        for x in (lo..lo + window.len()).filter(|&x| !self.skip[x]) {
+            let tx = hb.trace[x].tid();
+            for &y in hb.dependent_before(x).iter().take_while(|&&y| y >= lo) {
+                if !self.skip[y] && hb.trace[y].tid() != tx && pos[y - lo] > pos[x - lo] {
+                    k = k
+                        .wrapping_sub(self.pair(y, x))
+                        .wrapping_add(self.pair(x, y));
                 }
             }
         }
@@ -272,7 +316,11 @@ mod tests {
     use super::super::{explore, Algo, Limits, Report};
 
     fn r4(prog: Prog, bound: u32) -> Report {
-        explore(Algo::R4 { bound }, &mut Interp::new(prog), Limits::default())
+        explore(
+            Algo::R4 { bound },
+            &mut Interp::new(prog),
+            Limits::default(),
+        )
     }
 
     #[test]
@@ -290,7 +338,10 @@ mod tests {
         assert!(r.buggy > 0, "{r:?}");
         assert_eq!(r.first_bug_bound, Some(1));
         assert!(r.bugs.iter().all(|b| b.bound == Some(1)));
-        assert_eq!(r.divergent, 0, "every reversal of a data race is realisable");
+        assert_eq!(
+            r.divergent, 0,
+            "every reversal of a data race is realisable"
+        );
         for b in &r.bugs {
             assert_replays(testprog::lost_update(), b);
         }
@@ -298,13 +349,100 @@ mod tests {
     }
 
     #[test]
-    fn two_preemptions() {
-        for k in 1..=2 {
-            let r = r4(testprog::two_preemptions(), k);
+    fn a_two_preemption_bug_of_the_writer_first_run_is_one_reversal_away() {
+        // The default run writes x = 1, x = 2, then reads twice: reversing the second write
+        // with the first read gives w1 r1 w2 r2, the bug (ipb needs two preemptions).
+        let one = r4(testprog::two_preemptions(), 1);
+        assert_eq!(one.first_bug_bound, Some(1), "{one:?}");
+        assert_replays(testprog::two_preemptions(), &one.bugs[0]);
+    }
+
+    #[test]
+    fn two_reversals_need_bound_two() {
+        let one = r4(testprog::saw_neither(), 1);
+        assert_eq!(one.buggy, 0, "{one:?}");
+        assert!(one.executions > 1 && !one.complete);
+        let two = r4(testprog::saw_neither(), 2);
+        assert_eq!(two.first_bug_bound, Some(2), "{two:?}");
+        assert!(two.bugs.iter().all(|b| b.bound == Some(2)));
+        for b in &two.bugs {
+            assert_replays(testprog::saw_neither(), b);
+        }
+        // Preemption bounding finds it without a preemption: the measures differ.
+        let ipb = explore(
+            Algo::Ipb { max: 2 },
+            &mut Interp::new(testprog::saw_neither()),
+            Limits::default(),
+        );
+        assert_eq!(ipb.first_bug_bound, Some(0));
+        eprintln!(
+            "saw_neither: r4/1 {:?}, r4/2 {:?}",
+            one.executions_per_bound, two.executions_per_bound
+        );
+    }
+
+    /// The traces (events and order of dependent pairs) of every run of `algo`.
+    fn traces(algo: Algo, prog: Prog) -> (Report, Distinct) {
+        let mut d = Distinct::new(prog);
+        let r = explore(algo, &mut d, Limits::default());
+        (r, d)
+    }
+
+    #[test]
+    fn unbounded_r4_explores_every_trace_odpor_explores() {
+        let progs: Vec<(&str, Prog)> = vec![
+            ("lost_update", testprog::lost_update()),
+            ("two_preemptions", testprog::two_preemptions()),
+            ("saw_neither", testprog::saw_neither()),
+            ("lastzero(2)", testprog::lastzero(2)),
+            ("lastzero(3)", testprog::lastzero(3)),
+            ("readers(3)", testprog::readers(3)),
+            ("indexer(2)", testprog::indexer(2)),
+            ("mutex_rounds(2, 2)", testprog::mutex_rounds(2, 2)),
+            ("mutex_rounds(3, 1)", testprog::mutex_rounds(3, 1)),
+            ("sem_lock(3)", testprog::sem_lock(3)),
+            ("philosophers(3)", testprog::philosophers(3)),
+            ("rwlock_upgrade", testprog::rwlock_upgrade()),
+            ("readers_writers(1, 2)", testprog::readers_writers(1, 2)),
+        ];
+        for (name, p) in progs {
+            let (od, odt) = traces(Algo::Odpor, p.clone());
+            let (r, rt) = traces(Algo::R4 { bound: 100 }, p);
             eprintln!(
-                "two_preemptions r4/{k}: {:?} buggy {} first {:?}",
-                r.executions_per_bound, r.buggy, r.first_bug_bound
+                "{name}: odpor {} runs {} traces; r4 {} runs {} traces, {} pruned, per depth {:?}",
+                od.executions,
+                odt.seen.len(),
+                r.executions,
+                rt.seen.len(),
+                r.r4_pruned,
+                r.executions_per_bound
+                    .iter()
+                    .rposition(|&n| n > 0)
+                    .map_or(&[][..], |l| &r.executions_per_bound[..=l])
             );
+            assert!(od.complete && r.complete, "{name}");
+            let missed = odt.seen.difference(&rt.seen).count();
+            assert_eq!(missed, 0, "{name}: r4 missed {missed} of odpor's traces");
+            assert_eq!(r.buggy > 0, od.buggy > 0, "{name}");
+        }
+    }
+
+    #[test]
+    fn deterministic() {
+        for p in [testprog::lastzero(3), testprog::saw_neither()] {
+            let a = r4(p.clone(), 2);
+            let b = r4(p, 2);
+            assert_eq!(
+                (a.executions, a.buggy, a.r4_pruned, &a.executions_per_bound),
+                (b.executions, b.buggy, b.r4_pruned, &b.executions_per_bound)
+            );
+            let sched = |r: &Report| -> Vec<Vec<u32>> {
+                r.bugs
+                    .iter()
+                    .map(|b| b.schedule.iter().map(|s| s.tid).collect())
+                    .collect()
+            };
+            assert_eq!(sched(&a), sched(&b));
         }
     }
 }
