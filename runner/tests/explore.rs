@@ -515,9 +515,15 @@ fn r4_finds_a_one_reversal_bug_and_nothing_in_a_correct_program() {
     let per = e.json["executions_per_bound"].as_array().unwrap();
     assert_eq!(per.len(), 2, "{}", e.json);
     assert_eq!(per[0].as_u64(), Some(1), "one run at depth 0: {}", e.json);
-    assert!(out.contains("r4: ") && out.contains("first bug at bound 1"), "{out}");
+    assert!(
+        out.contains("r4: ") && out.contains("first bug at bound 1"),
+        "{out}"
+    );
     let bug = &e.json["bugs"][0];
-    assert_eq!((bug["kind"].as_str(), bug["bound"].as_u64()), (Some("assert"), Some(1)));
+    assert_eq!(
+        (bug["kind"].as_str(), bug["bound"].as_u64()),
+        (Some("assert"), Some(1))
+    );
     let o = Command::new(POSCHECK)
         .args(["replay", "--times", "100"])
         .arg(bug["schedule"].as_str().unwrap())
