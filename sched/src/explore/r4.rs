@@ -427,6 +427,25 @@ mod tests {
         }
     }
 
+    /// Without pruning an unbounded search never ends (reversing back the race a run was
+    /// made from gives its parent again); with it, programs whose reversals the program
+    /// follows exactly run about one execution per trace.
+    #[test]
+    fn pruning_runs_about_one_execution_per_trace() {
+        for (p, extra) in [
+            (testprog::lost_update(), 0),
+            (testprog::rwlock_upgrade(), 0),
+            (testprog::mutex_rounds(2, 2), 0),
+            (testprog::mutex_rounds(3, 1), 1),
+            (testprog::sem_lock(3), 1),
+        ] {
+            let (r, d) = traces(Algo::R4 { bound: 1000 }, p);
+            assert!(r.complete && r.r4_pruned > 0, "{r:?}");
+            assert_eq!(r.divergent, 0, "{r:?}");
+            assert_eq!(r.executions, d.seen.len() as u64 + extra, "{r:?}");
+        }
+    }
+
     #[test]
     fn deterministic() {
         for p in [testprog::lastzero(3), testprog::saw_neither()] {
