@@ -429,7 +429,9 @@ mod tests {
 
     /// Without pruning an unbounded search never ends (reversing back the race a run was
     /// made from gives its parent again); with it, programs whose reversals the program
-    /// follows exactly run about one execution per trace.
+    /// follows exactly run about one execution per trace. The extra run of three lock
+    /// sections: the order 2-3-1 is first reached at depth 4 (depth first, along 1-3-2,
+    /// 3-1-2, 3-2-1), then at depth 2 from 2-1-3, and run again there.
     #[test]
     fn pruning_runs_about_one_execution_per_trace() {
         for (p, extra) in [
