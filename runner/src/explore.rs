@@ -43,10 +43,12 @@ pub const SEED: u64 = 0;
 #[derive(Args, Debug, Clone)]
 pub struct ExploreArgs {
     /// Exploration algorithm: dfs, dpor (Source-DPOR), odpor (Optimal-DPOR), ipb (iterative
-    /// preemption bounding), idb (iterative delay bounding), rt (reachability testing).
+    /// preemption bounding), idb (iterative delay bounding), rt (reachability testing), r4
+    /// (conflict-reversal bounding over executed traces, with approximate replay).
     #[arg(long, default_value = "odpor")]
     pub algo: String,
-    /// Largest preemption (ipb) or delay (idb) bound explored (default 3).
+    /// Largest preemption (ipb) or delay (idb) bound explored (default 3); for r4 the
+    /// largest conflict-reversal depth (default 2).
     #[arg(long, value_name = "K")]
     pub bound: Option<u32>,
     /// Scheduling points: sync, mem or races (the last two need `poscheck cc` builds).
@@ -198,15 +200,26 @@ pub struct ExploreReport {
     pub bound_completed: Option<u32>,
     pub executions_per_bound: Vec<u64>,
     pub rt_peak_pending: Option<u64>,
+    /// r4: runs that could not follow their target exactly, target events skipped, and
+    /// reversals not run because an equivalent target was already run.
+    pub r4: Option<R4Summary>,
     pub elapsed_s: f64,
     pub executions_per_s: f64,
     pub bugs: Vec<BugReport>,
 }
 
+/// What `r4` adds to the report (see [`pos_sched::explore::r4`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct R4Summary {
+    pub divergent: u64,
+    pub skipped_events: u64,
+    pub pruned: u64,
+}
+
 /// The bound of an algorithm, if it has one.
 fn bound_of(algo: Algo) -> Option<u32> {
     match algo {
-        Algo::Ipb { max } | Algo::Idb { max } => Some(max),
+        Algo::Ipb { max } | Algo::Idb { max } | Algo::R4 { bound: max } => Some(max),
         _ => None,
     }
 }
@@ -231,7 +244,7 @@ fn bug_path(dir: &Path, program: &Path, algo: &str, i: usize) -> PathBuf {
 pub fn run(a: &ExploreArgs) -> Result<i32> {
     let algo = Algo::parse(&a.algo, a.bound).map_err(anyhow::Error::msg)?;
     if a.bound.is_some() && bound_of(algo).is_none() {
-        bail!("--bound applies to ipb and idb only");
+        bail!("--bound applies to ipb, idb and r4 only");
     }
     if a.max_executions == Some(0) {
         bail!("--max-executions must be at least 1");
@@ -377,6 +390,11 @@ fn summarise(
         bound_completed: r.bound_completed,
         executions_per_bound: r.executions_per_bound.clone(),
         rt_peak_pending: (algo == Algo::Rt).then_some(r.rt_peak_pending),
+        r4: matches!(algo, Algo::R4 { .. }).then_some(R4Summary {
+            divergent: r.divergent,
+            skipped_events: r.skipped_events,
+            pruned: r.r4_pruned,
+        }),
         elapsed_s: elapsed,
         executions_per_s: if elapsed > 0.0 {
             runs as f64 / elapsed
@@ -406,6 +424,15 @@ fn print_summary(d: &ExploreReport, r: &Report) {
             Some(f) => sayln!("first bug at bound {f}"),
             None => sayln!("no bug up to the explored bound"),
         }
+    }
+    if let Some(r4) = &d.r4 {
+        sayln!(
+            "r4: {} executions could not follow their target exactly ({} target events \
+             skipped); {} reversals not run (an equivalent target was run at a depth no larger)",
+            r4.divergent,
+            r4.skipped_events,
+            r4.pruned
+        );
     }
     if let Some(p) = d.rt_peak_pending {
         sayln!("rt: at most {p} race variants pending at once (no history of explored runs)");

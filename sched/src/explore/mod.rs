@@ -9,6 +9,7 @@
 //! - [`Algo::Odpor`]: Optimal-DPOR with wakeup trees ([`odpor`]).
 //! - [`Algo::Ipb`] / [`Algo::Idb`]: iterative preemption / delay bounding ([`bounded`]).
 //! - [`Algo::Rt`]: reachability testing ([`rt`]).
+//! - [`Algo::R4`]: R4's conflict-reversal bounded exploration over executed traces ([`r4`]).
 
 use crate::event::{Event, ObjKind, Tid};
 use crate::schedule::Step;
@@ -21,6 +22,7 @@ pub mod dfs;
 pub mod guide;
 pub mod hitting;
 pub mod odpor;
+pub mod r4;
 pub mod rt;
 pub mod run_order;
 pub mod sdpor;
@@ -80,10 +82,15 @@ pub enum Algo {
         /// Check the family d-hitting by enumeration before running it.
         verify: bool,
     },
+    /// R4: races of executed runs reversed one at a time, up to `bound` reversals deep.
+    R4 {
+        bound: u32,
+    },
 }
 
 impl Algo {
-    /// Parse a command-line name; `bound` is the `--bound` for ipb/idb (default 3).
+    /// Parse a command-line name; `bound` is the `--bound` for ipb/idb (default 3) and r4
+    /// (default 2).
     pub fn parse(name: &str, bound: Option<u32>) -> Result<Algo, String> {
         let max = bound.unwrap_or(3);
         match name {
@@ -98,9 +105,12 @@ impl Algo {
                 prune: hitting::Prune::Races,
                 verify: false,
             }),
+            "r4" => Ok(Algo::R4 {
+                bound: bound.unwrap_or(2),
+            }),
             _ => Err(format!(
                 "unknown exploration algorithm {name:?} (known: dfs, dpor, odpor, ipb, idb, rt, \
-                 hitting)"
+                 hitting, r4)"
             )),
         }
     }
@@ -114,6 +124,7 @@ impl Algo {
             Algo::Idb { .. } => "idb",
             Algo::Rt => "rt",
             Algo::Hitting { .. } => "hitting",
+            Algo::R4 { .. } => "r4",
         }
     }
 }
@@ -132,7 +143,8 @@ pub struct Bug {
     pub description: String,
     /// Replayable schedule of the run.
     pub schedule: Vec<Step>,
-    /// For ipb/idb: the bound the run was explored at (its preemption/delay count).
+    /// For ipb/idb: the bound the run was explored at (its preemption/delay count); for r4:
+    /// the run's conflict-reversal depth.
     pub bound: Option<u32>,
 }
 
@@ -153,12 +165,15 @@ pub struct Report {
     pub bugs: Vec<Bug>,
     /// Everything was explored (no limit cut the exploration short).
     pub complete: bool,
-    /// ipb/idb: the smallest bound at which a bug appeared.
+    /// ipb/idb/r4: the smallest bound at which a bug appeared.
     pub first_bug_bound: Option<u32>,
-    /// ipb/idb: the largest bound fully explored.
+    /// ipb/idb/r4: the largest bound fully explored.
     pub bound_completed: Option<u32>,
-    /// ipb/idb: complete runs per bound (each bound re-runs the schedules of lower ones).
+    /// ipb/idb: complete runs per bound (each bound re-runs the schedules of lower ones);
+    /// r4: complete runs at each conflict-reversal depth.
     pub executions_per_bound: Vec<u64>,
+    /// r4: child targets not run because an equivalent one was planned at a depth no larger.
+    pub r4_pruned: u64,
     /// rt: the most race variants waiting at once (its only memory besides the current run).
     pub rt_peak_pending: u64,
     /// hitting: the family of schedules that was run.
@@ -199,6 +214,7 @@ pub fn explore_from(
             prune,
             verify,
         } => hitting::run(&mut ctx, depth, prune, verify),
+        Algo::R4 { bound } => r4::run(&mut ctx, bound),
     }
     ctx.report.elapsed = ctx.start.elapsed();
     ctx.report

@@ -872,6 +872,28 @@ pub fn two_preemptions() -> Prog {
     with_main(vec![writer, reader], &[(0, 0), (1, 0)])
 }
 
+/// Thread 1 writes `x = 1`, thread 2 writes `y = 1`, thread 3 reads `x` then `y` and
+/// asserts it saw at least one write. The default run (each thread to the end, in creation
+/// order) has both writes before both reads: the bug needs both write-read conflicts
+/// reversed (two conflict reversals), yet no preemption.
+pub fn saw_neither() -> Prog {
+    let write = |a| {
+        vec![I::Store {
+            addr: k(a),
+            val: k(1),
+        }]
+    };
+    let reader = vec![
+        I::Load { addr: k(0), dst: 1 },
+        I::Load { addr: k(1), dst: 2 },
+        I::Assert {
+            cond: f(|r| i64::from(r[1] == 1 || r[2] == 1)),
+            msg: "saw a write",
+        },
+    ];
+    with_main(vec![write(0), write(1), reader], &[(0, 0), (1, 0), (2, 0)])
+}
+
 /// `threads` threads each entering a critical section on one mutex `rounds` times
 /// (`--points sync`): (threads·rounds)! / (rounds!)^threads lock orders.
 pub fn mutex_rounds(threads: usize, rounds: usize) -> Prog {
