@@ -22,6 +22,7 @@ mod bench;
 mod build;
 mod cc;
 mod cleanup;
+mod classify;
 mod cli;
 mod cmd;
 mod compare;
