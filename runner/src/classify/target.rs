@@ -83,13 +83,22 @@ pub fn sync_conflicts(hb: &Hb, initial: usize) -> Vec<Conflict> {
     out
 }
 
-/// The target sequence of the reversal of `(e, e2)`, as event indices: the run before `e`,
+/// The target sequence of the reversal of `(e, e2)`, as event indices: the run before `e`;
 /// then the events between `e` and `e2` that do not happen after `e` (in `hb`, which orders
-/// by every dependency, memory included), then `e2`, then `e`, then everything else in run
-/// order.
-pub fn reversal(hb: &Hb, e: usize, e2: usize) -> Vec<usize> {
+/// by every dependency, memory included: DPOR's `notdep(e, E)`), and those that `e2` needs
+/// (its predecessors in `order`, program order and synchronisation, that synchronisation
+/// does not put after `e`); then `e2`, then `e`, then everything else in run order.
+///
+/// The second set is what a data race needs beyond DPOR's reversal: in a lost update
+/// `r1 w1 r2 w2`, the race `(r1, w2)` is not adjacent (`r2` reads `w1`), and `w2` cannot run
+/// before `r1` without `r2`. Each thread's events keep their order (both sets are closed
+/// under program order towards `e2`), which the guide needs: it names target events by
+/// their index in their thread.
+pub fn reversal(hb: &Hb, order: &RunOrder, e: usize, e2: usize) -> Vec<usize> {
     let mut out: Vec<usize> = (0..e).collect();
-    out.extend((e + 1..e2).filter(|&k| !hb.hb(e, k)));
+    out.extend(
+        (e + 1..e2).filter(|&k| !hb.hb(e, k) || (order.hb(k, e2) && !order.hb(e, k))),
+    );
     out.push(e2);
     out.push(e);
     let mut placed = vec![false; hb.len()];
@@ -101,8 +110,8 @@ pub fn reversal(hb: &Hb, e: usize, e2: usize) -> Vec<usize> {
 }
 
 /// [`reversal`] as the guide's target events.
-pub fn reversal_events(hb: &Hb, e: usize, e2: usize) -> Vec<Event> {
-    reversal(hb, e, e2)
+pub fn reversal_events(hb: &Hb, order: &RunOrder, e: usize, e2: usize) -> Vec<Event> {
+    reversal(hb, order, e, e2)
         .into_iter()
         .map(|k| hb.trace[k].ev)
         .collect()
@@ -269,8 +278,9 @@ mod tests {
     #[test]
     fn the_reversal_runs_the_second_event_before_the_first_and_keeps_every_event() {
         let hb = Hb::new(run());
+        let order = RunOrder::new(run());
         // Race (3, 7): thread 1's write, then thread 2's read.
-        let t = reversal(&hb, 3, 7);
+        let t = reversal(&hb, &order, 3, 7);
         let pos = |i| t.iter().position(|&x| x == i).unwrap();
         assert!(pos(7) < pos(3));
         assert_eq!(&t[..3], &[0, 1, 2], "the run before the first event");
@@ -279,8 +289,28 @@ mod tests {
         assert_eq!(sorted, (0..hb.len()).collect::<Vec<_>>());
         // Up to e2 it is DPOR's reversal.
         let dpor: Vec<Event> = hb.reversal(3, 7, false).iter().map(|e| e.ev).collect();
-        let ours = reversal_events(&hb, 3, 7);
+        let ours = reversal_events(&hb, &order, 3, 7);
         assert_eq!(&ours[3..3 + dpor.len()], &dpor[..]);
+    }
+
+    #[test]
+    fn the_reversal_of_a_non_adjacent_race_takes_what_the_second_event_needs() {
+        let hb = Hb::new(run());
+        let order = RunOrder::new(run());
+        // Race (2, 8): thread 1's read, thread 2's write. Thread 2's read (7) reads thread
+        // 1's write (3), so DPOR's notdep leaves it out; the write cannot run without it.
+        assert!(hb.hb(2, 7));
+        let t = reversal(&hb, &order, 2, 8);
+        assert_eq!(&t[..5], &[0, 1, 7, 8, 2]);
+        // Every thread's events stay in program order.
+        for tid in 0..3 {
+            let mine: Vec<usize> = t
+                .iter()
+                .copied()
+                .filter(|&k| hb.trace[k].tid() == tid)
+                .collect();
+            assert!(mine.windows(2).all(|w| w[0] < w[1]), "thread {tid}: {mine:?}");
+        }
     }
 
     fn pcs(v: &[TEv]) -> Vec<(Event, u64)> {
