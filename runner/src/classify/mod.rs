@@ -61,8 +61,9 @@ pub struct Reversal {
     pub second: EventDoc,
     #[serde(flatten)]
     pub class: Class,
-    /// The reversed run's outcome.
+    /// The reversed run's outcome, and its kind (`ok`, `assert`, `deadlock`, ...).
     pub outcome: String,
+    pub outcome_kind: String,
     /// Target events the approximate replay skipped.
     pub skipped: u64,
     /// Harmful: the reversed run's saved schedule.
@@ -358,12 +359,6 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
             let r = session::run_once(&run_cfg, &mut guide, SEED)
                 .with_context(|| format!("the reversed run of race {}", g + 1))?;
             let (_, new) = events_of(&guide, &r);
-            if std::env::var_os("POSCHECK_CLASSIFY_DEBUG").is_some() {
-                let t = target::reversal(&hb, &order, c.first, c.second);
-                eprintln!("orig: {:?}", orig.iter().map(|x| x.0.to_string()).collect::<Vec<_>>());
-                eprintln!("target: {t:?}");
-                eprintln!("new: {:?}", new.iter().map(|x| x.0.to_string()).collect::<Vec<_>>());
-            }
             let real = target::realised(&orig, c.first, c.second, &new);
             let class = rule::classify(&original, &Ending::of(&r.outcome, &r.stdout), &real);
             let schedule = if matches!(class, Class::Harmful(_)) {
@@ -386,6 +381,7 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
                 second: event_doc(c.second, &orig),
                 class,
                 outcome: r.outcome.to_string(),
+                outcome_kind: r.outcome.kind().to_string(),
                 skipped: guide.skipped,
                 schedule,
             });
