@@ -285,7 +285,13 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
     let hb = Hb::with_inits(steps, inits);
     let mut conflicts = target::memory_races(&order);
     if a.sync {
-        conflicts.extend(target::sync_conflicts(&hb, 1));
+        let mut sync = target::sync_conflicts(&hb, 1);
+        for c in target::acquisition_orders(&hb.trace) {
+            if !sync.contains(&c) {
+                sync.push(c);
+            }
+        }
+        conflicts.extend(sync);
     }
     let groups = group(&conflicts, &orig);
     let mut pcs: BTreeSet<u64> = orig.iter().map(|x| x.1).filter(|&p| p != 0).collect();

@@ -5,7 +5,10 @@
 //!   accesses of different threads that synchronisation does not order.
 //! - Synchronisation conflicts (`--sync`) are the DPOR races ([`Hb::races_of`]) between two
 //!   synchronisation events: two acquisitions of one lock, two waits on one semaphore, two
-//!   waiters of one signal, ... — the orders a lock or a semaphore leaves to the scheduler.
+//!   waiters of one signal, ... — the orders a lock or a semaphore leaves to the scheduler;
+//!   plus the lock acquisition orders DPOR leaves out as not adjacent ([`acquisition_orders`]:
+//!   a thread's acquisition before another thread's *earlier* critical section on the same
+//!   lock, the check-then-lock window of a use-after-stop).
 //! - The reversal of a race `(e, e')` is DPOR's `pre(E, e).notdep(e, E).e'` (see
 //!   [`Hb::reversal`]), followed by `e` and then the rest of the run in its order: the guide
 //!   follows it approximately (skipping what cannot run), so the part after `e'` is a hint.
@@ -76,6 +79,59 @@ pub fn sync_conflicts(hb: &Hb, initial: usize) -> Vec<Conflict> {
                     second: j,
                     kind: Kind::Sync,
                 });
+            }
+        }
+    }
+    out.sort_by_key(|c| (c.first, c.second));
+    out
+}
+
+/// A lock or semaphore acquisition: its object, and whether it is a read acquisition (two
+/// read acquisitions of a rwlock do not conflict).
+fn acquisition(e: &TEv) -> Option<(u64, bool)> {
+    use Op::*;
+    match e.ev.op {
+        // A woken condition wait takes its mutex back: an acquisition too.
+        Lock { m, .. } | TryLock { m, .. } | TimedLock { m, .. } | CondWake { m, .. } => {
+            Some((m, false))
+        }
+        RdLock { l } | TryRdLock { l } | TimedRdLock { l, .. } => Some((l, true)),
+        WrLock { l } | TryWrLock { l } | TimedWrLock { l, .. } => Some((l, false)),
+        SemWait { s } | SemTryWait { s } | SemTimedWait { s, .. } => Some((s, false)),
+        _ => None,
+    }
+}
+
+/// Lock acquisition orders beyond DPOR's adjacent pairs: for each acquisition `j` of an
+/// object by thread `T`, and each other thread `U` that acquired the object since `T`'s
+/// previous acquisition of it, the *first* such acquisition `i` of `U`: reversing `(i, j)`
+/// lets `T` in before all of that stretch of `U` (DPOR's race is with `U`'s last
+/// acquisition only). Read-read pairs on a rwlock are left out.
+pub fn acquisition_orders(events: &[TEv]) -> Vec<Conflict> {
+    let mut per_obj: std::collections::HashMap<u64, Vec<(usize, u32, bool)>> =
+        std::collections::HashMap::new();
+    for (i, e) in events.iter().enumerate() {
+        if let Some((obj, read)) = acquisition(e) {
+            per_obj.entry(obj).or_default().push((i, e.tid(), read));
+        }
+    }
+    let mut out = Vec::new();
+    for list in per_obj.values() {
+        for (p, &(j, t, jread)) in list.iter().enumerate() {
+            let since = list[..p]
+                .iter()
+                .rposition(|x| x.1 == t)
+                .map_or(0, |q| q + 1);
+            let mut seen: Vec<u32> = Vec::new();
+            for &(i, u, iread) in &list[since..p] {
+                if u != t && !seen.contains(&u) && !(iread && jread) {
+                    seen.push(u);
+                    out.push(Conflict {
+                        first: i,
+                        second: j,
+                        kind: Kind::Sync,
+                    });
+                }
             }
         }
     }
@@ -273,6 +329,33 @@ mod tests {
                 kind: Kind::Sync
             }]
         );
+    }
+
+    #[test]
+    fn acquisition_orders_take_each_other_threads_first_acquisition_since_the_last_own() {
+        // Thread 1 takes the lock twice, then thread 2 once: DPOR's race is thread 1's
+        // second lock with thread 2's; the order that lets thread 2 in first is with thread
+        // 1's first lock.
+        let run = vec![
+            create(0, 1),
+            create(0, 2),
+            lock(1),   // 2
+            unlock(1), // 3
+            lock(1),   // 4
+            unlock(1), // 5
+            lock(2),   // 6
+            unlock(2), // 7
+        ];
+        let pairs: Vec<(usize, usize)> = acquisition_orders(&run)
+            .iter()
+            .map(|c| (c.first, c.second))
+            .collect();
+        assert_eq!(pairs, vec![(2, 6)]);
+        let dpor: Vec<(usize, usize)> = sync_conflicts(&Hb::new(run), 1)
+            .iter()
+            .map(|c| (c.first, c.second))
+            .collect();
+        assert_eq!(dpor, vec![(4, 6)]);
     }
 
     #[test]
