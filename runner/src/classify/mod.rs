@@ -365,6 +365,12 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
             let r = session::run_once(&run_cfg, &mut guide, SEED)
                 .with_context(|| format!("the reversed run of race {}", g + 1))?;
             let (_, new) = events_of(&guide, &r);
+            if std::env::var_os("POSCHECK_CLASSIFY_DEBUG").is_some() {
+                let t = target::reversal(&hb, &order, c.first, c.second);
+                eprintln!("orig: {:?}", orig.iter().map(|x| x.0.to_string()).collect::<Vec<_>>());
+                eprintln!("target: {t:?}");
+                eprintln!("new: {:?}", new.iter().map(|x| x.0.to_string()).collect::<Vec<_>>());
+            }
             let real = target::realised(&orig, c.first, c.second, &new);
             let class = rule::classify(&original, &Ending::of(&r.outcome, &r.stdout), &real);
             let schedule = if matches!(class, Class::Harmful(_)) {

@@ -149,12 +149,30 @@ pub fn acquisition_orders(events: &[TEv]) -> Vec<Conflict> {
 /// `r1 w1 r2 w2`, the race `(r1, w2)` is not adjacent (`r2` reads `w1`), and `w2` cannot run
 /// before `r1` without `r2`. Each thread's events keep their order (both sets are closed
 /// under program order towards `e2`), which the guide needs: it names target events by
-/// their index in their thread.
+/// their index in their thread; so a thread that has an event in the second set or is
+/// `e2`'s has all its events before it there too.
 pub fn reversal(hb: &Hb, order: &RunOrder, e: usize, e2: usize) -> Vec<usize> {
     let mut out: Vec<usize> = (0..e).collect();
-    out.extend(
-        (e + 1..e2).filter(|&k| !hb.hb(e, k) || (order.hb(k, e2) && !order.hb(e, k))),
-    );
+    let mut take: Vec<bool> = (e + 1..e2)
+        .map(|k| !hb.hb(e, k) || (order.hb(k, e2) && !order.hb(e, k)))
+        .collect();
+    // Each thread's taken events must be a prefix of its events after `e`: also take the
+    // thread's earlier events (a synchronisation conflict's second event may follow, in its
+    // own thread, an event synchronisation put after `e`, e.g. a semaphore wait).
+    let mut last: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+    last.insert(hb.trace[e2].tid(), e2);
+    for (x, k) in (e + 1..e2).enumerate() {
+        if take[x] {
+            let l = last.entry(hb.trace[k].tid()).or_insert(k);
+            *l = (*l).max(k);
+        }
+    }
+    for (x, k) in (e + 1..e2).enumerate() {
+        if last.get(&hb.trace[k].tid()).is_some_and(|&l| k < l) {
+            take[x] = true;
+        }
+    }
+    out.extend((e + 1..e2).zip(&take).filter(|x| *x.1).map(|x| x.0));
     out.push(e2);
     out.push(e);
     let mut placed = vec![false; hb.len()];
@@ -356,6 +374,29 @@ mod tests {
             .map(|c| (c.first, c.second))
             .collect();
         assert_eq!(dpor, vec![(4, 6)]);
+    }
+
+    #[test]
+    fn the_reversal_keeps_the_second_threads_events_before_it_even_when_synchronised_after_the_first(
+    ) {
+        let post = |t| ev(t, Op::SemPost { s: 5 });
+        let wait = |t| ev(t, Op::SemWait { s: 5 });
+        let run = vec![
+            create(0, 1),
+            create(0, 2),
+            lock(1),   // 2
+            post(1),   // 3
+            unlock(1),          // 4
+            ev(2, Op::Start),   // 5
+            wait(2),            // 6: after 3 in synchronisation
+            lock(2),            // 7
+            unlock(2),          // 8
+        ];
+        let hb = Hb::new(run.clone());
+        let order = RunOrder::new(run);
+        assert!(order.hb(2, 6));
+        let t = reversal(&hb, &order, 2, 7);
+        assert_eq!(&t[..6], &[0, 1, 5, 6, 7, 2]);
     }
 
     #[test]
