@@ -238,7 +238,8 @@ pub struct RacesArgs {
     /// With --classify: dynamic races reversed per site pair (the first ones of the run).
     #[arg(long, default_value_t = 3, value_name = "K")]
     pub per_pair: usize,
-    /// With --classify: reversed runs at most, over all site pairs.
+    /// With --classify: runs of reversals at most, over all site pairs (a race takes one or
+    /// two).
     #[arg(long, default_value_t = 200, value_name = "N")]
     pub max_runs: usize,
     /// With --classify: write the classification as JSON to this file.

@@ -7,10 +7,15 @@
 //! 2. Its races ([`target::memory_races`]), plus with `--sync` its synchronisation conflicts
 //!    ([`target::sync_conflicts`]), grouped per pair of sites (instructions; for
 //!    synchronisation, the object and the two operations).
-//! 3. For the first `--per-pair` dynamic races of each group, run once the reversal
-//!    ([`target::reversal`]) with the guide in approximate mode, check that the run realised
-//!    it ([`target::realised`]) and compare its outcome and output with the recorded run's
-//!    ([`rule::classify`]): harmless, harmful or not reversible.
+//! 3. For `--per-pair` dynamic races of each group (the widest first, then in run order),
+//!    run the reversal ([`target::reversal`]) with the guide in approximate mode, check that
+//!    the run realised it ([`target::realised`]) and compare its outcome and output with the
+//!    recorded run's ([`rule::classify`]): harmless, harmful or not reversible. The run goes
+//!    on after the reversal with the rest of the recorded order; when that changes nothing,
+//!    a second run goes on with the default rule instead ([`target::Rest`]): approximate
+//!    replay of the recorded order lets a thread that waited for the reversed lock fall
+//!    behind (its events are skipped while it waits), the default rule lets it in first.
+//!    The race is harmful when a run that realised it differs ([`rule::combine`]).
 //!
 //! A harmful race's reversed run and the recorded run are saved as schedules
 //! (`poscheck replay`). The program's standard output is compared as the session captures it
@@ -40,7 +45,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use target::{Conflict, Kind};
+use target::{Conflict, Kind, Rest};
 
 /// The seed of every run (the guide makes every decision; recorded in saved schedules).
 const SEED: u64 = crate::explore::SEED;
@@ -65,7 +70,11 @@ pub struct Reversal {
     /// The reversed run's outcome, and its kind (`ok`, `assert`, `deadlock`, ...).
     pub outcome: String,
     pub outcome_kind: String,
-    /// Target events the approximate replay skipped.
+    /// How the run the class comes from went on after the reversal.
+    pub continuation: Rest,
+    /// Runs made for this race (one per continuation tried).
+    pub runs: usize,
+    /// Target events the approximate replay skipped in that run.
     pub skipped: u64,
     /// Harmful: the reversed run's saved schedule.
     pub schedule: Option<String>,
@@ -98,7 +107,7 @@ pub struct Doc {
     /// The recorded run's outcome.
     pub original: String,
     pub original_kind: String,
-    /// The recorded run's saved schedule (when a race is harmful).
+    /// The recorded run's saved schedule (when a race is harmful or the run is a bug).
     pub original_schedule: Option<String>,
     pub races: Vec<Group>,
     pub harmful: usize,
@@ -345,6 +354,11 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
         not_reversed: 0,
         elapsed_s: 0.0,
     };
+    if r0.outcome.is_bug() {
+        // The recorded run is itself a bug: its schedule is what reproduces it.
+        let p = schedule_path(&a.out_dir, &program, "original");
+        doc.original_schedule = Some(save(&run_cfg, &recorded_points, &r0, &p, 0)?);
+    }
     let mut runs = 0usize;
     guide.approximate = true;
     for (g, (k, list)) in groups.iter().enumerate() {
@@ -366,23 +380,31 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
             if runs >= a.max_runs {
                 break;
             }
-            runs += 1;
-            guide.plan(
-                target::reversal_events(&hb, &order, c.first, c.second),
-                0,
-                Vec::new(),
-            );
-            let r = session::run_once(&run_cfg, &mut guide, SEED)
-                .with_context(|| format!("the reversed run of race {}", g + 1))?;
-            let (_, new) = events_of(&guide, &r);
-            if std::env::var_os("POSCHECK_CLASSIFY_DEBUG").is_some() {
-                let t = target::reversal(&hb, &order, c.first, c.second);
-                eprintln!("orig: {:?}", orig.iter().map(|x| x.0.to_string()).collect::<Vec<_>>());
-                eprintln!("target: {t:?}");
-                eprintln!("new: {:?}", new.iter().map(|x| x.0.to_string()).collect::<Vec<_>>());
+            // Reverse, continuing with the recorded order; if that changes nothing, also
+            // with the default rule (see `target::Rest`).
+            let mut tried: Vec<(Class, Rest, RunResult, u64)> = Vec::new();
+            for rest in [Rest::Recorded, Rest::Rule] {
+                if tried.iter().any(|t| matches!(t.0, Class::Harmful(_))) {
+                    break;
+                }
+                guide.plan(
+                    target::reversal_events(&hb, &order, c.first, c.second, rest),
+                    0,
+                    Vec::new(),
+                );
+                runs += 1;
+                let r = session::run_once(&run_cfg, &mut guide, SEED)
+                    .with_context(|| format!("the reversed run of race {}", g + 1))?;
+                let (_, new) = events_of(&guide, &r);
+                let real = target::realised(&orig, c.first, c.second, &new);
+                let class = rule::classify(&original, &Ending::of(&r.outcome, &r.stdout), &real);
+                tried.push((class, rest, r, guide.skipped));
             }
-            let real = target::realised(&orig, c.first, c.second, &new);
-            let class = rule::classify(&original, &Ending::of(&r.outcome, &r.stdout), &real);
+            let classes: Vec<Class> = tried.iter().map(|t| t.0.clone()).collect();
+            let Some((at, class)) = rule::combine(&classes) else {
+                continue;
+            };
+            let (_, rest, r, skipped) = tried.swap_remove(at);
             let schedule = if matches!(class, Class::Harmful(_)) {
                 if doc.original_schedule.is_none() {
                     let p = schedule_path(&a.out_dir, &program, "original");
@@ -404,7 +426,9 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
                 class,
                 outcome: r.outcome.to_string(),
                 outcome_kind: r.outcome.kind().to_string(),
-                skipped: guide.skipped,
+                continuation: rest,
+                runs: classes.len(),
+                skipped,
                 schedule,
             });
         }
@@ -495,8 +519,13 @@ fn print(d: &Doc, a: &RacesArgs) {
                 Class::Harmless => String::new(),
                 Class::Harmful(w) | Class::NotReversible(w) => format!(": {w}"),
             };
+            let how = match (&x.class, x.continuation) {
+                (Class::Harmful(_), Rest::Rule) => " (then the default rule)",
+                (Class::Harmful(_), Rest::Recorded) => " (then the recorded order)",
+                _ => "",
+            };
             sayln!(
-                "  #{} events {} (thread {}) -> {} (thread {}): {}{detail}",
+                "  #{} events {} (thread {}) -> {} (thread {}): {}{how}{detail}",
                 n + 1,
                 x.first.index,
                 x.first.thread,

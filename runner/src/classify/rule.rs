@@ -134,6 +134,21 @@ pub fn classify(original: &Ending, reversed: &Ending, realised: &Realised) -> Cl
     }
 }
 
+/// The class of a race reversed in several runs (continuations): harmful when a run that
+/// realised the reversal differs (the first such, by its index), else harmless when one
+/// realised it, else not reversible (the first run's reason).
+pub fn combine(classes: &[Class]) -> Option<(usize, Class)> {
+    let pick = |name: &str| {
+        classes
+            .iter()
+            .position(|c| c.name() == name)
+            .map(|i| (i, classes[i].clone()))
+    };
+    pick("harmful")
+        .or_else(|| pick("harmless"))
+        .or_else(|| pick("not reversible"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +217,19 @@ mod tests {
             b"",
         );
         assert_eq!(classify(&ok(""), &err, &Realised::Yes).name(), "not reversible");
+    }
+
+    #[test]
+    fn a_race_is_harmful_if_any_continuation_realising_it_differs() {
+        let nr = Class::NotReversible("x".into());
+        let bad = Class::Harmful("y".into());
+        assert_eq!(
+            combine(&[Class::Harmless, bad.clone()]),
+            Some((1, bad.clone()))
+        );
+        assert_eq!(combine(&[nr.clone(), Class::Harmless]), Some((1, Class::Harmless)));
+        assert_eq!(combine(&[nr.clone(), nr.clone()]), Some((0, nr)));
+        assert_eq!(combine(&[]), None);
     }
 
     #[test]

@@ -86,6 +86,19 @@ pub fn sync_conflicts(hb: &Hb, initial: usize) -> Vec<Conflict> {
     out
 }
 
+/// How a reversal continues after `e2, e`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rest {
+    /// The rest of the recorded run in its order, approximately: the closest run to the
+    /// recorded one. An event that cannot run where the order puts it (its thread waits for
+    /// the lock the reversal handed over) is skipped, so its thread may fall behind.
+    Recorded,
+    /// The guide's default rule (lowest thread first), the rule that made the recorded run:
+    /// the default schedule from the reversed state.
+    Rule,
+}
+
 /// A lock or semaphore acquisition: its object, and whether it is a read acquisition (two
 /// read acquisitions of a rwlock do not conflict).
 fn acquisition(e: &TEv) -> Option<(u64, bool)> {
@@ -103,10 +116,11 @@ fn acquisition(e: &TEv) -> Option<(u64, bool)> {
 }
 
 /// Lock acquisition orders beyond DPOR's adjacent pairs: for each acquisition `j` of an
-/// object by thread `T`, and each other thread `U` that acquired the object since `T`'s
-/// previous acquisition of it, the *first* such acquisition `i` of `U`: reversing `(i, j)`
-/// lets `T` in before all of that stretch of `U` (DPOR's race is with `U`'s last
-/// acquisition only). Read-read pairs on a rwlock are left out.
+/// object by thread `T`, every acquisition `i` of it by another thread since `T`'s previous
+/// acquisition: reversing `(i, j)` lets `T` in before that critical section of the other
+/// thread and everything after it (DPOR's race is with the last one only; a reader that
+/// checks in one critical section and registers in the next needs the writer between the
+/// two). Read-read pairs on a rwlock are left out.
 pub fn acquisition_orders(events: &[TEv]) -> Vec<Conflict> {
     let mut per_obj: std::collections::HashMap<u64, Vec<(usize, u32, bool)>> =
         std::collections::HashMap::new();
@@ -122,10 +136,8 @@ pub fn acquisition_orders(events: &[TEv]) -> Vec<Conflict> {
                 .iter()
                 .rposition(|x| x.1 == t)
                 .map_or(0, |q| q + 1);
-            let mut seen: Vec<u32> = Vec::new();
             for &(i, u, iread) in &list[since..p] {
-                if u != t && !seen.contains(&u) && !(iread && jread) {
-                    seen.push(u);
+                if u != t && !(iread && jread) {
                     out.push(Conflict {
                         first: i,
                         second: j,
@@ -143,7 +155,8 @@ pub fn acquisition_orders(events: &[TEv]) -> Vec<Conflict> {
 /// then the events between `e` and `e2` that do not happen after `e` (in `hb`, which orders
 /// by every dependency, memory included: DPOR's `notdep(e, E)`), and those that `e2` needs
 /// (its predecessors in `order`, program order and synchronisation, that synchronisation
-/// does not put after `e`); then `e2`, then `e`, then everything else in run order.
+/// does not put after `e`); then `e2`, then `e`, then with [`Rest::Recorded`] everything
+/// else in run order (with [`Rest::Rule`], nothing: the guide's rule goes on).
 ///
 /// The second set is what a data race needs beyond DPOR's reversal: in a lost update
 /// `r1 w1 r2 w2`, the race `(r1, w2)` is not adjacent (`r2` reads `w1`), and `w2` cannot run
@@ -151,7 +164,7 @@ pub fn acquisition_orders(events: &[TEv]) -> Vec<Conflict> {
 /// under program order towards `e2`), which the guide needs: it names target events by
 /// their index in their thread; so a thread that has an event in the second set or is
 /// `e2`'s has all its events before it there too.
-pub fn reversal(hb: &Hb, order: &RunOrder, e: usize, e2: usize) -> Vec<usize> {
+pub fn reversal(hb: &Hb, order: &RunOrder, e: usize, e2: usize, rest: Rest) -> Vec<usize> {
     let mut out: Vec<usize> = (0..e).collect();
     let mut take: Vec<bool> = (e + 1..e2)
         .map(|k| !hb.hb(e, k) || (order.hb(k, e2) && !order.hb(e, k)))
@@ -175,6 +188,9 @@ pub fn reversal(hb: &Hb, order: &RunOrder, e: usize, e2: usize) -> Vec<usize> {
     out.extend((e + 1..e2).zip(&take).filter(|x| *x.1).map(|x| x.0));
     out.push(e2);
     out.push(e);
+    if rest == Rest::Rule {
+        return out;
+    }
     let mut placed = vec![false; hb.len()];
     for &k in &out {
         placed[k] = true;
@@ -184,8 +200,14 @@ pub fn reversal(hb: &Hb, order: &RunOrder, e: usize, e2: usize) -> Vec<usize> {
 }
 
 /// [`reversal`] as the guide's target events.
-pub fn reversal_events(hb: &Hb, order: &RunOrder, e: usize, e2: usize) -> Vec<Event> {
-    reversal(hb, order, e, e2)
+pub fn reversal_events(
+    hb: &Hb,
+    order: &RunOrder,
+    e: usize,
+    e2: usize,
+    rest: Rest,
+) -> Vec<Event> {
+    reversal(hb, order, e, e2, rest)
         .into_iter()
         .map(|k| hb.trace[k].ev)
         .collect()
@@ -350,10 +372,9 @@ mod tests {
     }
 
     #[test]
-    fn acquisition_orders_take_each_other_threads_first_acquisition_since_the_last_own() {
+    fn acquisition_orders_take_the_other_threads_acquisitions_since_the_last_own() {
         // Thread 1 takes the lock twice, then thread 2 once: DPOR's race is thread 1's
-        // second lock with thread 2's; the order that lets thread 2 in first is with thread
-        // 1's first lock.
+        // second lock with thread 2's; thread 2 can also go before thread 1's first.
         let run = vec![
             create(0, 1),
             create(0, 2),
@@ -368,7 +389,7 @@ mod tests {
             .iter()
             .map(|c| (c.first, c.second))
             .collect();
-        assert_eq!(pairs, vec![(2, 6)]);
+        assert_eq!(pairs, vec![(2, 6), (4, 6)]);
         let dpor: Vec<(usize, usize)> = sync_conflicts(&Hb::new(run), 1)
             .iter()
             .map(|c| (c.first, c.second))
@@ -395,7 +416,7 @@ mod tests {
         let hb = Hb::new(run.clone());
         let order = RunOrder::new(run);
         assert!(order.hb(2, 6));
-        let t = reversal(&hb, &order, 2, 7);
+        let t = reversal(&hb, &order, 2, 7, Rest::Recorded);
         assert_eq!(&t[..6], &[0, 1, 5, 6, 7, 2]);
     }
 
@@ -404,7 +425,7 @@ mod tests {
         let hb = Hb::new(run());
         let order = RunOrder::new(run());
         // Race (3, 7): thread 1's write, then thread 2's read.
-        let t = reversal(&hb, &order, 3, 7);
+        let t = reversal(&hb, &order, 3, 7, Rest::Recorded);
         let pos = |i| t.iter().position(|&x| x == i).unwrap();
         assert!(pos(7) < pos(3));
         assert_eq!(&t[..3], &[0, 1, 2], "the run before the first event");
@@ -413,7 +434,10 @@ mod tests {
         assert_eq!(sorted, (0..hb.len()).collect::<Vec<_>>());
         // Up to e2 it is DPOR's reversal.
         let dpor: Vec<Event> = hb.reversal(3, 7, false).iter().map(|e| e.ev).collect();
-        let ours = reversal_events(&hb, &order, 3, 7);
+        let ours = reversal_events(&hb, &order, 3, 7, Rest::Recorded);
+        let short = reversal(&hb, &order, 3, 7, Rest::Rule);
+        assert_eq!(short, t[..short.len()].to_vec());
+        assert_eq!(short.last(), Some(&3), "the rule goes on after e2, e");
         assert_eq!(&ours[3..3 + dpor.len()], &dpor[..]);
     }
 
@@ -424,7 +448,7 @@ mod tests {
         // Race (2, 8): thread 1's read, thread 2's write. Thread 2's read (7) reads thread
         // 1's write (3), so DPOR's notdep leaves it out; the write cannot run without it.
         assert!(hb.hb(2, 7));
-        let t = reversal(&hb, &order, 2, 8);
+        let t = reversal(&hb, &order, 2, 8, Rest::Recorded);
         assert_eq!(&t[..5], &[0, 1, 7, 8, 2]);
         // Every thread's events stay in program order.
         for tid in 0..3 {
