@@ -21,8 +21,8 @@ macro_rules! sayln {
 mod bench;
 mod build;
 mod cc;
-mod cleanup;
 mod classify;
+mod cleanup;
 mod cli;
 mod cmd;
 mod compare;

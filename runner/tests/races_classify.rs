@@ -67,7 +67,11 @@ fn classify(bin: &Path, extra: &[&str]) -> (Value, Output, PathBuf) {
         .output()
         .unwrap();
     let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
-    assert!(left.is_empty(), "temporary files left: {left:?}\n{}", text(&o));
+    assert!(
+        left.is_empty(),
+        "temporary files left: {left:?}\n{}",
+        text(&o)
+    );
     let doc = std::fs::read_to_string(&json)
         .ok()
         .and_then(|s| serde_json::from_str(&s).ok())
@@ -90,7 +94,11 @@ fn assert_harmless(name: &str, variable: &str) {
     let (doc, o, _) = classify(&bin, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let races = doc["races"].as_array().unwrap();
-    assert!(!races.is_empty(), "the recorded run has the race: {}", text(&o));
+    assert!(
+        !races.is_empty(),
+        "the recorded run has the race: {}",
+        text(&o)
+    );
     for g in races {
         assert_eq!(g["kind"], "data", "{g}");
         assert_eq!(g["variable"], variable, "{g}");
@@ -150,7 +158,11 @@ fn a_lost_update_checked_after_the_joins_is_a_harmful_race_that_replays() {
     );
     // Not every reordering of the increments loses one: the serial one (thread 2 first) is
     // harmless, and is classified so.
-    assert!(classes(&doc).iter().any(|c| c == "harmless"), "{}", text(&o));
+    assert!(
+        classes(&doc).iter().any(|c| c == "harmless"),
+        "{}",
+        text(&o)
+    );
     assert!(String::from_utf8_lossy(&o.stdout).contains("poscheck replay "));
 }
 

@@ -159,7 +159,10 @@ mod tests {
 
     #[test]
     fn same_outcome_and_output_is_harmless() {
-        assert_eq!(classify(&ok("a\n"), &ok("a\n"), &Realised::Yes), Class::Harmless);
+        assert_eq!(
+            classify(&ok("a\n"), &ok("a\n"), &Realised::Yes),
+            Class::Harmless
+        );
     }
 
     #[test]
@@ -190,7 +193,10 @@ mod tests {
         );
         let shorter = first_difference(b"a\nb\n", b"a\n").unwrap();
         assert_eq!(shorter, "line 2: \"b\" vs \"\"");
-        assert_eq!(first_difference(b"a", b"a\nb").unwrap(), "line 2: (end) vs \"b\"");
+        assert_eq!(
+            first_difference(b"a", b"a\nb").unwrap(),
+            "line 2: (end) vs \"b\""
+        );
     }
 
     #[test]
@@ -216,7 +222,10 @@ mod tests {
             },
             b"",
         );
-        assert_eq!(classify(&ok(""), &err, &Realised::Yes).name(), "not reversible");
+        assert_eq!(
+            classify(&ok(""), &err, &Realised::Yes).name(),
+            "not reversible"
+        );
     }
 
     #[test]
@@ -227,7 +236,10 @@ mod tests {
             combine(&[Class::Harmless, bad.clone()]),
             Some((1, bad.clone()))
         );
-        assert_eq!(combine(&[nr.clone(), Class::Harmless]), Some((1, Class::Harmless)));
+        assert_eq!(
+            combine(&[nr.clone(), Class::Harmless]),
+            Some((1, Class::Harmless))
+        );
         assert_eq!(combine(&[nr.clone(), nr.clone()]), Some((0, nr)));
         assert_eq!(combine(&[]), None);
     }

@@ -58,7 +58,11 @@ pub fn memory_races(order: &RunOrder) -> Vec<Conflict> {
             Conflict {
                 first,
                 second,
-                kind: if both_atomic { Kind::Atomic } else { Kind::Data },
+                kind: if both_atomic {
+                    Kind::Atomic
+                } else {
+                    Kind::Data
+                },
             }
         })
         .collect()
@@ -200,13 +204,7 @@ pub fn reversal(hb: &Hb, order: &RunOrder, e: usize, e2: usize, rest: Rest) -> V
 }
 
 /// [`reversal`] as the guide's target events.
-pub fn reversal_events(
-    hb: &Hb,
-    order: &RunOrder,
-    e: usize,
-    e2: usize,
-    rest: Rest,
-) -> Vec<Event> {
+pub fn reversal_events(hb: &Hb, order: &RunOrder, e: usize, e2: usize, rest: Rest) -> Vec<Event> {
     reversal(hb, order, e, e2, rest)
         .into_iter()
         .map(|k| hb.trace[k].ev)
@@ -405,13 +403,13 @@ mod tests {
         let run = vec![
             create(0, 1),
             create(0, 2),
-            lock(1),   // 2
-            post(1),   // 3
-            unlock(1),          // 4
-            ev(2, Op::Start),   // 5
-            wait(2),            // 6: after 3 in synchronisation
-            lock(2),            // 7
-            unlock(2),          // 8
+            lock(1),          // 2
+            post(1),          // 3
+            unlock(1),        // 4
+            ev(2, Op::Start), // 5
+            wait(2),          // 6: after 3 in synchronisation
+            lock(2),          // 7
+            unlock(2),        // 8
         ];
         let hb = Hb::new(run.clone());
         let order = RunOrder::new(run);
@@ -457,7 +455,10 @@ mod tests {
                 .copied()
                 .filter(|&k| hb.trace[k].tid() == tid)
                 .collect();
-            assert!(mine.windows(2).all(|w| w[0] < w[1]), "thread {tid}: {mine:?}");
+            assert!(
+                mine.windows(2).all(|w| w[0] < w[1]),
+                "thread {tid}: {mine:?}"
+            );
         }
     }
 
@@ -486,8 +487,7 @@ mod tests {
             Realised::Yes => panic!("a different instruction is not the race"),
         }
         // Thread 2 never ran its read: not realised.
-        let missing: Vec<(Event, u64)> =
-            orig.iter().copied().filter(|x| x.0.tid != 2).collect();
+        let missing: Vec<(Event, u64)> = orig.iter().copied().filter(|x| x.0.tid != 2).collect();
         assert!(matches!(realised(&orig, 3, 7, &missing), Realised::No(_)));
         // The run ended after the second event, before the first: realised.
         let cut = new[..4].to_vec();
