@@ -23,8 +23,8 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
     if a.classify {
         return crate::classify::run(a);
     }
-    if a.sync {
-        anyhow::bail!("--sync applies to --classify only");
+    if a.sync || a.points.is_some() || a.json.is_some() {
+        anyhow::bail!("--sync, --points and --json apply to --classify only");
     }
     points::resolve(Some(points::RACES), &a.program)?;
     let program = std::fs::canonicalize(&a.program).unwrap_or_else(|_| a.program.clone());

@@ -201,3 +201,49 @@ fn with_sync_a_lock_order_inversion_is_a_harmful_conflict_that_deadlocks() {
     assert_eq!(r["detail"], "outcome ok (exit code 0) -> deadlock", "{r}");
     assert_replays(Path::new(r["schedule"].as_str().unwrap()), 100);
 }
+
+/// The corpus programs themselves, as every corpus test checks them: the correct ones
+/// (the benign races change nothing the program shows) give no bug in 200 tries of each
+/// algorithm and no run takes the step timeout; the buggy ones are found and their saved
+/// schedules replay 100 of 100 times.
+#[test]
+fn the_corpus_programs_are_what_they_claim_under_sampling() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, instrumented) in [
+        ("benign_flag", true),
+        ("benign_stats", true),
+        ("race_free", true),
+        ("lock_order", false),
+    ] {
+        let prog = build(name, instrumented);
+        for algo in common::ALGOS {
+            let (p, o) = common::run_200(dir.path(), &prog, algo, &[], |_| {});
+            let want = if name == "lock_order" { "deadlock" } else { "ok" };
+            if want == "ok" {
+                assert_eq!(
+                    common::outcome_count(&p, "ok"),
+                    200,
+                    "{name} {algo}: {}",
+                    text(&o)
+                );
+                continue;
+            }
+            assert!(
+                common::outcome_count(&p, want) > 0,
+                "{name} {algo}: {}",
+                text(&o)
+            );
+            assert_replays(Path::new(p["schedule"].as_str().unwrap()), 100);
+        }
+    }
+    let prog = build("lost_update", true);
+    for algo in common::ALGOS {
+        let (p, o) = common::run_200(dir.path(), &prog, algo, &[], |_| {});
+        assert!(
+            common::outcome_count(&p, "assert") > 0,
+            "lost_update {algo}: {}",
+            text(&o)
+        );
+        assert_replays(Path::new(p["schedule"].as_str().unwrap()), 100);
+    }
+}
