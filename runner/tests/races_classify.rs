@@ -1,6 +1,7 @@
 //! `poscheck races --classify` end to end on small C programs of `tests/corpus/classify/`:
 //! a benign race (two threads write the same value), a statistics counter nobody prints
-//! (both harmless), a lost update asserted after the joins (harmful, and the saved reversed
+//! (both harmless), a "last to finish" record that only changes the output (harmful, with the
+//! first differing line), a lost update asserted after the joins (harmful, and the saved reversed
 //! schedule replays the assertion 100 of 100 times), a race-free program (no race), and with
 //! `--sync` on an uninstrumented build a lock-order inversion (the reversed lock
 //! acquisition deadlocks). Every run gets its own TMPDIR, which must be empty afterwards: the
@@ -167,6 +168,22 @@ fn a_lost_update_checked_after_the_joins_is_a_harmful_race_that_replays() {
 }
 
 #[test]
+fn a_race_that_only_changes_the_output_is_harmful_and_says_where() {
+    let bin = build("last_finisher", true);
+    let (doc, o, _) = classify(&bin, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let r = &doc["races"][0]["reversed"][0];
+    assert_eq!(r["class"], "harmful", "{}", text(&o));
+    assert_eq!(r["outcome_kind"], "ok", "the reversed run does not fail");
+    assert_eq!(
+        r["detail"],
+        "output differs at line 2: \"last to finish: worker 2\" vs \"last to finish: worker 1\"",
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
 fn a_race_free_program_has_no_race_to_classify() {
     let bin = build("race_free", true);
     for extra in [&[][..], &["--points", "mem"][..]] {
@@ -213,12 +230,17 @@ fn the_corpus_programs_are_what_they_claim_under_sampling() {
         ("benign_flag", true),
         ("benign_stats", true),
         ("race_free", true),
+        ("last_finisher", true),
         ("lock_order", false),
     ] {
         let prog = build(name, instrumented);
         for algo in common::ALGOS {
             let (p, o) = common::run_200(dir.path(), &prog, algo, &[], |_| {});
-            let want = if name == "lock_order" { "deadlock" } else { "ok" };
+            let want = if name == "lock_order" {
+                "deadlock"
+            } else {
+                "ok"
+            };
             if want == "ok" {
                 assert_eq!(
                     common::outcome_count(&p, "ok"),
