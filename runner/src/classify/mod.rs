@@ -257,6 +257,7 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
     if a.per_pair == 0 || a.max_runs == 0 {
         bail!("--per-pair and --max-runs must be at least 1");
     }
+    guard_out_dir(a)?;
     let program = std::fs::canonicalize(&a.program)
         .with_context(|| format!("cannot resolve {}", a.program.display()))?;
     let info = elf::check(&program)?;
@@ -338,7 +339,6 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
     );
 
     // 3. Reverse each group's first races.
-    guard_out_dir(a)?;
     let mut doc = Doc {
         program: program.display().to_string(),
         args: a.args.clone(),
