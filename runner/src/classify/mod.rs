@@ -33,7 +33,7 @@ use crate::report::SavedSchedule;
 use crate::session::{self, RunConfig, RunResult};
 use crate::{elf, libpos, points};
 use anyhow::{bail, Context, Result};
-use pos_sched::event::{Event, Op};
+use pos_sched::event::{Event, Obj, Op};
 use pos_sched::explore::guide::{Guide, Rule};
 use pos_sched::explore::run_order::RunOrder;
 use pos_sched::explore::trace::{Hb, TEv};
@@ -140,7 +140,7 @@ fn key(c: &Conflict, orig: &[(Event, u64)]) -> Key {
     let (a, b) = (site(c.first), site(c.second));
     let sites = if a <= b { [a, b] } else { [b, a] };
     let obj = match c.kind {
-        Kind::Sync => orig[c.first].0.op.objects()[0].map_or(0, |o| o.addr),
+        Kind::Sync => shared_object(c, orig).map_or(0, |o| o.addr),
         _ => 0,
     };
     Key {
@@ -148,6 +148,15 @@ fn key(c: &Conflict, orig: &[(Event, u64)]) -> Key {
         sites,
         obj,
     }
+}
+
+/// The object both events of a race touch (a condition wake touches its condvar and its
+/// mutex: with a lock, the race is on the mutex).
+fn shared_object(c: &Conflict, orig: &[(Event, u64)]) -> Option<Obj> {
+    let second = orig[c.second].0.op.objects();
+    let mut mine = orig[c.first].0.op.objects().into_iter().flatten();
+    mine.find(|o| second.iter().flatten().any(|x| x.addr == o.addr))
+        .or_else(|| orig[c.first].0.op.objects()[0])
 }
 
 /// Group the conflicts per site pair, groups in the order of their first race.
@@ -363,7 +372,7 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
     guide.approximate = true;
     for (g, (k, list)) in groups.iter().enumerate() {
         let first = list[0];
-        let obj = orig[first.first].0.op.objects()[0];
+        let obj = shared_object(&first, &orig);
         let addr = obj.map_or(0, |o| o.addr);
         let sites = k.sites.map(|(pc, name)| site_text(&syms, k, pc, name, obj));
         let variable = syms.variable(addr);
@@ -455,13 +464,7 @@ fn guard_out_dir(a: &RacesArgs) -> Result<()> {
 
 /// One site of a group, as `poscheck races` prints it; for synchronisation the operation
 /// on its object.
-fn site_text(
-    syms: &Symbols,
-    k: &Key,
-    pc: u64,
-    name: &str,
-    obj: Option<pos_sched::event::Obj>,
-) -> String {
+fn site_text(syms: &Symbols, k: &Key, pc: u64, name: &str, obj: Option<Obj>) -> String {
     match k.kind {
         Kind::Sync => {
             let (kind, addr) = obj.map_or(("object".to_string(), 0), |o| {
