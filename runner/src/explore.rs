@@ -190,6 +190,8 @@ pub struct ExploreReport {
     pub executions: u64,
     pub blocked: u64,
     pub buggy: u64,
+    /// The number of the first complete execution that hit a bug (1-based).
+    pub first_bug_execution: Option<u64>,
     pub complete: bool,
     /// Why the exploration was cut short, when it was (a limit, a divergence, an error).
     pub stopped: Option<String>,
@@ -370,6 +372,7 @@ fn summarise(
         executions: r.executions,
         blocked: r.blocked,
         buggy: r.buggy,
+        first_bug_execution: r.first_bug_execution,
         complete: r.complete,
         stopped,
         diverged: r.diverged.as_ref().map(ToString::to_string),
@@ -390,7 +393,12 @@ fn summarise(
 fn print_summary(d: &ExploreReport, r: &Report) {
     sayln!("executions explored: {}", d.executions);
     sayln!("executions blocked by sleep sets: {}", d.blocked);
-    sayln!("buggy executions: {}", d.buggy);
+    sayln!(
+        "buggy executions: {}{}",
+        d.buggy,
+        d.first_bug_execution
+            .map_or(String::new(), |n| format!(" (the first is execution {n})"))
+    );
     match &d.stopped {
         None => sayln!("exploration: complete"),
         Some(why) => sayln!("exploration: incomplete ({why})"),

@@ -149,6 +149,8 @@ pub struct Report {
     pub blocked: u64,
     /// Number of runs that hit a bug.
     pub buggy: u64,
+    /// The 1-based number (among complete runs) of the first run that hit a bug.
+    pub first_bug_execution: Option<u64>,
     /// The first [`MAX_KEPT_BUGS`] bug runs.
     pub bugs: Vec<Bug>,
     /// Everything was explored (no limit cut the exploration short).
@@ -279,6 +281,9 @@ impl<'e> Ctx<'e> {
         }
         if let Some(desc) = ex.bug {
             self.report.buggy += 1;
+            if self.report.first_bug_execution.is_none() {
+                self.report.first_bug_execution = Some(self.report.executions);
+            }
             if let Some(b) = bound {
                 let first = self.report.first_bug_bound.map_or(b, |f| f.min(b));
                 self.report.first_bug_bound = Some(first);
