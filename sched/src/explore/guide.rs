@@ -85,6 +85,9 @@ pub struct Guide {
     pub approximate: bool,
     /// Approximate mode: target events skipped in the last run.
     pub skipped: u64,
+    /// Approximate mode: the step at which the last run first skipped a target event (the
+    /// steps before it followed the target exactly).
+    pub first_skip: Option<usize>,
     /// Approximate mode: the next target event.
     cursor: usize,
     /// Per prefix event: its index among its thread's events in the prefix.
@@ -113,6 +116,7 @@ impl Guide {
             diverged: None,
             approximate: false,
             skipped: 0,
+            first_skip: None,
             cursor: 0,
             target_index: Vec::new(),
             ran: Vec::new(),
@@ -167,6 +171,7 @@ impl Guide {
                 Some(i) if done < index => return Some(i),
                 _ => {
                     self.skipped += 1;
+                    self.first_skip.get_or_insert(self.steps.len());
                     self.cursor += 1;
                 }
             }
@@ -225,6 +230,7 @@ impl Strategy for Guide {
         self.waiting.clear();
         self.diverged = None;
         self.skipped = 0;
+        self.first_skip = None;
         self.cursor = 0;
         self.ran.clear();
     }
