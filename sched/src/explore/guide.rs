@@ -179,6 +179,38 @@ impl Guide {
         None
     }
 
+    /// Fairness beats the sleep set: when every enabled thread outside the sleep set yielded
+    /// to an enabled thread that has not run since, the sleeping ones among those are woken
+    /// (taken out of the sleep set). Otherwise a spin loop (`while (!ready) sched_yield();`)
+    /// whose awaited thread sleeps spins to the step limit: its yields are independent of the
+    /// sleeping event, so nothing would wake it. Removing an event from a sleep set only costs
+    /// exploration, never a trace.
+    fn wake_for_fairness(&mut self, enabled: &[Event]) {
+        if !self.use_sleep || self.sleep.is_empty() {
+            return;
+        }
+        let all: Vec<usize> = (0..enabled.len()).collect();
+        let awake: Vec<Tid> = enabled
+            .iter()
+            .filter(|e| !self.sleeping(e))
+            .map(|e| e.tid)
+            .collect();
+        if awake
+            .iter()
+            .any(|&t| !self.yielded_to_runnable(t, enabled, &all))
+        {
+            return;
+        }
+        let wanted: Vec<Tid> = awake
+            .iter()
+            .filter_map(|&t| self.behind.get(t as usize))
+            .flatten()
+            .copied()
+            .filter(|u| !awake.contains(u) && enabled.iter().any(|e| e.tid == *u))
+            .collect();
+        self.sleep.retain(|q| !wanted.contains(&q.tid()));
+    }
+
     fn by_rule(&self, enabled: &[Event]) -> Option<usize> {
         let allowed = |e: &Event| self.allow.as_ref().is_none_or(|a| a(&self.steps, e));
         let free: Vec<usize> = (0..enabled.len())
@@ -275,6 +307,7 @@ impl Strategy for Guide {
                 }
             }
         } else {
+            self.wake_for_fairness(enabled);
             match self.by_rule(enabled) {
                 Some(i) => i,
                 None => {
