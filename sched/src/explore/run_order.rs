@@ -70,6 +70,45 @@ fn acquires(op: &Op) -> bool {
     )
 }
 
+/// What a synchronisation operation does to its first object, for [`RunOrder::sync_races`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Mutex acquisition, or a write acquisition of a read-write lock.
+    Exclusive,
+    /// Read acquisition of a read-write lock.
+    Shared,
+    SemWait,
+    SemPost,
+    CondWait,
+    CondNotify,
+}
+
+impl Role {
+    fn conflicts(self, other: Role) -> bool {
+        use Role::*;
+        match (self, other) {
+            (Exclusive, Exclusive) | (Exclusive, Shared) | (Shared, Exclusive) => true,
+            (SemWait, SemWait) | (SemWait, SemPost) | (SemPost, SemWait) => true,
+            (CondWait, CondNotify) | (CondNotify, CondWait) => true,
+            _ => false,
+        }
+    }
+}
+
+fn sync_role(op: &Op) -> Option<Role> {
+    use Op::*;
+    Some(match op {
+        Lock { .. } | TryLock { .. } | TimedLock { .. } => Role::Exclusive,
+        WrLock { .. } | TryWrLock { .. } | TimedWrLock { .. } => Role::Exclusive,
+        RdLock { .. } | TryRdLock { .. } | TimedRdLock { .. } => Role::Shared,
+        SemWait { .. } | SemTryWait { .. } | SemTimedWait { .. } => Role::SemWait,
+        SemPost { .. } => Role::SemPost,
+        CondWait { .. } => Role::CondWait,
+        CondSignal { .. } | CondBroadcast { .. } => Role::CondNotify,
+        _ => return None,
+    })
+}
+
 fn is_memory(op: &Op) -> bool {
     op.objects()[0].is_some_and(|o| o.kind == ObjKind::Mem)
 }
@@ -78,6 +117,22 @@ impl RunOrder {
     /// The orders of the run that executed `events` in this order (with their `child` facts,
     /// as the exploration guide records them).
     pub fn new(events: Vec<TEv>) -> Self {
+        Self::build(events, true)
+    }
+
+    /// The order of the run without the edges of mutexes, read-write locks and semaphores
+    /// (release → later acquire): program order, creation, joins, condition-variable wakes,
+    /// barriers, once, futexes. Under it the order of two critical sections (of two
+    /// semaphore operations) is not fixed, so [`RunOrder::sync_races`] can reorder them: the
+    /// reorderings a program with synchronisation points only (`--points sync`) has.
+    pub fn without_locks(events: Vec<TEv>) -> Self {
+        Self::build(events, false)
+    }
+
+    fn build(events: Vec<TEv>, lock_edges: bool) -> Self {
+        let counts = |o: &Obj| {
+            lock_edges || !matches!(o.kind, ObjKind::Mutex | ObjKind::RwLock | ObjKind::Sem)
+        };
         let mut thread: Vec<VClock> = Vec::new();
         let mut count: Vec<u32> = Vec::new();
         let mut objects: HashMap<(ObjKind, u64), VClock> = HashMap::new();
@@ -103,7 +158,7 @@ impl RunOrder {
                 op.objects()
                     .into_iter()
                     .flatten()
-                    .filter(|o| o.kind != ObjKind::Mem)
+                    .filter(|o| o.kind != ObjKind::Mem && counts(o))
             };
             if acquires(op) {
                 for o in syncs() {
@@ -182,6 +237,41 @@ impl RunOrder {
         }
         out.sort_unstable();
         out.dedup();
+        out
+    }
+
+    /// Conflicting synchronisation operations of different threads that this order leaves
+    /// unordered, pairs `(i, j)`, `i < j`, sorted: two acquisitions of one mutex, two
+    /// acquisitions of one read-write lock of which one writes, a semaphore wait and another
+    /// wait or a post of that semaphore, a condition wait and a signal or broadcast of that
+    /// condition. Meant for [`RunOrder::without_locks`], whose order leaves critical
+    /// sections free; under [`RunOrder::new`] most such pairs are ordered.
+    pub fn sync_races(&self) -> Vec<(usize, usize)> {
+        let mut by_obj: HashMap<(ObjKind, u64), Vec<usize>> = HashMap::new();
+        for (i, e) in self.events.iter().enumerate() {
+            if let Some(o) = e.ev.op.objects()[0] {
+                if sync_role(&e.ev.op).is_some() {
+                    by_obj.entry((o.kind, o.addr)).or_default().push(i);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for evs in by_obj.values() {
+            for (x, &i) in evs.iter().enumerate() {
+                for &j in &evs[x + 1..] {
+                    let (a, b) = (&self.events[i], &self.events[j]);
+                    if a.tid() == b.tid() || self.hb(i, j) {
+                        continue;
+                    }
+                    if let (Some(ra), Some(rb)) = (sync_role(&a.ev.op), sync_role(&b.ev.op)) {
+                        if ra.conflicts(rb) {
+                            out.push((i, j));
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
         out
     }
 
