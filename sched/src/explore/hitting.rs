@@ -105,7 +105,7 @@ pub(crate) fn run(ctx: &mut Ctx, depth: u32, prune: Prune, verify: bool) {
             return;
         }
         let target: Vec<Event> = order
-            .complete(&kept, schedule)
+            .complete_eager(&kept, schedule)
             .into_iter()
             .map(|i| order.events[i].ev)
             .collect();

@@ -333,6 +333,50 @@ impl RunOrder {
         out.extend((0..self.len()).filter(|&i| !placed[i]));
         out
     }
+
+    /// [`RunOrder::complete`], but after each kept event its thread goes on with its next
+    /// events up to its next kept event (each after its not yet placed predecessors), as long
+    /// as none of those needs a kept event that the schedule has not run yet. A thread thus
+    /// leaves a critical section (its unlock is no kept event) before the next kept event of
+    /// the schedule, which the order without lock edges ([`RunOrder::without_locks`]) does
+    /// not force: with [`RunOrder::complete`] every unlock waits for the end and the next
+    /// thread's lock cannot be granted where the schedule puts it.
+    pub fn complete_eager(&self, kept: &[usize], schedule: &[usize]) -> Vec<usize> {
+        let n = self.len();
+        let mut is_kept = vec![false; n];
+        for &k in kept {
+            is_kept[k] = true;
+        }
+        let mut placed = vec![false; n];
+        let mut out = Vec::with_capacity(n);
+        let place = |e: usize, placed: &mut Vec<bool>, out: &mut Vec<usize>| {
+            for p in 0..e {
+                if !placed[p] && self.hb(p, e) {
+                    placed[p] = true;
+                    out.push(p);
+                }
+            }
+            if !placed[e] {
+                placed[e] = true;
+                out.push(e);
+            }
+        };
+        for &x in schedule {
+            let e = kept[x];
+            place(e, &mut placed, &mut out);
+            let t = self.events[e].tid();
+            for f in (e + 1..n).filter(|&f| self.events[f].tid() == t) {
+                let blocked = is_kept[f]
+                    || (0..f).any(|p| !placed[p] && is_kept[p] && self.hb(p, f));
+                if blocked {
+                    break;
+                }
+                place(f, &mut placed, &mut out);
+            }
+        }
+        out.extend((0..n).filter(|&i| !placed[i]));
+        out
+    }
 }
 
 #[cfg(test)]
