@@ -125,7 +125,12 @@ pub(crate) fn run(ctx: &mut Ctx, depth: u32, prune: Prune, verify: bool) {
 /// between one setter's two writes with every other setter after it, which the tree family
 /// (8 schedules) never does and a bag (12) does. Where the bags do not apply (d ≤ 2, a total
 /// order, fewer than d events) the smallest family.
+///
+/// With fewer than d events no d-tuple exists and any one schedule is vacuously d-hitting;
+/// the family is then built for d = the number of events, so that a bug needing two racing
+/// events in the other order (`delay_7`: 2 racing events) is still run.
 fn structured_family(order: &hitting::Order, d: usize) -> (Construction, Vec<Vec<usize>>) {
+    let d = d.min(order.len());
     let smallest = hitting::family(order, d);
     if d < 3 || order.len() < d || smallest.0 == Construction::Single {
         return smallest;

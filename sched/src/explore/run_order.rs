@@ -334,21 +334,38 @@ impl RunOrder {
         out
     }
 
-    /// [`RunOrder::complete`], but after each kept event its thread goes on with its next
-    /// events up to its next kept event (each after its not yet placed predecessors), as long
-    /// as none of those needs a kept event that the schedule has not run yet. A thread thus
-    /// leaves a critical section (its unlock is no kept event) before the next kept event of
-    /// the schedule, which the order without lock edges ([`RunOrder::without_locks`]) does
-    /// not force: with [`RunOrder::complete`] every unlock waits for the end and the next
-    /// thread's lock cannot be granted where the schedule puts it.
+    /// [`RunOrder::complete`] for programs with hidden shared accesses (code between
+    /// scheduling points), placing the events the schedule does not order where they do the
+    /// least harm:
+    /// - before each kept event, every event the recorded run had before it that needs no
+    ///   kept event still to come (in run order): a thread that read a flag right after its
+    ///   start in the run still does so before the schedule's next kept event;
+    /// - after each kept event, its thread goes on up to its next kept event, as far as that
+    ///   needs no kept event still to come: it leaves its critical section (its unlock is no
+    ///   kept event) before the next kept event, which the order without lock edges
+    ///   ([`RunOrder::without_locks`]) does not force — with [`RunOrder::complete`] every
+    ///   unlock waits for the end and the next thread's lock cannot be granted where the
+    ///   schedule puts it.
     pub fn complete_eager(&self, kept: &[usize], schedule: &[usize]) -> Vec<usize> {
         let n = self.len();
         let mut is_kept = vec![false; n];
         for &k in kept {
             is_kept[k] = true;
         }
+        // Per event: its kept predecessors not placed yet; per kept event: its successors.
+        let mut waiting = vec![0u32; n];
+        let mut succ: HashMap<usize, Vec<usize>> = HashMap::new();
+        for &k in kept {
+            let s: Vec<usize> = (k + 1..n).filter(|&f| self.hb(k, f)).collect();
+            for &f in &s {
+                waiting[f] += 1;
+            }
+            succ.insert(k, s);
+        }
         let mut placed = vec![false; n];
         let mut out = Vec::with_capacity(n);
+        // Place `e` after its predecessors not placed yet (none of them waits for a kept
+        // event: the callers check `e`, and a predecessor's wait would be `e`'s too).
         let place = |e: usize, placed: &mut Vec<bool>, out: &mut Vec<usize>| {
             for p in 0..e {
                 if !placed[p] && self.hb(p, e) {
@@ -363,12 +380,18 @@ impl RunOrder {
         };
         for &x in schedule {
             let e = kept[x];
+            for f in 0..e {
+                if !placed[f] && !is_kept[f] && waiting[f] == 0 {
+                    place(f, &mut placed, &mut out);
+                }
+            }
             place(e, &mut placed, &mut out);
+            for &f in succ.get(&e).map(Vec::as_slice).unwrap_or(&[]) {
+                waiting[f] -= 1;
+            }
             let t = self.events[e].tid();
             for f in (e + 1..n).filter(|&f| self.events[f].tid() == t) {
-                let blocked = is_kept[f]
-                    || (0..f).any(|p| !placed[p] && is_kept[p] && self.hb(p, f));
-                if blocked {
+                if is_kept[f] || waiting[f] > 0 {
                     break;
                 }
                 place(f, &mut placed, &mut out);
