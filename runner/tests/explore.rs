@@ -527,12 +527,18 @@ fn hitting_finds_suite_bugs_with_replayable_schedules() {
         assert_eq!(e.code(), Some(1), "{name}: {out}");
         assert_eq!(e.json["complete"], true, "{name}: {out}");
         let f = &e.json["family"];
-        let r = f["ordered"].as_u64().unwrap_or_else(|| panic!("{name}: {f}"));
+        let r = f["ordered"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{name}: {f}"));
         assert!(r >= 3, "{name}: {f}");
         assert_eq!(f["verified"], true, "{name}: {f}");
         assert_eq!(f["depth"], 3);
         assert_eq!(f["prune"], "races");
-        assert_eq!(e.executions(), f["size"].as_u64().unwrap() + 1, "{name}: {out}");
+        assert_eq!(
+            e.executions(),
+            f["size"].as_u64().unwrap() + 1,
+            "{name}: {out}"
+        );
         assert!(e.executions() <= 2 * r + 2, "{name}: {out}");
         assert!(e.json["divergent"].is_u64() && e.json["skipped_events"].is_u64());
         assert!(out.contains("family: "), "{out}");
@@ -553,7 +559,8 @@ fn hitting_finds_suite_bugs_with_replayable_schedules() {
         assert_eq!(again.code(), Some(1), "{}", text(&again.out));
         assert_eq!(again.json["family"]["from"].as_str(), Some(file.as_str()));
         assert_eq!(
-            again.json["first_bug_execution"], 1,
+            again.json["first_bug_execution"],
+            1,
             "the recorded run is the buggy one: {}",
             text(&again.out)
         );
@@ -594,7 +601,14 @@ fn approximate_odpor_goes_on_past_queue_bads_divergence() {
     assert_replays(e.json["bugs"][0]["schedule"].as_str().unwrap(), "assert");
     // Without the flag: the divergence ends it, as before.
     let o = Command::new(POSCHECK)
-        .args(["explore", "--algo", "odpor", "--points", "sync", "--out-dir"])
+        .args([
+            "explore",
+            "--algo",
+            "odpor",
+            "--points",
+            "sync",
+            "--out-dir",
+        ])
         .arg(scratch().join("runs").join("queue_bad-exact-out"))
         .arg(&prog)
         .output()
@@ -611,11 +625,26 @@ fn approximate_odpor_goes_on_past_queue_bads_divergence() {
 fn hitting_and_approximate_flags_are_checked() {
     let prog = suite_program("reorder_3");
     let cases: [(&[&str], &str); 6] = [
-        (&["--algo", "odpor", "--depth", "3"], "--depth applies to --algo hitting only"),
-        (&["--algo", "rt", "--prune", "none"], "--prune applies to --algo hitting only"),
-        (&["--algo", "dpor", "--verify"], "--verify applies to --algo hitting only"),
-        (&["--algo", "hitting", "--depth", "0"], "--depth must be at least 1"),
-        (&["--algo", "dfs", "--approximate"], "--approximate applies to --algo odpor"),
+        (
+            &["--algo", "odpor", "--depth", "3"],
+            "--depth applies to --algo hitting only",
+        ),
+        (
+            &["--algo", "rt", "--prune", "none"],
+            "--prune applies to --algo hitting only",
+        ),
+        (
+            &["--algo", "dpor", "--verify"],
+            "--verify applies to --algo hitting only",
+        ),
+        (
+            &["--algo", "hitting", "--depth", "0"],
+            "--depth must be at least 1",
+        ),
+        (
+            &["--algo", "dfs", "--approximate"],
+            "--approximate applies to --algo odpor",
+        ),
         (&["--algo", "hitting", "--prune", "some"], "unknown --prune"),
     ];
     for (args, want) in cases {

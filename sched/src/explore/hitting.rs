@@ -3,17 +3,24 @@
 //!
 //! 1. Record one run: the guide's default schedule, or the forced start sequence (a saved
 //!    schedule the runner replayed).
-//! 2. Build its happens-before order ([`RunOrder`]) and keep either the events that take part
-//!    in a race (`Prune::Races`, the paper's pruning to the events whose order can matter) or
-//!    every event (`Prune::None`).
-//! 3. Build a d-hitting family of that order ([`crate::hitting::family`]).
-//! 4. Run every schedule of the family, completed to the whole run ([`RunOrder::complete`]),
-//!    with approximate replay (the guide's approximate mode): an event that does not exist or
-//!    is not enabled where the schedule puts it is skipped, and counted.
+//! 2. Find what may be reordered: the data races of its happens-before order
+//!    ([`RunOrder::races`]) and the conflicting synchronisation operations of different
+//!    threads ([`RunOrder::sync_races`]) under the order without lock and semaphore edges
+//!    ([`RunOrder::without_locks`]), so that a program explored at synchronisation points
+//!    only has reorderings too (of its critical sections). Keep the events that take part
+//!    in one (`Prune::Races`, the paper's pruning) or every event (`Prune::None`), ordered
+//!    by that order.
+//! 3. Build a d-hitting family of it: the paper's bags for d ≥ 3 (see `structured_family`).
+//! 4. Run every schedule of the family, completed to the whole run
+//!    ([`RunOrder::complete_eager`]), with approximate replay (the guide's approximate mode):
+//!    an event that does not exist or is not enabled where the schedule puts it is skipped,
+//!    and counted.
 //!
 //! A bug of depth ≤ d among the kept events is hit by some schedule of the family, as far as
 //! approximate replay realises it (the family is built for the recorded run's order; a
 //! reordering that changes control flow may leave the rest of the schedule unrealisable).
+//! Code between scheduling points is invisible: a bug that also needs such code to run at a
+//! given place depends on where the completion puts the events the schedule does not order.
 
 use super::guide::Rule;
 use super::run_order::RunOrder;
@@ -80,7 +87,11 @@ pub(crate) fn run(ctx: &mut Ctx, depth: u32, prune: Prune, verify: bool) {
     let races = data.len() + sync.len();
     let kept: Vec<usize> = match prune {
         Prune::Races => {
-            let mut v: Vec<usize> = data.iter().chain(&sync).flat_map(|&(a, b)| [a, b]).collect();
+            let mut v: Vec<usize> = data
+                .iter()
+                .chain(&sync)
+                .flat_map(|&(a, b)| [a, b])
+                .collect();
             v.sort_unstable();
             v.dedup();
             v
@@ -220,7 +231,10 @@ mod tests {
         let f = r.family.expect("a family");
         assert_eq!((f.races, f.ordered), (4, 4), "{f:?}");
         assert_eq!(f.verified, Some(true));
-        assert!(f.size <= 2 * f.ordered, "bags: 2r for d = 3 on a forest: {f:?}");
+        assert!(
+            f.size <= 2 * f.ordered,
+            "bags: 2r for d = 3 on a forest: {f:?}"
+        );
         assert_eq!(r.buggy, 0);
         // A semaphore initialised to 2 used as a lock (memory hidden: sync points): the lost
         // update needs two workers inside at once, a reordering of two sem_waits before a

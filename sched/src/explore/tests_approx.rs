@@ -61,7 +61,10 @@ fn approximate_changes_nothing_when_every_prefix_is_followed() {
     let r = approx(Algo::Dpor);
     assert_eq!(r.divergent, 0);
     let e = exact(Algo::Dpor);
-    assert_eq!((r.executions, r.blocked, r.buggy), (e.executions, e.blocked, e.buggy));
+    assert_eq!(
+        (r.executions, r.blocked, r.buggy),
+        (e.executions, e.blocked, e.buggy)
+    );
     for algo in [Algo::Odpor, Algo::Dpor, Algo::Rt] {
         let prog = testprog::philosophers(3);
         let a = explore_with(
