@@ -2,6 +2,7 @@
 """Hitting families against Optimal-DPOR and sampling on the suite (issue 12).
 
   hitting_table.py run [--algo hitting|odpor|both] [NAME...]   run the explorations
+  hitting_table.py replay [TIMES]                                replay hitting's bug schedules
   hitting_table.py table                                         print the table
 
 `run` explores every program of manifest.toml (or the NAMEs) with its manifest points:
@@ -79,6 +80,25 @@ def run(argv):
             print(f"{p['name']:22} {algo:8} exit {r.returncode} {wall:7.1f} s", flush=True)
 
 
+def replay(argv):
+    """`poscheck replay --times N` of every schedule hitting saved; OUT/replays.json."""
+    times = argv[0] if argv else "100"
+    res = {}
+    for p in programs():
+        h = load(p["name"], "hitting")
+        for b in (h or {}).get("bugs", []):
+            if not b.get("schedule"):
+                continue
+            r = subprocess.run([POSCHECK, "replay", "--times", times, b["schedule"]],
+                               capture_output=True, text=True)
+            line = [x for x in r.stdout.splitlines() if "reproduced" in x]
+            got = line[0].split("reproduced ")[1] if line else "failed: " + r.stderr.strip()
+            res.setdefault(p["name"], []).append(got)
+            print(f"{p['name']:22} {os.path.basename(b['schedule'])}: {got}", flush=True)
+    with open(os.path.join(OUT, "replays.json"), "w") as f:
+        json.dump(res, f, indent=1, sort_keys=True)
+
+
 def sampling():
     """(program -> {algo: hit ratio}) over every JSON of the 10k suite results."""
     ratios = {}
@@ -107,9 +127,14 @@ def tries(ratio):
 
 def table():
     ratios = sampling()
+    replays = {}
+    if os.path.exists(os.path.join(OUT, "replays.json")):
+        with open(os.path.join(OUT, "replays.json")) as f:
+            replays = json.load(f)
     rows = []
     head = ("| program | expect | points | family | construction | r (racing events) "
             "| hitting executions | ≤ 2r+2 | divergent | skipped/exec | time s | hitting bug "
+            "| replays "
             "| odpor executions | odpor bug | tries rw | tries best sampler |")
     rows.append(head)
     rows.append("|" + "---|" * (head.count("|") - 1))
@@ -165,7 +190,7 @@ def table():
             "-" if h is None else str(h.get("divergent", "-")),
             "-" if skipped is None else f"{skipped:.2f}",
             "-" if h is None else f"{h['elapsed_s']:.1f}",
-            yn(h, hb), exe(o), yn(o, ob),
+            yn(h, hb), ", ".join(replays.get(p["name"], [])) or "-", exe(o), yn(o, ob),
             tries(rs.get("rw")) if "rw" in rs else "-",
             "-" if best is None else f"{tries(best[1])} ({best[0]})",
         ]) + " |")
@@ -180,11 +205,13 @@ def table():
 
 
 def main():
-    if len(sys.argv) < 2 or sys.argv[1] not in ("run", "table"):
+    if len(sys.argv) < 2 or sys.argv[1] not in ("run", "replay", "table"):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
     if sys.argv[1] == "run":
         run(sys.argv[2:])
+    elif sys.argv[1] == "replay":
+        replay(sys.argv[2:])
     else:
         table()
 
