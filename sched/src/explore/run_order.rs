@@ -86,12 +86,15 @@ enum Role {
 impl Role {
     fn conflicts(self, other: Role) -> bool {
         use Role::*;
-        match (self, other) {
-            (Exclusive, Exclusive) | (Exclusive, Shared) | (Shared, Exclusive) => true,
-            (SemWait, SemWait) | (SemWait, SemPost) | (SemPost, SemWait) => true,
-            (CondWait, CondNotify) | (CondNotify, CondWait) => true,
-            _ => false,
-        }
+        matches!(
+            (self, other),
+            (Exclusive, Exclusive | Shared)
+                | (Shared, Exclusive)
+                | (SemWait, SemWait | SemPost)
+                | (SemPost, SemWait)
+                | (CondWait, CondNotify)
+                | (CondNotify, CondWait)
+        )
     }
 }
 
@@ -367,9 +370,9 @@ impl RunOrder {
         // Place `e` after its predecessors not placed yet (none of them waits for a kept
         // event: the callers check `e`, and a predecessor's wait would be `e`'s too).
         let place = |e: usize, placed: &mut Vec<bool>, out: &mut Vec<usize>| {
-            for p in 0..e {
-                if !placed[p] && self.hb(p, e) {
-                    placed[p] = true;
+            for (p, done) in placed.iter_mut().enumerate().take(e) {
+                if !*done && self.hb(p, e) {
+                    *done = true;
                     out.push(p);
                 }
             }
