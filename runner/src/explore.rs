@@ -8,7 +8,10 @@
 //! order, so an event's identity (thread, index in thread) is the same in every execution
 //! that follows the same prefix; when the program does not follow a forced prefix (it is not
 //! deterministic under the schedule: time, randomness, uncontrolled input), the guide reports
-//! a divergence and the exploration stops there instead of exploring the wrong program.
+//! a divergence and the exploration stops there instead of exploring the wrong program —
+//! unless `--approximate` (and always for `--algo hitting`): the prefix is then replayed
+//! approximately and a run that leaves it is counted as divergent, its actual trace analysed
+//! (also the way out when hidden accesses between scheduling points change control flow).
 //!
 //! Each bug found is saved as a [`SavedSchedule`] under `--out-dir`, the format
 //! `poscheck replay` reads.
