@@ -92,7 +92,8 @@ def replay(argv):
             r = subprocess.run([POSCHECK, "replay", "--times", times, b["schedule"]],
                                capture_output=True, text=True)
             line = [x for x in r.stdout.splitlines() if "reproduced" in x]
-            got = line[0].split("reproduced ")[1] if line else "failed: " + r.stderr.strip()
+            got = (line[0].split("reproduced ")[1].replace(" of ", "/").replace(" times", "")
+                   if line else "failed: " + r.stderr.strip())
             res.setdefault(p["name"], []).append(got)
             print(f"{p['name']:22} {os.path.basename(b['schedule'])}: {got}", flush=True)
     with open(os.path.join(OUT, "replays.json"), "w") as f:
