@@ -85,6 +85,9 @@ pub struct Guide {
     pub approximate: bool,
     /// Approximate mode: target events skipped in the last run.
     pub skipped: u64,
+    /// Approximate mode: the step at which the last run first skipped a target event (the
+    /// steps before it followed the target exactly).
+    pub first_skip: Option<usize>,
     /// Approximate mode: the next target event.
     cursor: usize,
     /// Per prefix event: its index among its thread's events in the prefix.
@@ -113,6 +116,7 @@ impl Guide {
             diverged: None,
             approximate: false,
             skipped: 0,
+            first_skip: None,
             cursor: 0,
             target_index: Vec::new(),
             ran: Vec::new(),
@@ -167,11 +171,44 @@ impl Guide {
                 Some(i) if done < index => return Some(i),
                 _ => {
                     self.skipped += 1;
+                    self.first_skip.get_or_insert(self.steps.len());
                     self.cursor += 1;
                 }
             }
         }
         None
+    }
+
+    /// Fairness beats the sleep set: when every enabled thread outside the sleep set yielded
+    /// to an enabled thread that has not run since, the sleeping ones among those are woken
+    /// (taken out of the sleep set). Otherwise a spin loop (`while (!ready) sched_yield();`)
+    /// whose awaited thread sleeps spins to the step limit: its yields are independent of the
+    /// sleeping event, so nothing would wake it. Removing an event from a sleep set only costs
+    /// exploration, never a trace.
+    fn wake_for_fairness(&mut self, enabled: &[Event]) {
+        if !self.use_sleep || self.sleep.is_empty() {
+            return;
+        }
+        let all: Vec<usize> = (0..enabled.len()).collect();
+        let awake: Vec<Tid> = enabled
+            .iter()
+            .filter(|e| !self.sleeping(e))
+            .map(|e| e.tid)
+            .collect();
+        if awake
+            .iter()
+            .any(|&t| !self.yielded_to_runnable(t, enabled, &all))
+        {
+            return;
+        }
+        let wanted: Vec<Tid> = awake
+            .iter()
+            .filter_map(|&t| self.behind.get(t as usize))
+            .flatten()
+            .copied()
+            .filter(|u| !awake.contains(u) && enabled.iter().any(|e| e.tid == *u))
+            .collect();
+        self.sleep.retain(|q| !wanted.contains(&q.tid()));
     }
 
     fn by_rule(&self, enabled: &[Event]) -> Option<usize> {
@@ -225,6 +262,7 @@ impl Strategy for Guide {
         self.waiting.clear();
         self.diverged = None;
         self.skipped = 0;
+        self.first_skip = None;
         self.cursor = 0;
         self.ran.clear();
     }
@@ -269,6 +307,7 @@ impl Strategy for Guide {
                 }
             }
         } else {
+            self.wake_for_fairness(enabled);
             match self.by_rule(enabled) {
                 Some(i) => i,
                 None => {

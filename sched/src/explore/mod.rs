@@ -33,6 +33,8 @@ mod wakeup;
 mod testprog;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_approx;
 
 use guide::{Guide, Rec};
 
@@ -161,6 +163,8 @@ pub struct Report {
     pub blocked: u64,
     /// Number of runs that hit a bug.
     pub buggy: u64,
+    /// The 1-based number (among complete runs) of the first run that hit a bug.
+    pub first_bug_execution: Option<u64>,
     /// The first [`MAX_KEPT_BUGS`] bug runs.
     pub bugs: Vec<Bug>,
     /// Everything was explored (no limit cut the exploration short).
@@ -200,8 +204,43 @@ pub fn explore_from(
     limits: Limits,
     start: Vec<Event>,
 ) -> Report {
+    explore_with(
+        algo,
+        exec,
+        limits,
+        Options {
+            start,
+            approximate: false,
+        },
+    )
+}
+
+/// How an exploration follows its forced prefixes.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The events the first run of `hitting` follows (empty: the default schedule).
+    pub start: Vec<Event>,
+    /// Follow every forced prefix with approximate replay ([`guide`]'s module doc): a run that
+    /// does not follow its prefix (a divergence) is counted in [`Report::divergent`] and its
+    /// actual trace analysed as usual, instead of ending the exploration. For odpor, dpor and
+    /// rt (hitting always replays approximately).
+    ///
+    /// The price: the algorithms' bookkeeping assumes each run realises its prefix. With a
+    /// divergent run, odpor drops the wakeup-tree branches planned past the first skipped
+    /// event and puts an event it planned but could not run into the sleep set of its state,
+    /// dpor marks such a thread done there, and rt re-reads the variant's fixed receives from
+    /// the actual run and drops race variants that do not fix more receives than their parent
+    /// (which keeps its search finite). So traces may be explored twice (the execution count
+    /// can exceed the number of traces) or missed: a complete approximate exploration with
+    /// divergent runs is a thorough bug search, not a proof.
+    pub approximate: bool,
+}
+
+/// [`explore`] with [`Options`].
+pub fn explore_with(algo: Algo, exec: &mut dyn Executor, limits: Limits, opts: Options) -> Report {
     let mut ctx = Ctx::new(algo, exec, limits);
-    ctx.first = start;
+    ctx.first = opts.start;
+    ctx.approximate = opts.approximate;
     match algo {
         Algo::Dfs => dfs::run(&mut ctx),
         Algo::Dpor => sdpor::run(&mut ctx),
@@ -239,6 +278,8 @@ pub(crate) struct Ctx<'e> {
     pub initial: usize,
     /// The events the first run follows (hitting), empty for the default schedule.
     pub first: Vec<Event>,
+    /// Guides replay their prefixes approximately ([`Options::approximate`]).
+    pub approximate: bool,
 }
 
 impl<'e> Ctx<'e> {
@@ -254,12 +295,15 @@ impl<'e> Ctx<'e> {
             },
             initial,
             first: Vec::new(),
+            approximate: false,
         }
     }
 
     /// A guide for this program.
     pub fn guide(&self, rule: guide::Rule, use_sleep: bool) -> Guide {
-        Guide::new(rule, use_sleep, self.initial as Tid)
+        let mut g = Guide::new(rule, use_sleep, self.initial as Tid);
+        g.approximate = self.approximate;
+        g
     }
 
     /// The budget is used up: mark the exploration incomplete.
@@ -295,6 +339,9 @@ impl<'e> Ctx<'e> {
         }
         if let Some(desc) = ex.bug {
             self.report.buggy += 1;
+            if self.report.first_bug_execution.is_none() {
+                self.report.first_bug_execution = Some(self.report.executions);
+            }
             if let Some(b) = bound {
                 let first = self.report.first_bug_bound.map_or(b, |f| f.min(b));
                 self.report.first_bug_bound = Some(first);

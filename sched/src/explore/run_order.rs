@@ -70,6 +70,48 @@ fn acquires(op: &Op) -> bool {
     )
 }
 
+/// What a synchronisation operation does to its first object, for [`RunOrder::sync_races`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Mutex acquisition, or a write acquisition of a read-write lock.
+    Exclusive,
+    /// Read acquisition of a read-write lock.
+    Shared,
+    SemWait,
+    SemPost,
+    CondWait,
+    CondNotify,
+}
+
+impl Role {
+    fn conflicts(self, other: Role) -> bool {
+        use Role::*;
+        matches!(
+            (self, other),
+            (Exclusive, Exclusive | Shared)
+                | (Shared, Exclusive)
+                | (SemWait, SemWait | SemPost)
+                | (SemPost, SemWait)
+                | (CondWait, CondNotify)
+                | (CondNotify, CondWait)
+        )
+    }
+}
+
+fn sync_role(op: &Op) -> Option<Role> {
+    use Op::*;
+    Some(match op {
+        Lock { .. } | TryLock { .. } | TimedLock { .. } => Role::Exclusive,
+        WrLock { .. } | TryWrLock { .. } | TimedWrLock { .. } => Role::Exclusive,
+        RdLock { .. } | TryRdLock { .. } | TimedRdLock { .. } => Role::Shared,
+        SemWait { .. } | SemTryWait { .. } | SemTimedWait { .. } => Role::SemWait,
+        SemPost { .. } => Role::SemPost,
+        CondWait { .. } => Role::CondWait,
+        CondSignal { .. } | CondBroadcast { .. } => Role::CondNotify,
+        _ => return None,
+    })
+}
+
 fn is_memory(op: &Op) -> bool {
     op.objects()[0].is_some_and(|o| o.kind == ObjKind::Mem)
 }
@@ -78,6 +120,22 @@ impl RunOrder {
     /// The orders of the run that executed `events` in this order (with their `child` facts,
     /// as the exploration guide records them).
     pub fn new(events: Vec<TEv>) -> Self {
+        Self::build(events, true)
+    }
+
+    /// The order of the run without the edges of mutexes, read-write locks and semaphores
+    /// (release → later acquire): program order, creation, joins, condition-variable wakes,
+    /// barriers, once, futexes. Under it the order of two critical sections (of two
+    /// semaphore operations) is not fixed, so [`RunOrder::sync_races`] can reorder them: the
+    /// reorderings a program with synchronisation points only (`--points sync`) has.
+    pub fn without_locks(events: Vec<TEv>) -> Self {
+        Self::build(events, false)
+    }
+
+    fn build(events: Vec<TEv>, lock_edges: bool) -> Self {
+        let counts = |o: &Obj| {
+            lock_edges || !matches!(o.kind, ObjKind::Mutex | ObjKind::RwLock | ObjKind::Sem)
+        };
         let mut thread: Vec<VClock> = Vec::new();
         let mut count: Vec<u32> = Vec::new();
         let mut objects: HashMap<(ObjKind, u64), VClock> = HashMap::new();
@@ -103,7 +161,7 @@ impl RunOrder {
                 op.objects()
                     .into_iter()
                     .flatten()
-                    .filter(|o| o.kind != ObjKind::Mem)
+                    .filter(|o| o.kind != ObjKind::Mem && counts(o))
             };
             if acquires(op) {
                 for o in syncs() {
@@ -185,6 +243,41 @@ impl RunOrder {
         out
     }
 
+    /// Conflicting synchronisation operations of different threads that this order leaves
+    /// unordered, pairs `(i, j)`, `i < j`, sorted: two acquisitions of one mutex, two
+    /// acquisitions of one read-write lock of which one writes, a semaphore wait and another
+    /// wait or a post of that semaphore, a condition wait and a signal or broadcast of that
+    /// condition. Meant for [`RunOrder::without_locks`], whose order leaves critical
+    /// sections free; under [`RunOrder::new`] most such pairs are ordered.
+    pub fn sync_races(&self) -> Vec<(usize, usize)> {
+        let mut by_obj: HashMap<(ObjKind, u64), Vec<usize>> = HashMap::new();
+        for (i, e) in self.events.iter().enumerate() {
+            if let Some(o) = e.ev.op.objects()[0] {
+                if sync_role(&e.ev.op).is_some() {
+                    by_obj.entry((o.kind, o.addr)).or_default().push(i);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for evs in by_obj.values() {
+            for (x, &i) in evs.iter().enumerate() {
+                for &j in &evs[x + 1..] {
+                    let (a, b) = (&self.events[i], &self.events[j]);
+                    if a.tid() == b.tid() || self.hb(i, j) {
+                        continue;
+                    }
+                    if let (Some(ra), Some(rb)) = (sync_role(&a.ev.op), sync_role(&b.ev.op)) {
+                        if ra.conflicts(rb) {
+                            out.push((i, j));
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
     /// The events that take part in a race, in run order.
     pub fn racing_events(&self) -> Vec<usize> {
         let mut v: Vec<usize> = self.races().into_iter().flat_map(|(a, b)| [a, b]).collect();
@@ -241,6 +334,73 @@ impl RunOrder {
             }
         }
         out.extend((0..self.len()).filter(|&i| !placed[i]));
+        out
+    }
+
+    /// [`RunOrder::complete`] for programs with hidden shared accesses (code between
+    /// scheduling points), placing the events the schedule does not order where they do the
+    /// least harm:
+    /// - before each kept event, every event the recorded run had before it that needs no
+    ///   kept event still to come (in run order): a thread that read a flag right after its
+    ///   start in the run still does so before the schedule's next kept event;
+    /// - after each kept event, its thread goes on up to its next kept event, as far as that
+    ///   needs no kept event still to come: it leaves its critical section (its unlock is no
+    ///   kept event) before the next kept event, which the order without lock edges
+    ///   ([`RunOrder::without_locks`]) does not force — with [`RunOrder::complete`] every
+    ///   unlock waits for the end and the next thread's lock cannot be granted where the
+    ///   schedule puts it.
+    pub fn complete_eager(&self, kept: &[usize], schedule: &[usize]) -> Vec<usize> {
+        let n = self.len();
+        let mut is_kept = vec![false; n];
+        for &k in kept {
+            is_kept[k] = true;
+        }
+        // Per event: its kept predecessors not placed yet; per kept event: its successors.
+        let mut waiting = vec![0u32; n];
+        let mut succ: HashMap<usize, Vec<usize>> = HashMap::new();
+        for &k in kept {
+            let s: Vec<usize> = (k + 1..n).filter(|&f| self.hb(k, f)).collect();
+            for &f in &s {
+                waiting[f] += 1;
+            }
+            succ.insert(k, s);
+        }
+        let mut placed = vec![false; n];
+        let mut out = Vec::with_capacity(n);
+        // Place `e` after its predecessors not placed yet (none of them waits for a kept
+        // event: the callers check `e`, and a predecessor's wait would be `e`'s too).
+        let place = |e: usize, placed: &mut Vec<bool>, out: &mut Vec<usize>| {
+            for (p, done) in placed.iter_mut().enumerate().take(e) {
+                if !*done && self.hb(p, e) {
+                    *done = true;
+                    out.push(p);
+                }
+            }
+            if !placed[e] {
+                placed[e] = true;
+                out.push(e);
+            }
+        };
+        for &x in schedule {
+            let e = kept[x];
+            for f in 0..e {
+                if !placed[f] && !is_kept[f] && waiting[f] == 0 {
+                    place(f, &mut placed, &mut out);
+                }
+            }
+            place(e, &mut placed, &mut out);
+            for &f in succ.get(&e).map(Vec::as_slice).unwrap_or(&[]) {
+                waiting[f] -= 1;
+            }
+            let t = self.events[e].tid();
+            for f in (e + 1..n).filter(|&f| self.events[f].tid() == t) {
+                if is_kept[f] || waiting[f] > 0 {
+                    break;
+                }
+                place(f, &mut placed, &mut out);
+            }
+        }
+        out.extend((0..n).filter(|&i| !placed[i]));
         out
     }
 }
