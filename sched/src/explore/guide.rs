@@ -74,6 +74,8 @@ pub struct Guide {
     /// Per thread: the threads it yielded to, not yet run since (fairness, see the module
     /// doc). Empty for a thread that did not yield.
     behind: Vec<Vec<Tid>>,
+    /// Per thread: yields in a row (a spin loop at synchronisation points is a run of yields).
+    spins: Vec<u32>,
     next_tid: Tid,
     /// The run stopped because every enabled event was in the sleep set.
     pub blocked: bool,
@@ -110,6 +112,7 @@ impl Guide {
             inits: Vec::new(),
             sleep: Vec::new(),
             behind: Vec::new(),
+            spins: Vec::new(),
             next_tid: initial_threads,
             blocked: false,
             waiting: Vec::new(),
@@ -180,13 +183,19 @@ impl Guide {
     }
 
     /// Fairness beats the sleep set: when every enabled thread outside the sleep set yielded
-    /// to an enabled thread that has not run since, the sleeping ones among those are woken
-    /// (taken out of the sleep set). Otherwise a spin loop (`while (!ready) sched_yield();`)
-    /// whose awaited thread sleeps spins to the step limit: its yields are independent of the
-    /// sleeping event, so nothing would wake it. Removing an event from a sleep set only costs
-    /// exploration, never a trace.
+    /// to an enabled thread that has not run since, and one of them is spinning (yielded
+    /// twice in a row), the sleeping ones among those are woken (taken out of the sleep set).
+    /// Otherwise a spin loop (`while (!ready) sched_yield();`) whose awaited thread sleeps
+    /// spins to the step limit: its yields are independent of the sleeping event, so nothing
+    /// would wake it. Removing an event from a sleep set only costs exploration, never a
+    /// trace — which is why a single yield (one inside a critical section) does not do it:
+    /// waking there multiplied dpor's runs of a correct two-thread program by more than 19.
     fn wake_for_fairness(&mut self, enabled: &[Event]) {
         if !self.use_sleep || self.sleep.is_empty() {
+            return;
+        }
+        let spinning = |t: Tid| self.spins.get(t as usize).is_some_and(|&n| n >= 2);
+        if !enabled.iter().any(|e| !self.sleeping(e) && spinning(e.tid)) {
             return;
         }
         let all: Vec<usize> = (0..enabled.len()).collect();
@@ -257,6 +266,7 @@ impl Strategy for Guide {
         self.inits.clear();
         self.sleep.clear();
         self.behind.clear();
+        self.spins.clear();
         self.next_tid = self.initial_threads;
         self.blocked = false;
         self.waiting.clear();
@@ -341,8 +351,14 @@ impl Strategy for Guide {
         let t = ev.tid as usize;
         if self.ran.len() <= t {
             self.ran.resize(t + 1, 0);
+            self.spins.resize(t + 1, 0);
         }
         self.ran[t] += 1;
+        self.spins[t] = if ev.op.is_yield() {
+            self.spins[t] + 1
+        } else {
+            0
+        };
         let child = if matches!(ev.op, Op::Create) {
             let c = self.next_tid;
             self.next_tid += 1;
