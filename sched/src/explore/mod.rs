@@ -26,6 +26,10 @@ pub mod trace;
 mod wakeup;
 
 #[cfg(test)]
+mod canon;
+#[cfg(test)]
+mod sound;
+#[cfg(test)]
 mod testprog;
 #[cfg(test)]
 mod tests;

