@@ -63,7 +63,7 @@ use super::trace::{infer_sem_init, TEv};
 use super::{Ctx, Outcome};
 use crate::event::{Event, ObjKind, Op, Tid};
 use crate::state::State;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A synchronisation channel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -216,8 +216,8 @@ pub struct Syn {
     prefix: usize,
     /// Receives of the prefix that a variant changed (this run's or an ancestor's).
     pinned: Vec<bool>,
-    /// Receive/send pairs covered by sibling variants of an ancestor.
-    excluded: Vec<((EvId, Chan), SendId)>,
+    /// The prefixes of sibling variants of this run's ancestors (see [`Variant::excluded`]).
+    excluded: Vec<Vec<Pairing>>,
     /// Events from here on were blocked, not executed.
     executed: usize,
 }
@@ -232,13 +232,48 @@ pub enum SendId {
     Init(Chan, u32),
 }
 
+/// One pairing of a SYN-sequence, named across runs: receive slot and its send (`None`: a
+/// timed-out wake).
+pub type Pairing = ((EvId, Chan), Option<SendId>);
+
 /// A race variant: the forced prefix, which of its events are changed receives, and the
-/// (receive, send) pairs that sibling variants already cover.
+/// prefixes of the sibling variants that cover runs this one must not explore.
 #[derive(Clone, Debug, Default)]
 pub struct Variant {
     pub events: Vec<Event>,
     pub pinned: Vec<bool>,
-    pub excluded: Vec<((EvId, Chan), SendId)>,
+    /// Each entry is the SYN-sequence (all its pairings) of a sibling variant's prefix: every
+    /// run that contains it is explored in that sibling's subtree.
+    pub excluded: Vec<Vec<Pairing>>,
+}
+
+/// The pairings of `trace` ([`pair`]), events named (thread, index in thread).
+pub fn pairings(trace: &[TEv]) -> Vec<Pairing> {
+    let (slots, _) = pair(trace);
+    let mut per: HashMap<Tid, u32> = HashMap::new();
+    let ids: Vec<EvId> = trace
+        .iter()
+        .map(|t| {
+            let c = per.entry(t.tid()).or_insert(0);
+            *c += 1;
+            (t.tid(), *c)
+        })
+        .collect();
+    slots
+        .iter()
+        .map(|s| {
+            let send = s.partner.map(|p| match p {
+                Send::At(x) => SendId::At(ids[x]),
+                Send::Init(c, k) => SendId::Init(c, k),
+            });
+            ((ids[s.ev], s.chan), send)
+        })
+        .collect()
+}
+
+/// Whether the pairings `have` contain a whole excluded prefix.
+fn covers(have: &std::collections::HashSet<Pairing>, excluded: &[Pairing]) -> bool {
+    excluded.iter().all(|p| have.contains(p))
 }
 
 impl Syn {
@@ -363,10 +398,6 @@ impl Syn {
         all.iter()
             .copied()
             .filter(|&s| Some(s) != slot.partner && r >= self.prefix)
-            .filter(|&s| {
-                let pair = ((self.ev_id(r), slot.chan), self.send_id(s));
-                !self.excluded.contains(&pair)
-            })
             .filter(|&s| match s {
                 Send::At(p) => !self.hb(r, p),
                 Send::Init(..) => true,
@@ -519,6 +550,12 @@ impl Syn {
         }
         let mut excluded = Vec::new();
         if with_exclusions {
+            // A prefix containing a sibling's prefix of an ancestor: all its runs are that
+            // sibling's.
+            let have: HashSet<Pairing> = pairings(&seq).into_iter().collect();
+            if self.excluded.iter().any(|x| covers(&have, x)) {
+                return None;
+            }
             excluded = self.excluded.clone();
             // Columns left unchanged and not caused by a change: their alternatives are the
             // sibling rows that add them; descendants of this variant must not redo those.
@@ -532,11 +569,9 @@ impl Syn {
                     // The sibling row: this one with `c` changed too.
                     let mut sib = row.to_vec();
                     sib[c] = Some(alt);
-                    if self
-                        .variant(columns, &sib, initial, sem_init, false)
-                        .is_some()
-                    {
-                        excluded.push(((self.ev_id(r), self.slots[*k].chan), self.send_id(alt)));
+                    if let Some(v) = self.variant(columns, &sib, initial, sem_init, false) {
+                        let t: Vec<TEv> = v.events.iter().map(|e| TEv::new(*e)).collect();
+                        excluded.push(pairings(&t));
                     }
                 }
             }
@@ -552,9 +587,11 @@ impl Syn {
     }
 }
 
-/// The path constraint of a variant: a receive may not take a send that a sibling variant
-/// gave it (those runs are explored from the sibling).
-fn constraint(excluded: &[((EvId, Chan), SendId)]) -> Option<super::guide::Allow> {
+/// The path constraint of a variant: no run may come to contain the whole prefix of a
+/// sibling variant (those runs are explored from the sibling). A free step is refused when
+/// its pairings complete one; pairings of earlier events never change, so checking the
+/// prefixes that contain one of the step's own pairings suffices.
+fn constraint(excluded: &[Vec<Pairing>]) -> Option<super::guide::Allow> {
     if excluded.is_empty() {
         return None;
     }
@@ -562,25 +599,13 @@ fn constraint(excluded: &[((EvId, Chan), SendId)]) -> Option<super::guide::Allow
     Some(Box::new(move |steps, ev| {
         let mut trace: Vec<TEv> = steps.iter().map(|r| r.ev).collect();
         trace.push(TEv::new(*ev));
-        let j = trace.len() - 1;
-        let idx_of = |x: usize| {
-            trace[..=x]
-                .iter()
-                .filter(|t| t.tid() == trace[x].tid())
-                .count() as u32
-        };
-        let me = (ev.tid, idx_of(j));
-        if !excluded.iter().any(|((r, _), _)| *r == me) {
-            return true;
-        }
-        let (slots, _) = pair(&trace);
-        slots.iter().filter(|s| s.ev == j).all(|s| {
-            let Some(p) = s.partner else { return true };
-            let sid = match p {
-                Send::At(x) => SendId::At((trace[x].tid(), idx_of(x))),
-                Send::Init(c, k) => SendId::Init(c, k),
-            };
-            !excluded.contains(&((me, s.chan), sid))
+        let me = (ev.tid, trace.iter().filter(|t| t.tid() == ev.tid).count() as u32);
+        let all = pairings(&trace);
+        let new: Vec<&Pairing> = all.iter().filter(|p| p.0 .0 == me).collect();
+        let mut have: Option<HashSet<Pairing>> = None;
+        !excluded.iter().any(|x| {
+            x.iter().any(|p| new.contains(&p))
+                && covers(have.get_or_insert_with(|| all.iter().copied().collect()), x)
         })
     }))
 }
@@ -615,9 +640,16 @@ pub(crate) fn run(ctx: &mut Ctx) {
     let mut pending: Vec<Variant> = vec![Variant::default()];
     let mut sem_init: HashMap<u64, u32> = HashMap::new();
     let mut real_sem: HashMap<u64, u32> = HashMap::new();
+    let dbg = std::env::var("RT_DEBUG").is_ok();
+    let mut runno = 0u64;
     while let Some(mut v) = pending.pop() {
         if ctx.out_of_budget() {
             return;
+        }
+        runno += 1;
+        if dbg {
+            let pre: Vec<String> = v.events.iter().zip(&v.pinned).map(|(e, p)| format!("{}{}", if *p {"*"} else {""}, e)).filter(|s| s.contains("sem") || s.contains("lock(")).collect();
+            eprintln!("RUN {runno} prefix [{}] excl {:?}", pre.join(" "), v.excluded);
         }
         guide.allow = constraint(&v.excluded);
         guide.plan(std::mem::take(&mut v.events), 0, Vec::new());
@@ -654,6 +686,10 @@ pub(crate) fn run(ctx: &mut Ctx) {
         sem_init.extend(real_sem.iter().map(|(&s, &v)| (s, v)));
         let syn = Syn::new(trace, v, executed);
         let vs = syn.variants(ctx.initial, &sem_init);
+        if dbg {
+            let t: Vec<String> = syn.trace.iter().map(|e| format!("{}", e.ev)).filter(|s| s.contains("sem") || s.contains("lock(")).collect();
+            eprintln!("  trace [{}] blocked={} -> {} variants", t.join(" "), guide.blocked, vs.len());
+        }
         pending.extend(vs.into_iter().rev());
         ctx.report.rt_peak_pending = ctx.report.rt_peak_pending.max(pending.len() as u64);
     }
