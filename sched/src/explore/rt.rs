@@ -364,17 +364,6 @@ impl Syn {
         }
     }
 
-    fn ev_id(&self, x: usize) -> EvId {
-        (self.trace[x].tid(), self.idx[x])
-    }
-
-    fn send_id(&self, s: Send) -> SendId {
-        match s {
-            Send::At(p) => SendId::At(self.ev_id(p)),
-            Send::Init(c, k) => SendId::Init(c, k),
-        }
-    }
-
     /// `a` causes `b` (reflexive).
     fn hb(&self, a: usize, b: usize) -> bool {
         self.vc[b][self.trace[a].tid() as usize] >= self.idx[a]

@@ -480,6 +480,37 @@ impl Hb {
     }
 }
 
+/// The races of the blocked events of a deadlocked run (events posted and never executed:
+/// a `sem_wait` on an empty semaphore, a lock of a held mutex, ...) with its executed events
+/// `done`: `(e, v)` for each race `e ⋖ b` of a blocked event `b`, with `v` its reversal
+/// (`notdep(e).b`, the whole rest of the run for `whole`, Optimal-DPOR; up to `b`
+/// otherwise). A blocked event never runs, so no race of the trace names it, yet it is
+/// dependent with the events that disabled it: the wait that took the last unit of a
+/// semaphore could have been this one (the 1-producer/2-consumer buffer has two traces,
+/// one per consumer that gets the item, and the run where one consumer takes it shows no
+/// race at all). Each blocked event is analysed alone, appended to `done` (blocked events
+/// are not ordered among themselves); reversals are checked feasible as for any race.
+pub fn blocked_races(
+    done: &[TEv],
+    inits: &[Init],
+    blocked: &[Event],
+    initial: usize,
+    whole: bool,
+) -> Vec<(usize, Vec<TEv>)> {
+    let mut out = Vec::new();
+    for b in blocked {
+        let mut t = done.to_vec();
+        t.push(TEv::new(*b));
+        let hb = Hb::with_inits(t, inits.to_vec());
+        let j = done.len();
+        for e in hb.races_of(j, initial) {
+            let v = hb.reversal(e, j, whole);
+            out.push((e, v));
+        }
+    }
+    out
+}
+
 /// Whether thread `p` is an initial of `w` (POPL'14 §3: `p ∈ I(w)`): it occurs in `w` and its
 /// first event there does not happen after any earlier event of `w`. A direct-dependency check
 /// suffices: a happens-before chain ending at that event ends with a direct dependency.
