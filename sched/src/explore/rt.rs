@@ -71,6 +71,8 @@ pub enum Chan {
     Mutex(u64),
     Sem(u64),
     Cond(u64),
+    /// A barrier's arrivals, totally ordered like a semaphore's operations.
+    Barrier(u64),
 }
 
 /// A send: an event of the run, or the k-th initial send of a channel.
@@ -101,7 +103,7 @@ pub fn pair(trace: &[TEv]) -> (Vec<Slot>, HashMap<Chan, Vec<Send>>) {
     let mut slots = Vec::new();
     let mut sends: HashMap<Chan, Vec<Send>> = HashMap::new();
     let mut last_release: HashMap<u64, Send> = HashMap::new();
-    let mut last_sem_op: HashMap<u64, Send> = HashMap::new();
+    let mut last_sem_op: HashMap<Chan, Send> = HashMap::new();
     let mut conds: HashMap<u64, CondSt> = HashMap::new();
     let mut releases: Vec<(u64, usize)> = Vec::new();
     for (j, t) in trace.iter().enumerate() {
@@ -155,12 +157,15 @@ pub fn pair(trace: &[TEv]) -> (Vec<Slot>, HashMap<Chan, Vec<Send>>) {
                 }
                 cv.tokens.clear();
             }
-            Op::SemPost { s } | Op::SemWait { s } => {
-                let ch = Chan::Sem(s);
+            Op::SemPost { s: o } | Op::SemWait { s: o } | Op::BarrierWait { b: o } => {
+                let ch = match t.ev.op {
+                    Op::BarrierWait { .. } => Chan::Barrier(o),
+                    _ => Chan::Sem(o),
+                };
                 let init = Send::Init(ch, 0);
                 let all = sends.entry(ch).or_insert_with(|| vec![init]);
                 all.push(Send::At(j));
-                let p = last_sem_op.insert(s, Send::At(j)).unwrap_or(init);
+                let p = last_sem_op.insert(ch, Send::At(j)).unwrap_or(init);
                 slots.push(Slot {
                     ev: j,
                     chan: ch,
@@ -198,6 +203,42 @@ fn mutex_recv(
         chan: ch,
         partner: Some(p),
     });
+}
+
+/// For each barrier leave, the arrivals of its generation (all of them cause it: it is
+/// enabled only once every member arrived). A generation is closed by the first leave of one
+/// of its members: no thread arrives between the completing arrival and that leave.
+fn barrier_generations(trace: &[TEv]) -> Vec<(usize, Vec<usize>)> {
+    let mut open: HashMap<u64, Vec<usize>> = HashMap::new();
+    let mut last_arrival: HashMap<(u64, Tid), usize> = HashMap::new();
+    let mut gens: Vec<Vec<usize>> = Vec::new();
+    let mut gen_of: HashMap<usize, usize> = HashMap::new();
+    let mut out = Vec::new();
+    for (j, t) in trace.iter().enumerate() {
+        match t.ev.op {
+            Op::BarrierWait { b } => {
+                open.entry(b).or_default().push(j);
+                last_arrival.insert((b, t.tid()), j);
+            }
+            Op::BarrierLeave { b } => {
+                let Some(&a) = last_arrival.get(&(b, t.tid())) else {
+                    continue;
+                };
+                if !gen_of.contains_key(&a) {
+                    let gen = open.remove(&b).unwrap_or_default();
+                    for &m in &gen {
+                        gen_of.insert(m, gens.len());
+                    }
+                    gens.push(gen);
+                }
+                if let Some(&g) = gen_of.get(&a) {
+                    out.push((j, gens[g].clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The SYN-sequence of a run with its causality (program order, create → child,
@@ -334,6 +375,9 @@ impl Syn {
             if let Some(Send::At(p)) = s.partner {
                 incoming[s.ev].push((p, Some(k)));
             }
+        }
+        for (j, from) in barrier_generations(&trace) {
+            incoming[j].extend(from.into_iter().map(|a| (a, None)));
         }
         let mut counts = vec![0u32; nthreads];
         let mut idx = Vec::with_capacity(n);

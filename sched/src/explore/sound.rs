@@ -83,7 +83,8 @@ fn table() {
         ("barrier 3", testprog::start_barrier(3, true), true),
         ("buffer 3+3+2", testprog::bounded_buffer(3, 3, 2, 1), false),
     ];
-    for (name, p, dfs) in progs {
+    let only = std::env::var("TABLE_ONLY").unwrap_or_default();
+    for (name, p, dfs) in progs.into_iter().filter(|x| x.0.contains(only.as_str())) {
         let t = std::time::Instant::now();
         let c = count_traces(&p, 400_000).unwrap_or_default();
         let d = if dfs {
