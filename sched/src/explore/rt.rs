@@ -290,6 +290,26 @@ pub struct Variant {
 
 /// The pairings of `trace` ([`pair`]), events named (thread, index in thread).
 pub fn pairings(trace: &[TEv]) -> Vec<Pairing> {
+    pairings_at(trace).into_iter().map(|(_, p)| p).collect()
+}
+
+/// The pairings no run derived from the variant `seq` can lose: those of its pinned
+/// (changed) receives and of their causes. A descendant may displace any other event of the
+/// prefix (take its send), which re-runs it later with another partner, but never a cause
+/// of a pinned receive (that would remove the receive). So the runs of the variant's subtree
+/// are those that contain these pairings — what a sibling's exclusion must name.
+fn fixed_pairings(seq: &[TEv], pinned: &[bool]) -> Vec<Pairing> {
+    let syn = Syn::new(seq.to_vec(), Variant::default(), seq.len());
+    let pins: Vec<usize> = (0..seq.len()).filter(|&p| pinned[p]).collect();
+    pairings_at(seq)
+        .into_iter()
+        .filter(|&(x, _)| pins.iter().any(|&p| syn.hb(x, p)))
+        .map(|(_, p)| p)
+        .collect()
+}
+
+/// [`pairings`] with the index of each receive in `trace`.
+fn pairings_at(trace: &[TEv]) -> Vec<(usize, Pairing)> {
     let (slots, _) = pair(trace);
     let mut per: HashMap<Tid, u32> = HashMap::new();
     let ids: Vec<EvId> = trace
@@ -307,7 +327,7 @@ pub fn pairings(trace: &[TEv]) -> Vec<Pairing> {
                 Send::At(x) => SendId::At(ids[x]),
                 Send::Init(c, k) => SendId::Init(c, k),
             });
-            ((ids[s.ev], s.chan), send)
+            (s.ev, ((ids[s.ev], s.chan), send))
         })
         .collect()
 }
@@ -583,9 +603,13 @@ impl Syn {
         }
         let mut excluded = Vec::new();
         if with_exclusions {
-            // A prefix containing a sibling's prefix of an ancestor: all its runs are that
+            // A variant that keeps what an ancestor's sibling fixed: all its runs are that
             // sibling's.
-            let have: HashSet<Pairing> = pairings(&seq).into_iter().collect();
+            let pinned: Vec<bool> = order
+                .iter()
+                .map(|&x| changed[x] || self.is_pinned(x))
+                .collect();
+            let have: HashSet<Pairing> = fixed_pairings(&seq, &pinned).into_iter().collect();
             if self.excluded.iter().any(|x| covers(&have, x)) {
                 return None;
             }
@@ -604,7 +628,7 @@ impl Syn {
                     sib[c] = Some(alt);
                     if let Some(v) = self.variant(columns, &sib, initial, sem_init, false) {
                         let t: Vec<TEv> = v.events.iter().map(|e| TEv::new(*e)).collect();
-                        excluded.push(pairings(&t));
+                        excluded.push(fixed_pairings(&t, &v.pinned));
                     }
                 }
             }

@@ -82,6 +82,21 @@ fn table() {
         ("buffer 1+2+1", testprog::bounded_buffer(1, 2, 1, 1), true),
         ("barrier 3", testprog::start_barrier(3, true), true),
         ("buffer 3+3+2", testprog::bounded_buffer(3, 3, 2, 1), false),
+        ("x sem_lock 3", testprog::sem_lock(3), true),
+        ("x sem_as_mutex 1", testprog::sem_as_mutex(1), false),
+        ("x sem_as_mutex 2", testprog::sem_as_mutex(2), false),
+        ("x rw 1r1w", testprog::readers_writers(1, 1), true),
+        ("x rw 2r1w", testprog::readers_writers(2, 1), false),
+        ("x rw 1r2w", testprog::readers_writers(1, 2), false),
+        ("x rw_sections 2", testprog::rw_sections(2), true),
+        ("x rw_sections 3", testprog::rw_sections(3), false),
+        ("x rwlock_upgrade", testprog::rwlock_upgrade(), true),
+        ("x barrier 2", testprog::start_barrier(2, true), true),
+        ("x philosophers 3", testprog::philosophers(3), true),
+        ("x philosophers 4", testprog::philosophers(4), false),
+        ("x mutex_rounds 3x2", testprog::mutex_rounds(3, 2), false),
+        ("x futex 2", testprog::futex_requeue_broadcast(2, false), false),
+        ("x futex 2 bad", testprog::futex_requeue_broadcast(2, true), false),
     ];
     let only = std::env::var("TABLE_ONLY").unwrap_or_default();
     for (name, p, dfs) in progs.into_iter().filter(|x| x.0.contains(only.as_str())) {
@@ -95,6 +110,7 @@ fn table() {
         let (dp, _) = explore_keys(Algo::Dpor, &p);
         let (od, _) = explore_keys(Algo::Odpor, &p);
         let (rt, _) = explore_keys(Algo::Rt, &p);
+        let name = format!("{name} (buggy {})", c.buggy);
         eprintln!(
             "{name}: enum {} ({} prefixes) dfs {d:?} | dpor {dp:?} | odpor {od:?} | rt {rt:?} [{:?}]",
             c.traces,
@@ -149,7 +165,7 @@ fn debug_missing() {
 #[test]
 #[ignore = "debug"]
 fn debug_rt() {
-    let p = testprog::bounded_buffer(3, 1, 2, 1);
+    let p = testprog::philosophers(3);
     let mut r = Interp::new(p);
     explore(Algo::Rt, &mut r, Limits::default());
 }
