@@ -73,6 +73,8 @@ pub enum Chan {
     Cond(u64),
     /// A barrier's arrivals, totally ordered like a semaphore's operations.
     Barrier(u64),
+    /// A read-write lock's operations, totally ordered like a semaphore's.
+    Rw(u64),
 }
 
 /// A send: an event of the run, or the k-th initial send of a channel.
@@ -157,10 +159,16 @@ pub fn pair(trace: &[TEv]) -> (Vec<Slot>, HashMap<Chan, Vec<Send>>) {
                 }
                 cv.tokens.clear();
             }
-            Op::SemPost { s: o } | Op::SemWait { s: o } | Op::BarrierWait { b: o } => {
+            Op::SemPost { s: o }
+            | Op::SemWait { s: o }
+            | Op::BarrierWait { b: o }
+            | Op::RdLock { l: o }
+            | Op::WrLock { l: o }
+            | Op::RwUnlock { l: o } => {
                 let ch = match t.ev.op {
                     Op::BarrierWait { .. } => Chan::Barrier(o),
-                    _ => Chan::Sem(o),
+                    Op::SemPost { .. } | Op::SemWait { .. } => Chan::Sem(o),
+                    _ => Chan::Rw(o),
                 };
                 let init = Send::Init(ch, 0);
                 let all = sends.entry(ch).or_insert_with(|| vec![init]);
@@ -724,7 +732,11 @@ pub(crate) fn run(ctx: &mut Ctx) {
                 .filter(|e| {
                     matches!(
                         e.op,
-                        Op::Lock { .. } | Op::SemWait { .. } | Op::CondWake { .. }
+                        Op::Lock { .. }
+                            | Op::SemWait { .. }
+                            | Op::CondWake { .. }
+                            | Op::RdLock { .. }
+                            | Op::WrLock { .. }
                     )
                 })
                 .map(|e| TEv::new(*e)),
