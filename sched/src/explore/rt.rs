@@ -59,7 +59,10 @@
 //! modelled as receives.
 
 use super::guide::Rule;
-use super::trace::{infer_sem_init, TEv};
+use super::trace::{infer_barrier_counts, infer_sem_init, TEv};
+
+/// Semaphore values and barrier counts for [`replays`]: recorded, else inferred from runs.
+pub type Inits = HashMap<(ObjKind, u64), u32>;
 use super::{Ctx, Outcome};
 use crate::event::{Event, ObjKind, Op, Tid};
 use crate::state::State;
@@ -476,7 +479,7 @@ impl Syn {
     }
 
     /// The race variants of this run: forced event sequences, one per valid race-table row.
-    pub fn variants(&self, initial: usize, sem_init: &HashMap<u64, u32>) -> Vec<Variant> {
+    pub fn variants(&self, initial: usize, sem_init: &Inits) -> Vec<Variant> {
         let columns: Vec<(usize, Vec<Send>)> = (0..self.slots.len())
             .map(|k| (k, self.race_set(k)))
             .filter(|(_, rs)| !rs.is_empty())
@@ -538,7 +541,7 @@ impl Syn {
         columns: &[(usize, Vec<Send>)],
         row: &[Option<Send>],
         initial: usize,
-        sem_init: &HashMap<u64, u32>,
+        sem_init: &Inits,
         with_exclusions: bool,
     ) -> Option<Variant> {
         let n = self.trace.len();
@@ -681,11 +684,15 @@ fn join(c: &mut [u32], o: &[u32]) {
     }
 }
 
-/// Whether `seq` is an execution of the synchronisation state machine.
-fn replays(seq: &[TEv], initial: usize, sem_init: &HashMap<u64, u32>) -> bool {
+/// Whether `seq` is an execution of the synchronisation state machine (with the semaphore
+/// values and barrier counts `sem_init`).
+fn replays(seq: &[TEv], initial: usize, sem_init: &Inits) -> bool {
     let mut s = State::with_initial_threads(initial.max(1));
-    for (&sem, &v) in sem_init {
-        s.init_sem(sem, v);
+    for (&(kind, addr), &v) in sem_init {
+        match kind {
+            ObjKind::Sem => s.init_sem(addr, v),
+            _ => s.init_barrier(addr, v),
+        }
     }
     for t in seq {
         if s.pending(t.tid()).is_none() && s.post(t.tid(), t.ev.op).is_err() {
@@ -703,18 +710,11 @@ pub(crate) fn run(ctx: &mut Ctx) {
     let mut guide = ctx.guide(Rule::Lowest, false);
     // Pending variants: forced prefix. The initial run has an empty one.
     let mut pending: Vec<Variant> = vec![Variant::default()];
-    let mut sem_init: HashMap<u64, u32> = HashMap::new();
-    let mut real_sem: HashMap<u64, u32> = HashMap::new();
-    let dbg = std::env::var("RT_DEBUG").is_ok();
-    let mut runno = 0u64;
+    let mut sem_init: Inits = HashMap::new();
+    let mut real_sem: Inits = HashMap::new();
     while let Some(mut v) = pending.pop() {
         if ctx.out_of_budget() {
             return;
-        }
-        runno += 1;
-        if dbg {
-            let pre: Vec<String> = v.events.iter().zip(&v.pinned).map(|(e, p)| format!("{}{}", if *p {"*"} else {""}, e)).filter(|s| s.contains("sem") || s.contains("lock(")).collect();
-            eprintln!("RUN {runno} prefix [{}] excl {:?}", pre.join(" "), v.excluded);
         }
         guide.allow = constraint(&v.excluded);
         guide.plan(std::mem::take(&mut v.events), 0, Vec::new());
@@ -744,21 +744,20 @@ pub(crate) fn run(ctx: &mut Ctx) {
         // Initial values are not events: the recorded `sem_init` value (the first, replays
         // start with it), else the largest need seen so far.
         for i in guide.inits.iter().rev() {
-            if i.obj.kind == ObjKind::Sem {
-                real_sem.insert(i.obj.addr, i.value);
+            if matches!(i.obj.kind, ObjKind::Sem | ObjKind::Barrier) {
+                real_sem.insert((i.obj.kind, i.obj.addr), i.value);
             }
         }
         for (sem, v) in infer_sem_init(&trace[..executed]) {
-            let e = sem_init.entry(sem).or_insert(0);
+            let e = sem_init.entry((ObjKind::Sem, sem)).or_insert(0);
             *e = (*e).max(v);
+        }
+        for (b, n) in infer_barrier_counts(&trace[..executed]) {
+            sem_init.entry((ObjKind::Barrier, b)).or_insert(n);
         }
         sem_init.extend(real_sem.iter().map(|(&s, &v)| (s, v)));
         let syn = Syn::new(trace, v, executed);
         let vs = syn.variants(ctx.initial, &sem_init);
-        if dbg {
-            let t: Vec<String> = syn.trace.iter().map(|e| format!("{}", e.ev)).filter(|s| s.contains("sem") || s.contains("lock(")).collect();
-            eprintln!("  trace [{}] blocked={} -> {} variants", t.join(" "), guide.blocked, vs.len());
-        }
         pending.extend(vs.into_iter().rev());
         ctx.report.rt_peak_pending = ctx.report.rt_peak_pending.max(pending.len() as u64);
     }

@@ -165,7 +165,7 @@ fn debug_missing() {
 #[test]
 #[ignore = "debug"]
 fn debug_rt() {
-    let p = testprog::philosophers(3);
+    let p = testprog::rwlock_upgrade();
     let mut r = Interp::new(p);
     explore(Algo::Rt, &mut r, Limits::default());
 }
