@@ -7,8 +7,18 @@
 //! lock or re-acquisition; the mutex starts with one *initial* send), a semaphore (every
 //! `sem_post`/`sem_wait` receives the semaphore's previous operation and sends to its next
 //! one; the first receives the semaphore's initial send), a condition variable (signal or
-//! broadcast → the wake it enabled). A `CondWake` receives twice (the signal and the mutex),
-//! so receives are *slots* `(event, channel)`.
+//! broadcast → the wake it enabled), a barrier (arrivals ordered like a semaphore's
+//! operations; each leave is caused by every arrival of its generation), a read-write lock
+//! (every operation receives the lock's previous one). A `CondWake` receives twice (the
+//! signal and the mutex), so receives are *slots* `(event, channel)`.
+//!
+//! Barriers and rwlocks are ordered more finely than the dependency relation: two open
+//! arrivals commute, and so do two read-mode operations, but their channels order them. rt
+//! then sees every trace, some more than once (a 3-thread start barrier: 36 runs for 18
+//! traces, as Optimal-DPOR; one writer and 3 readers: 216 runs for 8 traces). A channel that
+//! leaves read-mode operations unordered lost traces (a read of the prefix can never be
+//! moved after a write that a later variant puts first, so the read-then-write upgrade lost
+//! its "one thread entirely first" order).
 //!
 //! Semaphores follow the paper's object-based view (§2: P and V are calls the semaphore
 //! accepts one at a time; its SYN-sequence is the order of completed operations), not a
@@ -42,21 +52,31 @@
 //!    - receives of the variant's prefix are not changed again, and a changed receive (of this
 //!      variant or an ancestor) is never displaced or removed;
 //!    - for every column a row leaves unchanged (and not caused by a change), each alternative
-//!      send whose sibling row (this row plus that change) is a valid variant is *excluded*
-//!      for that receive — named by (thread, index) across runs — in the variant's subtree:
-//!      race sets omit it and the free part of the run never schedules that receive while it
-//!      would take it ([`super::guide::Guide::allow`]). The sibling explores those runs.
+//!      send whose sibling row (this row plus that change) is a valid variant gives an
+//!      *exclusion* in the variant's subtree: the pairings the sibling's subtree can never
+//!      lose ([`fixed_pairings`]: its pinned receives and all their causes, events named
+//!      (thread, index) across runs). A variant whose own fixed pairings contain an exclusion
+//!      is dropped, and the free part of a run never takes a step that completes one
+//!      ([`super::guide::Guide::allow`]): those runs are the sibling's. Naming only the
+//!      (receive, send) pair over-excludes: a descendant can displace the send (give its own
+//!      send to another receive) and re-run it with another partner, a run the sibling never
+//!      has (the 3-producer/1-consumer/2-slot buffer lost 4 of its 144 traces, with 2
+//!      blocked runs); naming the sibling's whole prefix under-excludes, since unpinned
+//!      prefix events can be displaced in the sibling's subtree too (philosophers(3): 8 runs
+//!      for 7 traces).
 //!
 //! Only the pending variants are stored (a depth-first stack), each with its prefix and
 //! constraints, never the explored sequences: [`Report::rt_peak_pending`](super::Report)
 //! records the stack's high-water mark.
 //!
 //! The constraints above are this implementation's reconstruction of the paper's; they are
-//! checked in the tests: the same runs as Optimal-DPOR, none twice, on dining philosophers
-//! (3-6), mutex rounds, a semaphore bounded buffer (2 producers, 2 consumers, 2 slots: 148)
-//! and readers-writers with condition variables (2 readers/1 writer: 62; 3r/1w: 2364; 1r/2w:
-//! 56, which exhaustive DFS confirms; 2r/2w: 2624). Timed and try operations are not
-//! modelled as receives.
+//! checked in the tests (`tests.rs`, `sound.rs`): the same traces as Optimal-DPOR and as an
+//! independent enumeration, none twice (barriers and rwlocks aside, above), no blocked run,
+//! on dining philosophers (3-6), mutex rounds, semaphore bounded buffers (up to 3 producers,
+//! 3 consumers, 2 slots: 12,276), readers-writers with condition variables (2 readers/1
+//! writer: 62; 3r/1w: 2364; 1r/2w: 56, which exhaustive DFS confirms; 2r/2w: 2624),
+//! semaphores as locks, barriers and rwlocks. Timed and try operations are not modelled as
+//! receives; futexes are not modelled.
 
 use super::guide::Rule;
 use super::trace::{infer_barrier_counts, infer_sem_init, TEv};
@@ -268,7 +288,7 @@ pub struct Syn {
     prefix: usize,
     /// Receives of the prefix that a variant changed (this run's or an ancestor's).
     pinned: Vec<bool>,
-    /// The prefixes of sibling variants of this run's ancestors (see [`Variant::excluded`]).
+    /// The exclusions of this run's variant (see [`Variant::excluded`]).
     excluded: Vec<Vec<Pairing>>,
     /// Events from here on were blocked, not executed.
     executed: usize,
@@ -294,8 +314,9 @@ pub type Pairing = ((EvId, Chan), Option<SendId>);
 pub struct Variant {
     pub events: Vec<Event>,
     pub pinned: Vec<bool>,
-    /// Each entry is the SYN-sequence (all its pairings) of a sibling variant's prefix: every
-    /// run that contains it is explored in that sibling's subtree.
+    /// Each entry is what a sibling variant's subtree keeps of its prefix
+    /// ([`fixed_pairings`]): every run that contains it is explored in that sibling's
+    /// subtree.
     pub excluded: Vec<Vec<Pairing>>,
 }
 
@@ -452,7 +473,7 @@ impl Syn {
         matches!(s, Send::At(p) if matches!(self.trace[p].ev.op, Op::CondBroadcast { .. }))
     }
 
-    /// The race set of slot `k` (with the "new sends only" path constraint).
+    /// The race set of slot `k` (receives of the forced prefix have none).
     pub fn race_set(&self, k: usize) -> Vec<Send> {
         let slot = self.slots[k];
         let r = slot.ev;
@@ -667,7 +688,10 @@ fn constraint(excluded: &[Vec<Pairing>]) -> Option<super::guide::Allow> {
     Some(Box::new(move |steps, ev| {
         let mut trace: Vec<TEv> = steps.iter().map(|r| r.ev).collect();
         trace.push(TEv::new(*ev));
-        let me = (ev.tid, trace.iter().filter(|t| t.tid() == ev.tid).count() as u32);
+        let me = (
+            ev.tid,
+            trace.iter().filter(|t| t.tid() == ev.tid).count() as u32,
+        );
         let all = pairings(&trace);
         let new: Vec<&Pairing> = all.iter().filter(|p| p.0 .0 == me).collect();
         let mut have: Option<HashSet<Pairing>> = None;

@@ -101,7 +101,13 @@ fn add_backtracks(stack: &mut [Node], from: usize, guide: &Guide, initial: usize
     }
     if deadlock {
         let blocked: Vec<Event> = guide.waiting.iter().flatten().copied().collect();
-        races.extend(blocked_races(&trace, &guide.inits, &blocked, initial, false));
+        races.extend(blocked_races(
+            &trace,
+            &guide.inits,
+            &blocked,
+            initial,
+            false,
+        ));
     }
     for (e, v) in races {
         let init = initials(&v);

@@ -95,8 +95,16 @@ fn table() {
         ("x philosophers 3", testprog::philosophers(3), true),
         ("x philosophers 4", testprog::philosophers(4), false),
         ("x mutex_rounds 3x2", testprog::mutex_rounds(3, 2), false),
-        ("x futex 2", testprog::futex_requeue_broadcast(2, false), false),
-        ("x futex 2 bad", testprog::futex_requeue_broadcast(2, true), false),
+        (
+            "x futex 2",
+            testprog::futex_requeue_broadcast(2, false),
+            false,
+        ),
+        (
+            "x futex 2 bad",
+            testprog::futex_requeue_broadcast(2, true),
+            false,
+        ),
     ];
     let only = std::env::var("TABLE_ONLY").unwrap_or_default();
     for (name, p, dfs) in progs.into_iter().filter(|x| x.0.contains(only.as_str())) {
@@ -129,14 +137,21 @@ fn check(name: &str, p: &Prog, want: usize, dfs: bool) -> [(Run, HashSet<Key>); 
     assert_eq!(c.traces, want, "{name}: independent enumeration");
     if dfs {
         let (_, all) = explore_keys(Algo::Dfs, p);
-        assert_eq!(all.len(), want, "{name}: distinct traces of every interleaving");
+        assert_eq!(
+            all.len(),
+            want,
+            "{name}: distinct traces of every interleaving"
+        );
     }
     let out = [Algo::Dpor, Algo::Odpor, Algo::Rt].map(|a| explore_keys(a, p));
     for (a, (r, seen)) in ["dpor", "odpor", "rt"].iter().zip(&out) {
         eprintln!("{name}: {a} {r:?}");
         assert_eq!(r.distinct, want, "{name}: {a} misses traces: {r:?}");
         assert_eq!(r.blocked, 0, "{name}: {a} {r:?}");
-        assert!(seen == &out[1].1, "{name}: {a} and odpor explore other traces");
+        assert!(
+            seen == &out[1].1,
+            "{name}: {a} and odpor explore other traces"
+        );
     }
     out
 }
@@ -144,7 +159,11 @@ fn check(name: &str, p: &Prog, want: usize, dfs: bool) -> [(Run, HashSet<Key>); 
 /// [`check`], and each explorer runs every trace exactly once.
 fn check_exact(name: &str, p: &Prog, want: usize, dfs: bool) {
     for (r, _) in check(name, p, want, dfs) {
-        assert_eq!((r.executions, r.duplicates), (want as u64, 0), "{name}: {r:?}");
+        assert_eq!(
+            (r.executions, r.duplicates),
+            (want as u64, 0),
+            "{name}: {r:?}"
+        );
     }
 }
 
@@ -173,7 +192,12 @@ fn semaphore_bounded_buffers_match_the_independent_count() {
 #[test]
 #[ignore = "about a minute: cargo test --release -p pos-sched sound -- --ignored"]
 fn large_semaphore_bounded_buffers() {
-    check_exact("buffer 3+2+2", &testprog::bounded_buffer(3, 2, 2, 1), 1596, false);
+    check_exact(
+        "buffer 3+2+2",
+        &testprog::bounded_buffer(3, 2, 2, 1),
+        1596,
+        false,
+    );
     let p = testprog::bounded_buffer(3, 3, 2, 1);
     let (od, od_seen) = explore_keys(Algo::Odpor, &p);
     let (rt, rt_seen) = explore_keys(Algo::Rt, &p);
@@ -189,7 +213,12 @@ fn large_semaphore_bounded_buffers() {
 /// unit ([`super::trace::blocked_races`]).
 #[test]
 fn a_blocked_wait_races_with_the_wait_that_took_its_unit() {
-    check_exact("buffer 1+2+1", &testprog::bounded_buffer(1, 2, 1, 1), 2, true);
+    check_exact(
+        "buffer 1+2+1",
+        &testprog::bounded_buffer(1, 2, 1, 1),
+        2,
+        true,
+    );
 }
 
 /// Semaphores used as locks: `n` threads entering in any order (3! = 6, DFS agrees), and
@@ -207,9 +236,24 @@ fn semaphores_as_locks_match_the_independent_count() {
 /// `tests::large_sizes`).
 #[test]
 fn condition_variables_match_the_independent_count() {
-    check_exact("readers-writers 1r/1w", &testprog::readers_writers(1, 1), 4, true);
-    check_exact("readers-writers 2r/1w", &testprog::readers_writers(2, 1), 62, false);
-    check_exact("readers-writers 1r/2w", &testprog::readers_writers(1, 2), 56, false);
+    check_exact(
+        "readers-writers 1r/1w",
+        &testprog::readers_writers(1, 1),
+        4,
+        true,
+    );
+    check_exact(
+        "readers-writers 2r/1w",
+        &testprog::readers_writers(2, 1),
+        62,
+        false,
+    );
+    check_exact(
+        "readers-writers 1r/2w",
+        &testprog::readers_writers(1, 2),
+        56,
+        false,
+    );
 }
 
 /// Read-write locks: one writer and `n` readers give 2^n traces (which readers precede the
@@ -228,7 +272,11 @@ fn rwlocks_match_the_independent_count() {
     ] {
         let [dp, od, rt] = check(name, &p, want, dfs);
         for (r, _) in [dp, od] {
-            assert_eq!((r.executions, r.duplicates), (want as u64, 0), "{name}: {r:?}");
+            assert_eq!(
+                (r.executions, r.duplicates),
+                (want as u64, 0),
+                "{name}: {r:?}"
+            );
         }
         assert!(rt.0.executions > want as u64, "{name}: {:?}", rt.0);
     }
@@ -242,8 +290,18 @@ fn rwlocks_match_the_independent_count() {
 /// the open ones (see `tests::barrier_arrivals_commute_until_the_last_one`).
 #[test]
 fn barriers_match_the_independent_count() {
-    check_exact("start_barrier(2)", &testprog::start_barrier(2, true), 4, true);
-    for (r, _) in check("start_barrier(3)", &testprog::start_barrier(3, true), 18, true) {
+    check_exact(
+        "start_barrier(2)",
+        &testprog::start_barrier(2, true),
+        4,
+        true,
+    );
+    for (r, _) in check(
+        "start_barrier(3)",
+        &testprog::start_barrier(3, true),
+        18,
+        true,
+    ) {
         assert_eq!((r.executions, r.duplicates), (36, 18), "{r:?}");
     }
 }
@@ -261,20 +319,40 @@ fn rt_equals_odpor_on_every_sync_only_program() {
         ("philosophers(4)", testprog::philosophers(4), true),
         ("philosophers(5)", testprog::philosophers(5), true),
         ("mutex rounds 3x2", testprog::mutex_rounds(3, 2), true),
-        ("readers-writers 1r/1w", testprog::readers_writers(1, 1), true),
-        ("readers-writers 2r/1w", testprog::readers_writers(2, 1), true),
-        ("readers-writers 1r/2w", testprog::readers_writers(1, 2), true),
+        (
+            "readers-writers 1r/1w",
+            testprog::readers_writers(1, 1),
+            true,
+        ),
+        (
+            "readers-writers 2r/1w",
+            testprog::readers_writers(2, 1),
+            true,
+        ),
+        (
+            "readers-writers 1r/2w",
+            testprog::readers_writers(1, 2),
+            true,
+        ),
         ("buffer 2+1+1", testprog::bounded_buffer(2, 1, 1, 1), true),
         ("buffer 2+2+1", testprog::bounded_buffer(2, 2, 1, 1), true),
         ("buffer 3+3+1", testprog::bounded_buffer(3, 3, 1, 1), true),
         ("buffer 2+2+2", testprog::bounded_buffer(2, 2, 2, 1), true),
         ("buffer 3+1+2", testprog::bounded_buffer(3, 1, 2, 1), true),
         ("buffer 1+2+1", testprog::bounded_buffer(1, 2, 1, 1), true),
-        ("buffer 2+2+1, 2 items", testprog::bounded_buffer(2, 2, 1, 2), true),
+        (
+            "buffer 2+2+1, 2 items",
+            testprog::bounded_buffer(2, 2, 1, 2),
+            true,
+        ),
         ("sem_lock(2)", testprog::sem_lock(2), true),
         ("sem_lock(3)", testprog::sem_lock(3), true),
         ("sem_as_mutex(1)", testprog::sem_as_mutex(1), true),
-        ("start_barrier(3), no barrier", testprog::start_barrier(3, false), true),
+        (
+            "start_barrier(3), no barrier",
+            testprog::start_barrier(3, false),
+            true,
+        ),
         ("start_barrier(2)", testprog::start_barrier(2, true), true),
         ("start_barrier(3)", testprog::start_barrier(3, true), true),
         ("rw_sections(2)", testprog::rw_sections(2), false),
