@@ -133,7 +133,7 @@ fn table() {
 /// with no sleep-set-blocked run. Returns each explorer's runs and traces for the
 /// program-specific checks (exact counts, no repeats).
 fn check(name: &str, p: &Prog, want: usize, dfs: bool) -> [(Run, HashSet<Key>); 3] {
-    let c = count_traces(p, 100_000).expect("small enough to enumerate");
+    let c = count_traces(p, 1_000_000).expect("small enough to enumerate");
     assert_eq!(c.traces, want, "{name}: independent enumeration");
     if dfs {
         let (_, all) = explore_keys(Algo::Dfs, p);
