@@ -130,9 +130,21 @@ fn table() {
 
 /// The checks every program gets: the independent enumeration finds `want` traces (and so
 /// does exhaustive DFS when `dfs`), and DPOR, Optimal-DPOR and rt each explore all of them
-/// with no sleep-set-blocked run. Returns each explorer's runs and traces for the
+/// with no sleep-set-blocked run (Source-DPOR may have some: `blocked`, its count here).
+/// Returns each explorer's runs and traces for the
 /// program-specific checks (exact counts, no repeats).
 fn check(name: &str, p: &Prog, want: usize, dfs: bool) -> [(Run, HashSet<Key>); 3] {
+    check_blocked(name, p, want, dfs, 0)
+}
+
+/// [`check`] allowing `blocked` sleep-set-blocked Source-DPOR runs.
+fn check_blocked(
+    name: &str,
+    p: &Prog,
+    want: usize,
+    dfs: bool,
+    blocked: u64,
+) -> [(Run, HashSet<Key>); 3] {
     let c = count_traces(p, 1_000_000).expect("small enough to enumerate");
     assert_eq!(c.traces, want, "{name}: independent enumeration");
     if dfs {
@@ -147,7 +159,8 @@ fn check(name: &str, p: &Prog, want: usize, dfs: bool) -> [(Run, HashSet<Key>); 
     for (a, (r, seen)) in ["dpor", "odpor", "rt"].iter().zip(&out) {
         eprintln!("{name}: {a} {r:?}");
         assert_eq!(r.distinct, want, "{name}: {a} misses traces: {r:?}");
-        assert_eq!(r.blocked, 0, "{name}: {a} {r:?}");
+        let allowed = if *a == "dpor" { blocked } else { 0 };
+        assert_eq!(r.blocked, allowed, "{name}: {a} {r:?}");
         assert!(
             seen == &out[1].1,
             "{name}: {a} and odpor explore other traces"
@@ -283,11 +296,13 @@ fn rwlocks_match_the_independent_count() {
 }
 
 /// A start barrier: with 2 threads, 2 choices of the completing arrival × 2 lock orders = 4
-/// traces, each explored once. With 3 threads, 3 × 3! = 18 traces (DFS agrees): every
-/// explorer sees them all, in 36 runs: the two open arrivals commute, but whether an
-/// arrival completes the barrier depends on how many came before it, so sleep sets and
-/// wakeup sequences (and rt's barrier channel, which orders arrivals) keep both orders of
-/// the open ones (see `tests::barrier_arrivals_commute_until_the_last_one`).
+/// traces, each explored once. With 3 threads, 3 × 3! = 18 traces (DFS agrees), all seen
+/// by every explorer. The two open arrivals commute, but whether an arrival completes the
+/// barrier depends on how many came before it: sleep sets decide it in the state (an
+/// arrival stays asleep after an open one if it would leave the barrier open too), so
+/// Source-DPOR runs each trace once (plus one sleep-set-blocked run); wakeup sequences are
+/// checked out of context (`trace::dependent_anywhere`), so Optimal-DPOR runs 30; rt's
+/// barrier channel orders every arrival: 36 = 3! arrival orders × 3! lock orders.
 #[test]
 fn barriers_match_the_independent_count() {
     check_exact(
@@ -296,19 +311,17 @@ fn barriers_match_the_independent_count() {
         4,
         true,
     );
-    for (r, _) in check(
-        "start_barrier(3)",
-        &testprog::start_barrier(3, true),
-        18,
-        true,
-    ) {
-        assert_eq!((r.executions, r.duplicates), (36, 18), "{r:?}");
-    }
+    let p = testprog::start_barrier(3, true);
+    let [dp, od, rt] = check_blocked("start_barrier(3)", &p, 18, true, 1);
+    assert_eq!((dp.0.executions, dp.0.duplicates), (18, 0), "{:?}", dp.0);
+    assert_eq!(od.0.executions, 30, "{:?}", od.0);
+    assert_eq!(rt.0.executions, 36, "{:?}", rt.0);
 }
 
 /// rt and Optimal-DPOR explore the same traces on every synchronisation-only program of the
 /// abstract suite (tests.rs, testprog.rs), the same number of runs except where rt orders
-/// read-mode rwlock operations or barrier arrivals (see the rwlock and barrier tests).
+/// read-mode rwlock operations or barrier arrivals (see the rwlock and barrier tests: 36
+/// runs for odpor's 30 on a 3-thread barrier).
 /// Not here: `sem_as_mutex(2)` (see the semaphore test) and the futex programs (`futex_requeue_broadcast`): their futex words are plain
 /// memory updated between scheduling points, which no explorer's dependency relation sees
 /// (2 runs where the events alone give 6 traces); rt does not model futexes at all.
@@ -354,7 +367,7 @@ fn rt_equals_odpor_on_every_sync_only_program() {
             true,
         ),
         ("start_barrier(2)", testprog::start_barrier(2, true), true),
-        ("start_barrier(3)", testprog::start_barrier(3, true), true),
+        ("start_barrier(3)", testprog::start_barrier(3, true), false),
         ("rw_sections(2)", testprog::rw_sections(2), false),
         ("rw_sections(3)", testprog::rw_sections(3), false),
         ("rwlock_upgrade", testprog::rwlock_upgrade(), false),
