@@ -7,7 +7,7 @@
 //! Mazurkiewicz trace is explored exactly once.
 
 use super::guide::{Guide, Rec, Rule};
-use super::trace::{blocked_races, is_weak_initial, Hb, TEv};
+use super::trace::{barrier_counts, blocked_races, is_weak_initial_at, Hb, TEv};
 use super::wakeup::{insert, WNode};
 use super::{Ctx, Outcome};
 use crate::event::Event;
@@ -102,11 +102,17 @@ fn insert_races(stack: &mut [Node], from: usize, guide: &Guide, initial: usize, 
         let blocked: Vec<Event> = guide.waiting.iter().flatten().copied().collect();
         races.extend(blocked_races(&trace, &guide.inits, &blocked, initial, true));
     }
+    let counts = barrier_counts(&trace, &guide.inits);
     for (e, v) in races {
+        let ctx = &trace[..e];
         let node = &mut stack[e];
-        if node.sleep.iter().any(|q| is_weak_initial(&v, q)) {
+        if node
+            .sleep
+            .iter()
+            .any(|q| is_weak_initial_at(ctx, &v, q, &counts))
+        {
             continue;
         }
-        insert(&mut node.pending, v);
+        insert(&mut node.pending, v, ctx, &counts);
     }
 }

@@ -543,6 +543,59 @@ pub fn is_weak_initial(w: &[TEv], next: &TEv) -> bool {
     }
 }
 
+/// Barrier counts by address, for [`is_weak_initial_at`].
+pub type BarrierCounts = HashMap<u64, u32>;
+
+/// The barrier counts of a run: recorded, else inferred from the trace.
+pub fn barrier_counts(trace: &[TEv], inits: &[Init]) -> BarrierCounts {
+    let mut out = infer_barrier_counts(trace);
+    for i in inits.iter().filter(|i| i.obj.kind == ObjKind::Barrier) {
+        out.insert(i.obj.addr, i.value);
+    }
+    out
+}
+
+/// `seq` as it would run after `ctx`: each barrier arrival's [`TEv::barrier_open`] recomputed
+/// for that place (the flags of `ctx` are its own).
+pub fn placed(ctx: &[TEv], seq: &[TEv], counts: &BarrierCounts) -> Vec<TEv> {
+    let mut out: Vec<TEv> = Vec::with_capacity(seq.len());
+    for e in seq {
+        let mut e = *e;
+        if let Op::BarrierWait { b } = e.ev.op {
+            let before = out.iter().rev().chain(ctx.iter().rev());
+            e.barrier_open = barrier_open(before, b, counts.get(&b).copied());
+        }
+        out.push(e);
+    }
+    out
+}
+
+/// [`is_weak_initial`] for `w` run after `ctx`: with barrier arrivals, decided by their place
+/// instead of conservatively. Absent from `w`, `next` is a weak initial when, run after `w`,
+/// it is independent of every event of `w` ([`dependent`] with the flags of that place):
+/// two open arrivals stay open when the later one moves first (the earlier one gains one
+/// arrival before it, no more than the later one had). Present, its first event must be
+/// independent of the events of `w` before it, likewise.
+pub fn is_weak_initial_at(ctx: &[TEv], w: &[TEv], next: &TEv, counts: &BarrierCounts) -> bool {
+    let arrival = |e: &TEv| matches!(e.ev.op, Op::BarrierWait { .. });
+    if !arrival(next) && !w.iter().any(arrival) {
+        return is_weak_initial(w, next);
+    }
+    match w.iter().position(|e| e.tid() == next.tid()) {
+        Some(k) => {
+            let p = placed(ctx, &w[..=k], counts);
+            p[..k].iter().all(|x| !dependent(x, &p[k]))
+        }
+        None => {
+            let mut all = w.to_vec();
+            all.push(*next);
+            let p = placed(ctx, &all, counts);
+            let (q, rest) = p.split_last().expect("non-empty");
+            rest.iter().all(|x| !dependent(x, q))
+        }
+    }
+}
+
 /// `w` without the first event of thread `p` (`w \ p`), or `w` unchanged if `p` is absent.
 pub fn remove_first(w: &[TEv], p: Tid) -> Vec<TEv> {
     let mut out = w.to_vec();
