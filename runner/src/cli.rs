@@ -221,6 +221,33 @@ pub struct CcArgs {
 
 #[derive(Args, Debug)]
 pub struct RacesArgs {
+    /// Reverse each race of one recorded run (the default schedule) once and classify it:
+    /// harmless (same outcome and output), harmful (which differs; both schedules saved) or
+    /// not reversible. Exit code 1 when a race is harmful.
+    #[arg(long)]
+    pub classify: bool,
+    /// With --classify: also reverse the synchronisation conflicts (lock acquisition orders,
+    /// semaphore waits, condition waiters).
+    #[arg(long)]
+    pub sync: bool,
+    /// With --classify: scheduling points of the recorded run: races (default for
+    /// instrumented programs: the profiled racing accesses), mem (every access) or sync
+    /// (uninstrumented programs, with --sync).
+    #[arg(long, value_name = "MODE")]
+    pub points: Option<String>,
+    /// With --classify: dynamic races reversed per site pair (the first ones of the run).
+    #[arg(long, default_value_t = 3, value_name = "K")]
+    pub per_pair: usize,
+    /// With --classify: runs of reversals at most, over all site pairs (a race takes one or
+    /// two).
+    #[arg(long, default_value_t = 200, value_name = "N")]
+    pub max_runs: usize,
+    /// With --classify: write the classification as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// With --classify: where the schedules of harmful races are saved.
+    #[arg(long, default_value = "poscheck-out", value_name = "DIR")]
+    pub out_dir: PathBuf,
     /// Profiling runs (each under pos with a seed derived from --seed).
     #[arg(long, default_value_t = crate::points::PROFILE_RUNS)]
     pub runs: u64,

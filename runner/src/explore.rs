@@ -8,7 +8,10 @@
 //! order, so an event's identity (thread, index in thread) is the same in every execution
 //! that follows the same prefix; when the program does not follow a forced prefix (it is not
 //! deterministic under the schedule: time, randomness, uncontrolled input), the guide reports
-//! a divergence and the exploration stops there instead of exploring the wrong program.
+//! a divergence and the exploration stops there instead of exploring the wrong program —
+//! unless `--approximate` (and always for `--algo hitting`): the prefix is then replayed
+//! approximately and a run that leaves it is counted as divergent, its actual trace analysed
+//! (also the way out when hidden accesses between scheduling points change control flow).
 //!
 //! Each bug found is saved as a [`SavedSchedule`] under `--out-dir`, the format
 //! `poscheck replay` reads.
@@ -43,12 +46,35 @@ pub const SEED: u64 = 0;
 #[derive(Args, Debug, Clone)]
 pub struct ExploreArgs {
     /// Exploration algorithm: dfs, dpor (Source-DPOR), odpor (Optimal-DPOR), ipb (iterative
-    /// preemption bounding), idb (iterative delay bounding), rt (reachability testing).
+    /// preemption bounding), idb (iterative delay bounding), rt (reachability testing), r4
+    /// (conflict-reversal bounding over executed traces, with approximate replay), hitting (a
+    /// d-hitting family of schedules of one recorded run).
     #[arg(long, default_value = "odpor")]
     pub algo: String,
-    /// Largest preemption (ipb) or delay (idb) bound explored (default 3).
+    /// Largest preemption (ipb) or delay (idb) bound explored (default 3); for r4 the
+    /// largest conflict-reversal depth (default 2).
     #[arg(long, value_name = "K")]
     pub bound: Option<u32>,
+    /// odpor, dpor, rt: follow forced prefixes with approximate replay, so that a run that
+    /// does not follow its prefix (a divergence) is counted and analysed instead of ending
+    /// the exploration.
+    #[arg(long)]
+    pub approximate: bool,
+    /// hitting: the depth d of the family (every admissible order of d events is run by
+    /// some schedule; default 3).
+    #[arg(long, value_name = "D")]
+    pub depth: Option<u32>,
+    /// hitting: the events the family orders: races (those that take part in a data race,
+    /// the default) or none (every event of the run).
+    #[arg(long, value_name = "WHICH")]
+    pub prune: Option<String>,
+    /// hitting: check the family d-hitting by enumeration before running it.
+    #[arg(long)]
+    pub verify: bool,
+    /// hitting: record the run of this saved schedule (the file `poscheck replay` reads)
+    /// instead of the default first run.
+    #[arg(long, value_name = "SCHEDULE.json")]
+    pub from: Option<PathBuf>,
     /// Scheduling points: sync, mem or races (the last two need `poscheck cc` builds).
     /// Default: races for instrumented programs, sync otherwise.
     #[arg(long, value_name = "MODE")]
@@ -190,6 +216,16 @@ pub struct ExploreReport {
     pub executions: u64,
     pub blocked: u64,
     pub buggy: u64,
+    /// Approximate replay (hitting, or `--approximate`): executions that skipped events of
+    /// their target, the events skipped, and those per execution.
+    pub approximate: bool,
+    pub divergent: u64,
+    pub skipped_events: u64,
+    pub skipped_per_execution: f64,
+    /// hitting: the family that was run.
+    pub family: Option<FamilyReport>,
+    /// The number of the first complete execution that hit a bug (1-based).
+    pub first_bug_execution: Option<u64>,
     pub complete: bool,
     /// Why the exploration was cut short, when it was (a limit, a divergence, an error).
     pub stopped: Option<String>,
@@ -198,15 +234,107 @@ pub struct ExploreReport {
     pub bound_completed: Option<u32>,
     pub executions_per_bound: Vec<u64>,
     pub rt_peak_pending: Option<u64>,
+    /// r4: runs that could not follow their target exactly, target events skipped, and
+    /// reversals not run because an equivalent target was already run.
+    pub r4: Option<R4Summary>,
     pub elapsed_s: f64,
     pub executions_per_s: f64,
     pub bugs: Vec<BugReport>,
 }
 
+/// What `r4` adds to the report (see [`pos_sched::explore::r4`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct R4Summary {
+    pub divergent: u64,
+    pub skipped_events: u64,
+    pub pruned: u64,
+}
+
+/// hitting: the family in the JSON report.
+#[derive(Clone, Debug, Serialize)]
+pub struct FamilyReport {
+    pub depth: u32,
+    pub prune: String,
+    /// The saved schedule whose run the family was built from (`--from`).
+    pub from: Option<String>,
+    /// Events of the recorded run, those the family orders, and the run's races.
+    pub events: usize,
+    pub ordered: usize,
+    pub races: usize,
+    pub size: usize,
+    pub construction: String,
+    /// `--verify`: the family was checked d-hitting by enumeration.
+    pub verified: Option<bool>,
+}
+
+/// Check the flags that belong to one algorithm and build the algorithm.
+fn algo_of(a: &ExploreArgs) -> Result<Algo> {
+    let algo = Algo::parse(&a.algo, a.bound).map_err(anyhow::Error::msg)?;
+    if a.bound.is_some() && bound_of(algo).is_none() {
+        bail!("--bound applies to ipb, idb and r4 only");
+    }
+    let hitting_flags = [
+        ("--depth", a.depth.is_some()),
+        ("--prune", a.prune.is_some()),
+        ("--verify", a.verify),
+        ("--from", a.from.is_some()),
+    ];
+    let Algo::Hitting { .. } = algo else {
+        if let Some((flag, _)) = hitting_flags.iter().find(|(_, on)| *on) {
+            bail!("{flag} applies to --algo hitting only");
+        }
+        if a.approximate && !matches!(algo, Algo::Odpor | Algo::Dpor | Algo::Rt) {
+            bail!("--approximate applies to --algo odpor, dpor and rt only");
+        }
+        return Ok(algo);
+    };
+    if a.approximate {
+        bail!("--approximate is implied by --algo hitting (its schedules are always replayed approximately)");
+    }
+    let depth = a.depth.unwrap_or(3);
+    if depth == 0 {
+        bail!("--depth must be at least 1");
+    }
+    let prune = match &a.prune {
+        Some(p) => explore::hitting::Prune::parse(p).map_err(anyhow::Error::msg)?,
+        None => explore::hitting::Prune::Races,
+    };
+    Ok(Algo::Hitting {
+        depth,
+        prune,
+        verify: a.verify,
+    })
+}
+
+/// `--from`: the events of the saved schedule's run, replayed once under `cfg`.
+fn start_events(cfg: &RunConfig, file: &Path) -> Result<Vec<pos_sched::event::Event>> {
+    let saved = crate::report::SavedSchedule::load(file)?;
+    let mut st = pos_sched::strategy::replay(saved.schedule.steps.clone());
+    let r = session::run_once(cfg, st.as_mut(), SEED)
+        .with_context(|| format!("--from {}: cannot run the program", file.display()))?;
+    if let Outcome::Diverged { step, reason } = &r.outcome {
+        bail!(
+            "--from {}: the program did not follow the saved schedule (step {step}: {reason}); \
+             was it saved for this program, arguments and --points?",
+            file.display()
+        );
+    }
+    if let Outcome::Error { reason } = &r.outcome {
+        bail!("--from {}: {reason}", file.display());
+    }
+    sayln!(
+        "hitting: recorded the run of {} ({} events, outcome {})",
+        file.display(),
+        r.trace.len(),
+        r.outcome.kind()
+    );
+    Ok(r.trace.iter().map(|(ev, _)| *ev).collect())
+}
+
 /// The bound of an algorithm, if it has one.
 fn bound_of(algo: Algo) -> Option<u32> {
     match algo {
-        Algo::Ipb { max } | Algo::Idb { max } => Some(max),
+        Algo::Ipb { max } | Algo::Idb { max } | Algo::R4 { bound: max } => Some(max),
         _ => None,
     }
 }
@@ -229,10 +357,7 @@ fn bug_path(dir: &Path, program: &Path, algo: &str, i: usize) -> PathBuf {
 /// `poscheck explore`. Exit code 1 when a bug was found, 0 otherwise; setup errors and
 /// divergences (the program does not follow a forced prefix) are errors (2).
 pub fn run(a: &ExploreArgs) -> Result<i32> {
-    let algo = Algo::parse(&a.algo, a.bound).map_err(anyhow::Error::msg)?;
-    if a.bound.is_some() && bound_of(algo).is_none() {
-        bail!("--bound applies to ipb and idb only");
-    }
+    let algo = algo_of(a)?;
     if a.max_executions == Some(0) {
         bail!("--max-executions must be at least 1");
     }
@@ -271,8 +396,16 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
         prepared.mode,
         a.program.display()
     );
+    let start = match &a.from {
+        Some(f) => start_events(&prepared.cfg, f)?,
+        None => Vec::new(),
+    };
     let mut exec = RealExecutor::new(&prepared.cfg);
-    let report = explore::explore(algo, &mut exec, limits);
+    let opts = explore::Options {
+        start,
+        approximate: a.approximate,
+    };
+    let report = explore::explore_with(algo, &mut exec, limits, opts);
     let doc = summarise(a, algo, &prepared.recorded(), &report, &exec)?;
     print_summary(&doc, &report);
     if let Some(path) = &a.json {
@@ -370,6 +503,29 @@ fn summarise(
         executions: r.executions,
         blocked: r.blocked,
         buggy: r.buggy,
+        approximate: a.approximate || r.family.is_some(),
+        divergent: r.divergent,
+        skipped_events: r.skipped_events,
+        skipped_per_execution: if r.executions > 0 {
+            r.skipped_events as f64 / r.executions as f64
+        } else {
+            0.0
+        },
+        family: match (algo, &r.family) {
+            (Algo::Hitting { depth, prune, .. }, Some(f)) => Some(FamilyReport {
+                depth,
+                prune: prune.name().into(),
+                from: a.from.as_ref().map(|p| p.display().to_string()),
+                events: f.events,
+                ordered: f.ordered,
+                races: f.races,
+                size: f.size,
+                construction: f.construction.clone(),
+                verified: f.verified,
+            }),
+            _ => None,
+        },
+        first_bug_execution: r.first_bug_execution,
         complete: r.complete,
         stopped,
         diverged: r.diverged.as_ref().map(ToString::to_string),
@@ -377,6 +533,11 @@ fn summarise(
         bound_completed: r.bound_completed,
         executions_per_bound: r.executions_per_bound.clone(),
         rt_peak_pending: (algo == Algo::Rt).then_some(r.rt_peak_pending),
+        r4: matches!(algo, Algo::R4 { .. }).then_some(R4Summary {
+            divergent: r.divergent,
+            skipped_events: r.skipped_events,
+            pruned: r.r4_pruned,
+        }),
         elapsed_s: elapsed,
         executions_per_s: if elapsed > 0.0 {
             runs as f64 / elapsed
@@ -388,9 +549,44 @@ fn summarise(
 }
 
 fn print_summary(d: &ExploreReport, r: &Report) {
+    if let Some(f) = &d.family {
+        sayln!(
+            "family: {} schedules ({}), depth {}, from a run of {} events{}: {} ordered \
+             (prune {}), {} races{}",
+            f.size,
+            f.construction,
+            f.depth,
+            f.events,
+            f.from
+                .as_ref()
+                .map_or(String::new(), |p| format!(" (--from {p})")),
+            f.ordered,
+            f.prune,
+            f.races,
+            match f.verified {
+                Some(true) => ", verified d-hitting",
+                Some(false) => ", NOT d-hitting (verification failed)",
+                None => "",
+            }
+        );
+    }
     sayln!("executions explored: {}", d.executions);
+    if d.approximate {
+        sayln!(
+            "divergent executions (approximate replay skipped events): {} ({} events skipped, \
+             {:.2} per execution)",
+            d.divergent,
+            d.skipped_events,
+            d.skipped_per_execution
+        );
+    }
     sayln!("executions blocked by sleep sets: {}", d.blocked);
-    sayln!("buggy executions: {}", d.buggy);
+    sayln!(
+        "buggy executions: {}{}",
+        d.buggy,
+        d.first_bug_execution
+            .map_or(String::new(), |n| format!(" (the first is execution {n})"))
+    );
     match &d.stopped {
         None => sayln!("exploration: complete"),
         Some(why) => sayln!("exploration: incomplete ({why})"),
@@ -406,6 +602,15 @@ fn print_summary(d: &ExploreReport, r: &Report) {
             Some(f) => sayln!("first bug at bound {f}"),
             None => sayln!("no bug up to the explored bound"),
         }
+    }
+    if let Some(r4) = &d.r4 {
+        sayln!(
+            "r4: {} executions could not follow their target exactly ({} target events \
+             skipped); {} reversals not run (an equivalent target was run at a depth no larger)",
+            r4.divergent,
+            r4.skipped_events,
+            r4.pruned
+        );
     }
     if let Some(p) = d.rt_peak_pending {
         sayln!("rt: at most {p} race variants pending at once (no history of explored runs)");

@@ -21,6 +21,7 @@ macro_rules! sayln {
 mod bench;
 mod build;
 mod cc;
+mod classify;
 mod cleanup;
 mod cli;
 mod cmd;

@@ -4,6 +4,8 @@
 //! locations: `function+offset` from the ELF symbols, and `file:line` from `addr2line`
 //! (binutils) when it is installed and the program has debug info (`poscheck cc` adds `-g`).
 //!
+//! With `--classify`, each race is reversed once and classified ([`crate::classify`]).
+//!
 //! Exit codes: 0 = no race found, 1 = races found, 2 = error.
 
 use crate::cli::RacesArgs;
@@ -18,6 +20,12 @@ use std::process::Command;
 
 /// Profile the program and print its races.
 pub fn run(a: &RacesArgs) -> Result<i32> {
+    if a.classify {
+        return crate::classify::run(a);
+    }
+    if a.sync || a.points.is_some() || a.json.is_some() {
+        anyhow::bail!("--sync, --points and --json apply to --classify only");
+    }
     points::resolve(Some(points::RACES), &a.program)?;
     let program = std::fs::canonicalize(&a.program).unwrap_or_else(|_| a.program.clone());
     let mut cfg = RunConfig::new(program.clone(), a.args.clone(), libpos::find()?);
@@ -27,18 +35,7 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
     for n in &prof.notes {
         sayln!("note: {n}");
     }
-    let lines = source_lines(&prof.pcs, &prof.maps);
-    let place = |s: &Site| {
-        let sym = elf::symbolise(s.pc, &prof.maps).unwrap_or_else(|| "?".into());
-        let line = lines
-            .get(&s.pc)
-            .map_or(String::new(), |l| format!(" ({l})"));
-        format!(
-            "{:<5} at {sym}{line} [{:#x}]",
-            if s.write { "write" } else { "read" },
-            s.pc
-        )
-    };
+    let syms = Symbols::new(&prof.pcs, prof.maps.clone());
     sayln!(
         "{}: {} racing pair(s), {} racing site(s) in {runs} profiling run(s) ({} memory \
          accesses, algo {} seed {})",
@@ -64,12 +61,46 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
         );
     }
     for (k, r) in prof.races.iter().enumerate() {
-        let var = data_symbol(r.addr, &prof.maps).map_or(String::new(), |v| format!(" ({v})"));
-        sayln!("race {}: on {:#x}{var}", k + 1, r.addr);
-        sayln!("  {}", place(&r.a));
-        sayln!("  {}", place(&r.b));
+        sayln!("race {}: on {:#x}{}", k + 1, r.addr, syms.variable(r.addr));
+        sayln!("  {}", syms.site(&r.a));
+        sayln!("  {}", syms.site(&r.b));
     }
     Ok(i32::from(!prof.races.is_empty()))
+}
+
+/// Symbolised locations of one program's access sites and data addresses, as `poscheck
+/// races` prints them (also used by `races --classify`).
+pub(crate) struct Symbols {
+    maps: Vec<Mapping>,
+    lines: BTreeMap<u64, String>,
+}
+
+impl Symbols {
+    /// Symbols for the sites at `pcs` (their source lines are looked up once, here).
+    pub fn new(pcs: &BTreeSet<u64>, maps: Vec<Mapping>) -> Self {
+        let lines = source_lines(pcs, &maps);
+        Symbols { maps, lines }
+    }
+
+    /// `write at func+0x1c (file.c:12) [0x401136]`.
+    pub fn site(&self, s: &Site) -> String {
+        self.place(if s.write { "write" } else { "read" }, s.pc)
+    }
+
+    /// `WHAT at func+0x1c (file.c:12) [0x401136]` for the instruction at `pc`.
+    pub fn place(&self, what: &str, pc: u64) -> String {
+        let sym = elf::symbolise(pc, &self.maps).unwrap_or_else(|| "?".into());
+        let line = self
+            .lines
+            .get(&pc)
+            .map_or(String::new(), |l| format!(" ({l})"));
+        format!("{what:<5} at {sym}{line} [{pc:#x}]")
+    }
+
+    /// ` (name)` of the global or static variable holding `addr`, empty for other memory.
+    pub fn variable(&self, addr: u64) -> String {
+        data_symbol(addr, &self.maps).map_or(String::new(), |v| format!(" ({v})"))
+    }
 }
 
 /// `name+0xoff` of the data object (global or static variable) holding `addr`, from the

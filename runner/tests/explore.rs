@@ -492,3 +492,228 @@ fn odpor_finds_the_semaphore_rwlock_and_spin_loop_bugs_of_the_suite() {
         }
     }
 }
+
+/// `--algo r4 --bound k` (conflict-reversal bounding over executed traces): the lost update
+/// of account_rmw is one reversal of the first run away, found at bound 1 with its depth in
+/// the report, and the saved schedule replays 100 times of 100; a bug-free program gives no
+/// bug at bound 2, and the JSON has the executions per depth.
+#[test]
+fn r4_finds_a_one_reversal_bug_and_nothing_in_a_correct_program() {
+    let name = "account_rmw";
+    let e = explore_prog(
+        &suite_program(name),
+        name,
+        &[],
+        "r4",
+        "races",
+        &["--bound", "1"],
+    );
+    let out = text(&e.out);
+    assert_eq!(e.code(), Some(1), "{out}");
+    assert_eq!(e.json["bound"].as_u64(), Some(1), "{}", e.json);
+    assert_eq!(e.json["first_bug_bound"].as_u64(), Some(1), "{}", e.json);
+    let per = e.json["executions_per_bound"].as_array().unwrap();
+    assert_eq!(per.len(), 2, "{}", e.json);
+    assert_eq!(per[0].as_u64(), Some(1), "one run at depth 0: {}", e.json);
+    assert!(
+        out.contains("r4: ") && out.contains("first bug at bound 1"),
+        "{out}"
+    );
+    let bug = &e.json["bugs"][0];
+    assert_eq!(
+        (bug["kind"].as_str(), bug["bound"].as_u64()),
+        (Some("assert"), Some(1))
+    );
+    let o = Command::new(POSCHECK)
+        .args(["replay", "--times", "100"])
+        .arg(bug["schedule"].as_str().unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        text(&o).contains("recorded outcome assert: reproduced 100 of 100"),
+        "{}",
+        text(&o)
+    );
+
+    let name = "mutex_counter_ok";
+    let e = explore_prog(
+        &suite_program(name),
+        name,
+        &[],
+        "r4",
+        "sync",
+        &["--bound", "2", "--max-executions", "500"],
+    );
+    assert_eq!(e.code(), Some(0), "{}", text(&e.out));
+    assert_eq!(e.json["buggy"].as_u64(), Some(0));
+    assert!(e.executions() > 1, "{}", e.json);
+    assert!(e.json["r4"]["divergent"].is_u64(), "{}", e.json);
+}
+
+/// `poscheck replay --times N FILE` reproduces the recorded outcome `kind` N times of N.
+fn assert_replays_n(file: &str, kind: &str, n: u32) {
+    let o = Command::new(POSCHECK)
+        .args(["replay", "--times", &n.to_string(), file])
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains(&format!("recorded outcome {kind}: reproduced {n} of {n}")),
+        "{t}"
+    );
+}
+
+/// `--algo hitting --depth 3 --prune races` on two suite programs, one explored at its
+/// racing accesses (reorder_3: the checker must run between one setter's writes) and one at
+/// synchronisation points (twostage: the order of critical sections): the family, its
+/// executions (at most 2r + 2, r the racing events), the bug, and its saved schedule
+/// replaying 100 times of 100. `--from` that schedule starts the family from the buggy run.
+#[test]
+fn hitting_finds_suite_bugs_with_replayable_schedules() {
+    for (name, points) in [("reorder_3", "races"), ("twostage", "sync")] {
+        let e = explore_prog(
+            &suite_program(name),
+            name,
+            &[],
+            "hitting",
+            points,
+            &["--depth", "3", "--prune", "races", "--verify"],
+        );
+        let out = text(&e.out);
+        assert_eq!(e.code(), Some(1), "{name}: {out}");
+        assert_eq!(e.json["complete"], true, "{name}: {out}");
+        let f = &e.json["family"];
+        let r = f["ordered"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{name}: {f}"));
+        assert!(r >= 3, "{name}: {f}");
+        assert_eq!(f["verified"], true, "{name}: {f}");
+        assert_eq!(f["depth"], 3);
+        assert_eq!(f["prune"], "races");
+        assert_eq!(
+            e.executions(),
+            f["size"].as_u64().unwrap() + 1,
+            "{name}: {out}"
+        );
+        assert!(e.executions() <= 2 * r + 2, "{name}: {out}");
+        assert!(e.json["divergent"].is_u64() && e.json["skipped_events"].is_u64());
+        assert!(out.contains("family: "), "{out}");
+        assert!(out.contains("divergent executions"), "{out}");
+        let bug = &e.json["bugs"][0];
+        assert_eq!(bug["kind"], "assert", "{name}: {bug}");
+        let file = bug["schedule"].as_str().unwrap().to_string();
+        assert_replays_n(&file, "assert", 100);
+
+        let again = explore_prog(
+            &suite_program(name),
+            &format!("{name}-from"),
+            &[],
+            "hitting",
+            points,
+            &["--from", &file],
+        );
+        assert_eq!(again.code(), Some(1), "{}", text(&again.out));
+        assert_eq!(again.json["family"]["from"].as_str(), Some(file.as_str()));
+        assert_eq!(
+            again.json["first_bug_execution"],
+            1,
+            "the recorded run is the buggy one: {}",
+            text(&again.out)
+        );
+    }
+}
+
+/// queue_bad's consumers read `count` without the lock, which is no scheduling point under
+/// `--points sync`: reordering a consumer's `sched_yield` changes what it does next, and
+/// without `--approximate` odpor stops at that divergence. With it the exploration goes on,
+/// ends by itself (or at its budget) and reports the divergent executions.
+#[test]
+fn approximate_odpor_goes_on_past_queue_bads_divergence() {
+    let prog = suite_program("queue_bad");
+    let e = explore_prog(
+        &prog,
+        "queue_bad-approx",
+        &[],
+        "odpor",
+        "sync",
+        &["--approximate", "--max-executions", "500"],
+    );
+    let out = text(&e.out);
+    assert_eq!(e.code(), Some(1), "{out}");
+    assert_eq!(e.json["diverged"], Value::Null, "{out}");
+    assert!(e.count("divergent") >= 1, "{out}");
+    assert!(e.count("skipped_events") >= e.count("divergent"), "{out}");
+    assert!(e.executions() > 2, "{out}");
+    let stopped = e.json["stopped"].as_str().unwrap_or("");
+    assert!(
+        e.json["complete"] == true || stopped.starts_with("limit"),
+        "{out}"
+    );
+    assert!(out.contains("divergent executions"), "{out}");
+    // No run is cut by the step limit (a spinning consumer whose producer sleeps).
+    for b in e.json["bugs"].as_array().unwrap() {
+        assert_eq!(b["kind"], "assert", "{b}");
+    }
+    assert_replays(e.json["bugs"][0]["schedule"].as_str().unwrap(), "assert");
+    // Without the flag: the divergence ends it, as before.
+    let o = Command::new(POSCHECK)
+        .args([
+            "explore",
+            "--algo",
+            "odpor",
+            "--points",
+            "sync",
+            "--out-dir",
+        ])
+        .arg(scratch().join("runs").join("queue_bad-exact-out"))
+        .arg(&prog)
+        .output()
+        .unwrap();
+    assert!(
+        text(&o).contains("exploration: incomplete (divergence"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// Flags of another algorithm, or out of range, are one-line errors.
+#[test]
+fn hitting_and_approximate_flags_are_checked() {
+    let prog = suite_program("reorder_3");
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["--algo", "odpor", "--depth", "3"],
+            "--depth applies to --algo hitting only",
+        ),
+        (
+            &["--algo", "rt", "--prune", "none"],
+            "--prune applies to --algo hitting only",
+        ),
+        (
+            &["--algo", "dpor", "--verify"],
+            "--verify applies to --algo hitting only",
+        ),
+        (
+            &["--algo", "hitting", "--depth", "0"],
+            "--depth must be at least 1",
+        ),
+        (
+            &["--algo", "dfs", "--approximate"],
+            "--approximate applies to --algo odpor",
+        ),
+        (&["--algo", "hitting", "--prune", "some"], "unknown --prune"),
+    ];
+    for (args, want) in cases {
+        let o = Command::new(POSCHECK)
+            .arg("explore")
+            .args(args)
+            .arg(&prog)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+}

@@ -11,6 +11,14 @@
 //! thread that waits by yielding forever (the thread it waits for never runs), and every
 //! exploration of such a program is one step-limited livelock. Programs without yields are
 //! scheduled exactly as before.
+//!
+//! With [`Guide::approximate`] the prefix is a *target* rather than a command: approximate
+//! replay (Jensen, Møller, Raychev, Dimitrov, Vechev, "Stateless Model Checking of
+//! Event-Driven Applications", OOPSLA'15, §2.3 and §4.2). Each target event is identified by
+//! its thread, its index among that thread's events and its operation name (not its object:
+//! heap addresses change with the allocation order of a different schedule); it runs when its
+//! thread is there and it is enabled, and is skipped otherwise (counted in
+//! [`Guide::skipped`]); once the target is used up the rule takes over.
 
 use super::trace::{barrier_open, dependent_anywhere, rw_unlock_reads, Init, TEv};
 use crate::event::{Event, Obj, ObjKind, Op, Tid};
@@ -73,6 +81,19 @@ pub struct Guide {
     pub waiting: Vec<Option<Event>>,
     /// The run could not follow the prefix.
     pub diverged: Option<Divergence>,
+    /// Follow the prefix approximately (see the module doc) instead of diverging.
+    pub approximate: bool,
+    /// Approximate mode: target events skipped in the last run.
+    pub skipped: u64,
+    /// Approximate mode: the step at which the last run first skipped a target event (the
+    /// steps before it followed the target exactly).
+    pub first_skip: Option<usize>,
+    /// Approximate mode: the next target event.
+    cursor: usize,
+    /// Per prefix event: its index among its thread's events in the prefix.
+    target_index: Vec<u32>,
+    /// Per thread: events executed in this run.
+    ran: Vec<u32>,
 }
 
 impl Guide {
@@ -93,11 +114,29 @@ impl Guide {
             blocked: false,
             waiting: Vec::new(),
             diverged: None,
+            approximate: false,
+            skipped: 0,
+            first_skip: None,
+            cursor: 0,
+            target_index: Vec::new(),
+            ran: Vec::new(),
         }
     }
 
     /// Plan the next run: forced `prefix`, sleep set `sleep` at state `sleep_at`.
     pub fn plan(&mut self, prefix: Vec<Event>, sleep_at: usize, sleep: Vec<TEv>) {
+        let mut seen: Vec<u32> = Vec::new();
+        self.target_index = prefix
+            .iter()
+            .map(|e| {
+                let t = e.tid as usize;
+                if seen.len() <= t {
+                    seen.resize(t + 1, 0);
+                }
+                seen[t] += 1;
+                seen[t] - 1
+            })
+            .collect();
         self.prefix = prefix;
         self.sleep_at = sleep_at;
         self.sleep_init = sleep;
@@ -112,6 +151,64 @@ impl Guide {
         self.behind
             .get(t as usize)
             .is_some_and(|b| b.iter().any(|u| free.iter().any(|&i| enabled[i].tid == *u)))
+    }
+
+    /// Approximate mode: the enabled event that realises the next target event, skipping the
+    /// target events that cannot run now. A thread behind its target event (an earlier one of
+    /// its events was skipped because it was not enabled then) catches up first when it can,
+    /// so that one event that could not run where the target put it does not cost the rest of
+    /// its thread. `None` once the target is used up.
+    fn next_target(&mut self, enabled: &[Event]) -> Option<usize> {
+        while let Some(want) = self.prefix.get(self.cursor) {
+            let index = self.target_index[self.cursor];
+            let done = self.ran.get(want.tid as usize).copied().unwrap_or(0);
+            let at = enabled.iter().position(|e| e.tid == want.tid);
+            match at {
+                Some(i) if done == index && enabled[i].op.name() == want.op.name() => {
+                    self.cursor += 1;
+                    return Some(i);
+                }
+                Some(i) if done < index => return Some(i),
+                _ => {
+                    self.skipped += 1;
+                    self.first_skip.get_or_insert(self.steps.len());
+                    self.cursor += 1;
+                }
+            }
+        }
+        None
+    }
+
+    /// Fairness beats the sleep set: when every enabled thread outside the sleep set yielded
+    /// to an enabled thread that has not run since, the sleeping ones among those are woken
+    /// (taken out of the sleep set). Otherwise a spin loop (`while (!ready) sched_yield();`)
+    /// whose awaited thread sleeps spins to the step limit: its yields are independent of the
+    /// sleeping event, so nothing would wake it. Removing an event from a sleep set only costs
+    /// exploration, never a trace.
+    fn wake_for_fairness(&mut self, enabled: &[Event]) {
+        if !self.use_sleep || self.sleep.is_empty() {
+            return;
+        }
+        let all: Vec<usize> = (0..enabled.len()).collect();
+        let awake: Vec<Tid> = enabled
+            .iter()
+            .filter(|e| !self.sleeping(e))
+            .map(|e| e.tid)
+            .collect();
+        if awake
+            .iter()
+            .any(|&t| !self.yielded_to_runnable(t, enabled, &all))
+        {
+            return;
+        }
+        let wanted: Vec<Tid> = awake
+            .iter()
+            .filter_map(|&t| self.behind.get(t as usize))
+            .flatten()
+            .copied()
+            .filter(|u| !awake.contains(u) && enabled.iter().any(|e| e.tid == *u))
+            .collect();
+        self.sleep.retain(|q| !wanted.contains(&q.tid()));
     }
 
     fn by_rule(&self, enabled: &[Event]) -> Option<usize> {
@@ -164,6 +261,10 @@ impl Strategy for Guide {
         self.blocked = false;
         self.waiting.clear();
         self.diverged = None;
+        self.skipped = 0;
+        self.first_skip = None;
+        self.cursor = 0;
+        self.ran.clear();
     }
 
     fn pending(&mut self, ev: &Event) {
@@ -179,7 +280,14 @@ impl Strategy for Guide {
         if step == self.sleep_at && self.use_sleep {
             self.sleep = self.sleep_init.clone();
         }
-        let pick = if let Some(want) = self.prefix.get(step) {
+        let target = if self.approximate {
+            self.next_target(enabled)
+        } else {
+            None
+        };
+        let pick = if let Some(i) = target {
+            i
+        } else if let Some(want) = self.prefix.get(step).filter(|_| !self.approximate) {
             match enabled.iter().position(|e| e.tid == want.tid) {
                 Some(i) if enabled[i].op.name() == want.op.name() => i,
                 found => {
@@ -199,6 +307,7 @@ impl Strategy for Guide {
                 }
             }
         } else {
+            self.wake_for_fairness(enabled);
             match self.by_rule(enabled) {
                 Some(i) => i,
                 None => {
@@ -229,6 +338,11 @@ impl Strategy for Guide {
         if let Some(w) = self.waiting.get_mut(ev.tid as usize) {
             *w = None;
         }
+        let t = ev.tid as usize;
+        if self.ran.len() <= t {
+            self.ran.resize(t + 1, 0);
+        }
+        self.ran[t] += 1;
         let child = if matches!(ev.op, Op::Create) {
             let c = self.next_tid;
             self.next_tid += 1;

@@ -9,6 +9,7 @@
 //! - [`Algo::Odpor`]: Optimal-DPOR with wakeup trees ([`odpor`]).
 //! - [`Algo::Ipb`] / [`Algo::Idb`]: iterative preemption / delay bounding ([`bounded`]).
 //! - [`Algo::Rt`]: reachability testing ([`rt`]).
+//! - [`Algo::R4`]: R4's conflict-reversal bounded exploration over executed traces ([`r4`]).
 
 use crate::event::{Event, ObjKind, Tid};
 use crate::schedule::Step;
@@ -19,8 +20,11 @@ use std::time::{Duration, Instant};
 pub mod bounded;
 pub mod dfs;
 pub mod guide;
+pub mod hitting;
 pub mod odpor;
+pub mod r4;
 pub mod rt;
+pub mod run_order;
 pub mod sdpor;
 pub mod trace;
 mod wakeup;
@@ -33,6 +37,8 @@ mod sound;
 mod testprog;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_approx;
 
 use guide::{Guide, Rec};
 
@@ -75,10 +81,22 @@ pub enum Algo {
     },
     /// Reachability testing (synchronisation-only programs).
     Rt,
+    /// A d-hitting family of schedules of one recorded run, run with approximate replay.
+    Hitting {
+        depth: u32,
+        prune: hitting::Prune,
+        /// Check the family d-hitting by enumeration before running it.
+        verify: bool,
+    },
+    /// R4: races of executed runs reversed one at a time, up to `bound` reversals deep.
+    R4 {
+        bound: u32,
+    },
 }
 
 impl Algo {
-    /// Parse a command-line name; `bound` is the `--bound` for ipb/idb (default 3).
+    /// Parse a command-line name; `bound` is the `--bound` for ipb/idb (default 3) and r4
+    /// (default 2).
     pub fn parse(name: &str, bound: Option<u32>) -> Result<Algo, String> {
         let max = bound.unwrap_or(3);
         match name {
@@ -88,8 +106,17 @@ impl Algo {
             "ipb" => Ok(Algo::Ipb { max }),
             "idb" => Ok(Algo::Idb { max }),
             "rt" => Ok(Algo::Rt),
+            "hitting" => Ok(Algo::Hitting {
+                depth: 3,
+                prune: hitting::Prune::Races,
+                verify: false,
+            }),
+            "r4" => Ok(Algo::R4 {
+                bound: bound.unwrap_or(2),
+            }),
             _ => Err(format!(
-                "unknown exploration algorithm {name:?} (known: dfs, dpor, odpor, ipb, idb, rt)"
+                "unknown exploration algorithm {name:?} (known: dfs, dpor, odpor, ipb, idb, rt, \
+                 hitting, r4)"
             )),
         }
     }
@@ -102,6 +129,8 @@ impl Algo {
             Algo::Ipb { .. } => "ipb",
             Algo::Idb { .. } => "idb",
             Algo::Rt => "rt",
+            Algo::Hitting { .. } => "hitting",
+            Algo::R4 { .. } => "r4",
         }
     }
 }
@@ -120,7 +149,8 @@ pub struct Bug {
     pub description: String,
     /// Replayable schedule of the run.
     pub schedule: Vec<Step>,
-    /// For ipb/idb: the bound the run was explored at (its preemption/delay count).
+    /// For ipb/idb: the bound the run was explored at (its preemption/delay count); for r4:
+    /// the run's conflict-reversal depth.
     pub bound: Option<u32>,
 }
 
@@ -137,26 +167,84 @@ pub struct Report {
     pub blocked: u64,
     /// Number of runs that hit a bug.
     pub buggy: u64,
+    /// The 1-based number (among complete runs) of the first run that hit a bug.
+    pub first_bug_execution: Option<u64>,
     /// The first [`MAX_KEPT_BUGS`] bug runs.
     pub bugs: Vec<Bug>,
     /// Everything was explored (no limit cut the exploration short).
     pub complete: bool,
-    /// ipb/idb: the smallest bound at which a bug appeared.
+    /// ipb/idb/r4: the smallest bound at which a bug appeared.
     pub first_bug_bound: Option<u32>,
-    /// ipb/idb: the largest bound fully explored.
+    /// ipb/idb/r4: the largest bound fully explored.
     pub bound_completed: Option<u32>,
-    /// ipb/idb: complete runs per bound (each bound re-runs the schedules of lower ones).
+    /// ipb/idb: complete runs per bound (each bound re-runs the schedules of lower ones);
+    /// r4: complete runs at each conflict-reversal depth.
     pub executions_per_bound: Vec<u64>,
+    /// r4: child targets not run because an equivalent one was planned at a depth no larger.
+    pub r4_pruned: u64,
     /// rt: the most race variants waiting at once (its only memory besides the current run).
     pub rt_peak_pending: u64,
+    /// hitting: the family of schedules that was run.
+    pub family: Option<hitting::FamilyInfo>,
     /// The program did not follow a forced prefix: the exploration stopped there.
     pub diverged: Option<Divergence>,
+    /// Approximate replay: runs that skipped target events (could not follow their target
+    /// exactly), and the events skipped over all runs.
+    pub divergent: u64,
+    pub skipped_events: u64,
     pub elapsed: Duration,
 }
 
 /// Explore the program run by `exec` with `algo` until done or out of budget.
 pub fn explore(algo: Algo, exec: &mut dyn Executor, limits: Limits) -> Report {
+    explore_from(algo, exec, limits, Vec::new())
+}
+
+/// [`explore`], with the first run of `hitting` forced to follow `start` (the events of a
+/// recorded run, e.g. a saved schedule's) instead of the default schedule.
+pub fn explore_from(
+    algo: Algo,
+    exec: &mut dyn Executor,
+    limits: Limits,
+    start: Vec<Event>,
+) -> Report {
+    explore_with(
+        algo,
+        exec,
+        limits,
+        Options {
+            start,
+            approximate: false,
+        },
+    )
+}
+
+/// How an exploration follows its forced prefixes.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The events the first run of `hitting` follows (empty: the default schedule).
+    pub start: Vec<Event>,
+    /// Follow every forced prefix with approximate replay ([`guide`]'s module doc): a run that
+    /// does not follow its prefix (a divergence) is counted in [`Report::divergent`] and its
+    /// actual trace analysed as usual, instead of ending the exploration. For odpor, dpor and
+    /// rt (hitting always replays approximately).
+    ///
+    /// The price: the algorithms' bookkeeping assumes each run realises its prefix. With a
+    /// divergent run, odpor drops the wakeup-tree branches planned past the first skipped
+    /// event and puts an event it planned but could not run into the sleep set of its state,
+    /// dpor marks such a thread done there, and rt re-reads the variant's fixed receives from
+    /// the actual run and drops race variants that do not fix more receives than their parent
+    /// (which keeps its search finite). So traces may be explored twice (the execution count
+    /// can exceed the number of traces) or missed: a complete approximate exploration with
+    /// divergent runs is a thorough bug search, not a proof.
+    pub approximate: bool,
+}
+
+/// [`explore`] with [`Options`].
+pub fn explore_with(algo: Algo, exec: &mut dyn Executor, limits: Limits, opts: Options) -> Report {
     let mut ctx = Ctx::new(algo, exec, limits);
+    ctx.first = opts.start;
+    ctx.approximate = opts.approximate;
     match algo {
         Algo::Dfs => dfs::run(&mut ctx),
         Algo::Dpor => sdpor::run(&mut ctx),
@@ -164,6 +252,12 @@ pub fn explore(algo: Algo, exec: &mut dyn Executor, limits: Limits) -> Report {
         Algo::Ipb { max } => bounded::run(&mut ctx, bounded::Kind::Preemption, max),
         Algo::Idb { max } => bounded::run(&mut ctx, bounded::Kind::Delay, max),
         Algo::Rt => rt::run(&mut ctx),
+        Algo::Hitting {
+            depth,
+            prune,
+            verify,
+        } => hitting::run(&mut ctx, depth, prune, verify),
+        Algo::R4 { bound } => r4::run(&mut ctx, bound),
     }
     ctx.report.elapsed = ctx.start.elapsed();
     ctx.report
@@ -190,6 +284,10 @@ pub(crate) struct Ctx<'e> {
     /// guide's `waiting`) are blocked events that can still race (see
     /// [`trace::blocked_races`]).
     pub deadlocked: bool,
+    /// The events the first run follows (hitting), empty for the default schedule.
+    pub first: Vec<Event>,
+    /// Guides replay their prefixes approximately ([`Options::approximate`]).
+    pub approximate: bool,
 }
 
 impl<'e> Ctx<'e> {
@@ -205,12 +303,16 @@ impl<'e> Ctx<'e> {
             },
             initial,
             deadlocked: false,
+            first: Vec::new(),
+            approximate: false,
         }
     }
 
     /// A guide for this program.
     pub fn guide(&self, rule: guide::Rule, use_sleep: bool) -> Guide {
-        Guide::new(rule, use_sleep, self.initial as Tid)
+        let mut g = Guide::new(rule, use_sleep, self.initial as Tid);
+        g.approximate = self.approximate;
+        g
     }
 
     /// The budget is used up: mark the exploration incomplete.
@@ -241,8 +343,15 @@ impl<'e> Ctx<'e> {
             return Outcome::Stop;
         }
         self.report.executions += 1;
+        if guide.skipped > 0 {
+            self.report.divergent += 1;
+            self.report.skipped_events += guide.skipped;
+        }
         if let Some(desc) = ex.bug {
             self.report.buggy += 1;
+            if self.report.first_bug_execution.is_none() {
+                self.report.first_bug_execution = Some(self.report.executions);
+            }
             if let Some(b) = bound {
                 let first = self.report.first_bug_bound.map_or(b, |f| f.min(b));
                 self.report.first_bug_bound = Some(first);

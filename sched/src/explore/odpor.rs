@@ -41,12 +41,27 @@ pub(crate) fn run(ctx: &mut Ctx) {
             .get(branch)
             .map(|n| n.sleep.clone())
             .unwrap_or_default();
+        let planned = stack.get(branch).map(|n| n.ev);
         guide.plan(prefix, branch, sleep);
         if let Outcome::Stop = ctx.run(&mut guide, None) {
             return;
         }
         // A blocked run would be a bug of this implementation: it is counted, not hidden.
-        integrate(&mut stack, branch, &guide.steps, std::mem::take(&mut path));
+        let mut forced = std::mem::take(&mut path);
+        if let Some(s) = guide.first_skip {
+            // Approximate replay left the planned path at step `s` (`path[k]` is the event
+            // of state branch+1+k): the wakeup branches planned for the states after `s`
+            // belong to states this run did not reach.
+            forced.truncate(s.saturating_sub(branch));
+        }
+        integrate(&mut stack, branch, &guide.steps, forced);
+        if let (Some(p), Some(n)) = (planned, stack.get_mut(branch)) {
+            if p.tid() != n.ev.tid() && !n.sleep.iter().any(|q| q.tid() == p.tid()) {
+                // The planned event could not run there (approximate replay skipped it):
+                // count it as explored, or the same race would plan it again forever.
+                n.sleep.push(p);
+            }
+        }
         insert_races(&mut stack, branch, &guide, ctx.initial, ctx.deadlocked);
         loop {
             let Some(node) = stack.last_mut() else {

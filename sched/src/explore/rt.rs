@@ -741,7 +741,9 @@ pub(crate) fn run(ctx: &mut Ctx) {
             return;
         }
         guide.allow = constraint(&v.excluded);
-        guide.plan(std::mem::take(&mut v.events), 0, Vec::new());
+        let target = std::mem::take(&mut v.events);
+        let fixed = v.pinned.iter().filter(|p| **p).count();
+        guide.plan(target.clone(), 0, Vec::new());
         if let Outcome::Stop = ctx.run(&mut guide, None) {
             return;
         }
@@ -780,10 +782,61 @@ pub(crate) fn run(ctx: &mut Ctx) {
             sem_init.entry((ObjKind::Barrier, b)).or_insert(n);
         }
         sem_init.extend(real_sem.iter().map(|(&s, &v)| (s, v)));
+        if guide.skipped > 0 {
+            v = realign(&target, v, &trace[..executed]);
+        }
         let syn = Syn::new(trace, v, executed);
-        let vs = syn.variants(ctx.initial, &sem_init);
+        let mut vs = syn.variants(ctx.initial, &sem_init);
+        // Each variant fixes more receives than its parent (always so when the runs follow
+        // their prefixes; after a divergent run, see `realign`): the search stays finite.
+        vs.retain(|c| c.pinned.iter().filter(|p| **p).count() > fixed);
         pending.extend(vs.into_iter().rev());
         ctx.report.rt_peak_pending = ctx.report.rt_peak_pending.max(pending.len() as u64);
+    }
+}
+
+/// Approximate replay: the variant `v` (forced prefix `target`) as the run `trace` realised
+/// it. A receive stays fixed where the run executed its target event (same thread, index in
+/// the thread and operation); the prefix ends after the last realised target event. Fixed
+/// receives the run skipped are lost, so the variants of such a run may fix no more receives
+/// than `v`; [`run`] drops those.
+fn realign(target: &[Event], v: Variant, trace: &[TEv]) -> Variant {
+    let mut count: HashMap<Tid, u32> = HashMap::new();
+    let mut next = |t: Tid| {
+        let c = count.entry(t).or_insert(0);
+        *c += 1;
+        *c
+    };
+    let want: HashMap<EvId, (&'static str, bool)> = target
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let fixed = v.pinned.get(i).copied().unwrap_or(false);
+            ((e.tid, next(e.tid)), (e.op.name(), fixed))
+        })
+        .collect();
+    count.clear();
+    let mut next = |t: Tid| {
+        let c = count.entry(t).or_insert(0);
+        *c += 1;
+        *c
+    };
+    let mut pinned = Vec::with_capacity(trace.len());
+    let mut end = 0;
+    for (x, t) in trace.iter().enumerate() {
+        match want.get(&(t.tid(), next(t.tid()))) {
+            Some(&(name, fixed)) if name == t.ev.op.name() => {
+                pinned.push(fixed);
+                end = x + 1;
+            }
+            _ => pinned.push(false),
+        }
+    }
+    pinned.truncate(end);
+    Variant {
+        events: Vec::new(),
+        pinned,
+        excluded: v.excluded,
     }
 }
 

@@ -36,11 +36,19 @@ pub(crate) fn run(ctx: &mut Ctx) {
             .get(branch)
             .map(|n| n.sleep.clone())
             .unwrap_or_default();
+        let planned = stack.get(branch).map(|n| n.ev.tid());
         guide.plan(prefix, branch, sleep);
         if let Outcome::Stop = ctx.run(&mut guide, None) {
             return;
         }
         integrate(&mut stack, branch, &guide.steps);
+        if let (Some(p), Some(n)) = (planned, stack.get_mut(branch)) {
+            if p != n.ev.tid() && !n.done.contains(&p) {
+                // Approximate replay could not run the planned thread there: done with it,
+                // or it would be planned again forever.
+                n.done.push(p);
+            }
+        }
         add_backtracks(&mut stack, branch, &guide, ctx.initial, ctx.deadlocked);
         // Backtrack to the deepest state with a backtrack thread neither done nor asleep.
         loop {

@@ -882,6 +882,28 @@ pub fn two_preemptions() -> Prog {
     with_main(vec![writer, reader], &[(0, 0), (1, 0)])
 }
 
+/// Thread 1 writes `x = 1`, thread 2 writes `y = 1`, thread 3 reads `x` then `y` and
+/// asserts it saw at least one write. The default run (each thread to the end, in creation
+/// order) has both writes before both reads: the bug needs both write-read conflicts
+/// reversed (two conflict reversals), yet no preemption.
+pub fn saw_neither() -> Prog {
+    let write = |a| {
+        vec![I::Store {
+            addr: k(a),
+            val: k(1),
+        }]
+    };
+    let reader = vec![
+        I::Load { addr: k(0), dst: 1 },
+        I::Load { addr: k(1), dst: 2 },
+        I::Assert {
+            cond: f(|r| i64::from(r[1] == 1 || r[2] == 1)),
+            msg: "saw a write",
+        },
+    ];
+    with_main(vec![write(0), write(1), reader], &[(0, 0), (1, 0), (2, 0)])
+}
+
 /// `threads` threads each entering a critical section on one mutex `rounds` times
 /// (`--points sync`): (threads·rounds)! / (rounds!)^threads lock orders.
 pub fn mutex_rounds(threads: usize, rounds: usize) -> Prog {
@@ -1137,5 +1159,53 @@ pub fn start_barrier(n: usize, barrier: bool) -> Prog {
         sync_only: true,
         barriers: if barrier { vec![(0, n as u32)] } else { vec![] },
         ..with_main(vec![body], &ts)
+    }
+}
+
+/// A flag read without a scheduling point (`--points sync`), whose value decides what the
+/// reader does next: thread 1 `lock(m); flag = 1; unlock(m)`; thread 2 `lock(m); unlock(m)`;
+/// thread 3 `sched_yield()`, reads `flag` (no event): if set, `lock(n); unlock(n)`; else
+/// `sched_yield();
+/// lock(m); v = flag; unlock(m); assert(v)` — the bug: thread 3 runs before thread 1 and
+/// takes `m` first. A reordering of the two `m` sections that moves thread 3's events before
+/// thread 1's (Optimal-DPOR's reversal, a race variant of reachability testing) changes
+/// thread 3's next events: the forced prefix diverges.
+pub fn hidden_flag() -> Prog {
+    let setter = vec![
+        I::Lock(k(0)),
+        I::Store {
+            addr: k(0),
+            val: k(1),
+        },
+        I::Unlock(k(0)),
+    ];
+    let other = vec![I::Lock(k(0)), I::Unlock(k(0))];
+    let reader = vec![
+        // 0: a scheduling point before the read, so the read sees the flag as of then
+        I::Yield,
+        I::Load { addr: k(0), dst: 1 },
+        I::Jz {
+            cond: reg(1),
+            target: 5,
+        },
+        I::Lock(k(1)),
+        I::Jmp(11),
+        // 5: the flag was not set yet
+        I::Yield,
+        I::Lock(k(0)),
+        I::Load { addr: k(0), dst: 2 },
+        I::Unlock(k(0)),
+        I::Assert {
+            cond: reg(2),
+            msg: "flag set before the reader took m",
+        },
+        I::Jmp(12),
+        // 11:
+        I::Unlock(k(1)),
+        // 12: done
+    ];
+    Prog {
+        sync_only: true,
+        ..with_main(vec![setter, other, reader], &[(0, 0), (1, 0), (2, 0)])
     }
 }

@@ -8,21 +8,21 @@ use crate::strategy::Strategy;
 use std::collections::HashSet;
 
 /// A Mazurkiewicz trace: the ordered dependent pairs, events named (thread, index).
-type TraceKey = Vec<((u32, u32), (u32, u32))>;
+pub(super) type TraceKey = Vec<((u32, u32), (u32, u32))>;
 
 /// Wraps an executor and records the Mazurkiewicz trace of every complete run (the order of
 /// every dependent pair of events, events named by (thread, index in thread)), to check that
 /// an algorithm never explores a trace twice. Test-only: the algorithms keep no such history.
-struct Distinct {
+pub(super) struct Distinct {
     inner: Interp,
-    seen: HashSet<TraceKey>,
+    pub(super) seen: HashSet<TraceKey>,
     duplicates: u64,
     /// SYN-sequences (reachability testing's equivalence: the send → receive pairing).
     syn: HashSet<Vec<String>>,
 }
 
 impl Distinct {
-    fn new(prog: Prog) -> Self {
+    pub(super) fn new(prog: Prog) -> Self {
         Distinct {
             inner: Interp::new(prog),
             seen: HashSet::new(),
@@ -529,7 +529,7 @@ fn dpor_and_odpor_never_explore_a_trace_twice() {
 }
 
 /// `bug`'s schedule, replayed by thread choices on the interpreter, hits the same bug.
-fn assert_replays(prog: Prog, bug: &super::Bug) {
+pub(super) fn assert_replays(prog: Prog, bug: &super::Bug) {
     let mut exec = Interp::new(prog);
     let mut replay = Replay {
         tids: bug.schedule.iter().map(|s| s.tid).collect(),

@@ -318,6 +318,12 @@ impl Hb {
         self.trace.is_empty()
     }
 
+    /// The earlier events that `trace[j]` depends on (every one, by [`dependent`]), latest
+    /// first.
+    pub fn dependent_before(&self, j: usize) -> &[usize] {
+        &self.preds[j]
+    }
+
     /// `trace[i] →E trace[k]` (reflexive).
     #[inline]
     pub fn hb(&self, i: usize, k: usize) -> bool {
@@ -458,6 +464,14 @@ impl Hb {
     /// initialisation was not recorded). An initialisation that follows an event left out of
     /// the sequence is not applied: it happens after `e` in program order.
     fn feasible(&self, e: usize, e2: usize, initial: usize) -> bool {
+        let mut s = self.initial_state(initial);
+        (0..e)
+            .chain(self.reversal_indices(e, e2, true))
+            .all(|k| self.step(&mut s, k))
+    }
+
+    /// The state machine before the first event, with the run's initial values.
+    fn initial_state(&self, initial: usize) -> State {
         let mut s = State::with_initial_threads(initial.max(1));
         for (&sem, &v) in &self.sem_fallback {
             s.init_sem(sem, v);
@@ -466,17 +480,59 @@ impl Hb {
             s.init_barrier(b, count);
         }
         self.init_at(&mut s, 0);
-        for k in (0..e).chain(self.reversal_indices(e, e2, true)) {
-            let t = self.trace[k];
-            if s.pending(t.tid()).is_none() && s.post(t.tid(), t.ev.op).is_err() {
-                return false;
-            }
-            if !s.is_enabled(t.tid()) || s.execute(t.tid()).is_err() {
-                return false;
-            }
-            self.init_at(&mut s, k + 1);
+        s
+    }
+
+    /// Execute event `k` on `s` if its thread is there and it is enabled (an event not
+    /// enabled stays posted: it is its thread's next event either way).
+    fn step(&self, s: &mut State, k: usize) -> bool {
+        let t = self.trace[k];
+        if s.pending(t.tid()).is_none() && s.post(t.tid(), t.ev.op).is_err() {
+            return false;
         }
+        if !s.is_enabled(t.tid()) || s.execute(t.tid()).is_err() {
+            return false;
+        }
+        self.init_at(s, k + 1);
         true
+    }
+
+    /// Realise `order` (a reordering of the trace's indices that keeps each thread's
+    /// order) on the state machine as closely as it allows: each event runs in turn when its
+    /// thread is there and it is enabled, otherwise it waits, with the later events of its
+    /// thread, and after every executed event the waiting ones are retried, earliest first.
+    /// Events that never become enabled come last, in order. R4 uses it to turn "reverse this
+    /// race, then continue as the parent run did" into a sequence the program can follow
+    /// (a lock moved before another thread's critical section waits for its unlock instead
+    /// of being skipped).
+    pub fn realise(&self, order: &[usize], initial: usize) -> Vec<usize> {
+        let mut s = self.initial_state(initial);
+        let mut out = Vec::with_capacity(order.len());
+        let mut waiting: Vec<usize> = Vec::new();
+        for &k in order {
+            let t = self.trace[k].tid();
+            if waiting.iter().any(|&w| self.trace[w].tid() == t) || !self.step(&mut s, k) {
+                waiting.push(k);
+                continue;
+            }
+            out.push(k);
+            // Retry the waiting events, earliest first, after each one that runs.
+            'retry: loop {
+                for i in 0..waiting.len() {
+                    let w = waiting[i];
+                    let tw = self.trace[w].tid();
+                    let first_of_thread = waiting[..i].iter().all(|&x| self.trace[x].tid() != tw);
+                    if first_of_thread && self.step(&mut s, w) {
+                        waiting.remove(i);
+                        out.push(w);
+                        continue 'retry;
+                    }
+                }
+                break;
+            }
+        }
+        out.extend(waiting);
+        out
     }
 }
 
