@@ -374,14 +374,15 @@ impl Strategy for Guide {
         if let Op::RwUnlock { l } = ev.op {
             done.reader = rw_unlock_reads(before.iter().rev().map(|r| &r.ev), ev.tid, l);
         }
-        if let Op::BarrierWait { b } = ev.op {
-            let count = self
-                .inits
+        let count = |b: u64| {
+            self.inits
                 .iter()
                 .rev()
                 .find(|i| i.obj.kind == ObjKind::Barrier && i.obj.addr == b)
-                .map(|i| i.value);
-            done.barrier_open = barrier_open(before.iter().rev().map(|r| &r.ev), b, count);
+                .map(|i| i.value)
+        };
+        if let Op::BarrierWait { b } = ev.op {
+            done.barrier_open = barrier_open(before.iter().rev().map(|r| &r.ev), b, count(b));
         }
         rec.ev = done;
         // Fairness bookkeeping: the thread ran; if it yielded, it now waits behind the
@@ -401,8 +402,18 @@ impl Strategy for Guide {
                 .filter(|&u| u != ev.tid)
                 .collect();
         }
+        // A sleeping arrival stays asleep after an open arrival at the same barrier when it
+        // would still leave the barrier open after it: in this state the two commute (each
+        // only counts), though out of context arrivals are dependent (`dependent_anywhere`).
+        let steps = &self.steps;
+        let still_open = |s: &TEv| match s.ev.op {
+            Op::BarrierWait { b } if done.barrier_open && done.ev.op == s.ev.op => {
+                barrier_open(steps.iter().rev().map(|r| &r.ev), b, count(b))
+            }
+            _ => false,
+        };
         self.sleep
-            .retain(|s| !dependent_anywhere(s, &done) && s.tid() != done.tid());
+            .retain(|s| s.tid() != done.tid() && (!dependent_anywhere(s, &done) || still_open(s)));
     }
 
     fn initialised(&mut self, obj: Obj, value: u32) {

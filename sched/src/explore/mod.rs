@@ -30,6 +30,10 @@ pub mod trace;
 mod wakeup;
 
 #[cfg(test)]
+mod canon;
+#[cfg(test)]
+mod sound;
+#[cfg(test)]
 mod testprog;
 #[cfg(test)]
 mod tests;
@@ -276,6 +280,10 @@ pub(crate) struct Ctx<'e> {
     start: Instant,
     pub report: Report,
     pub initial: usize,
+    /// The last run ended in a deadlock: the events its threads posted and never ran (the
+    /// guide's `waiting`) are blocked events that can still race (see
+    /// [`trace::blocked_races`]).
+    pub deadlocked: bool,
     /// The events the first run follows (hitting), empty for the default schedule.
     pub first: Vec<Event>,
     /// Guides replay their prefixes approximately ([`Options::approximate`]).
@@ -294,6 +302,7 @@ impl<'e> Ctx<'e> {
                 ..Default::default()
             },
             initial,
+            deadlocked: false,
             first: Vec::new(),
             approximate: false,
         }
@@ -323,6 +332,7 @@ impl<'e> Ctx<'e> {
     /// Run the program once under `guide` (already planned) and account for the run.
     pub fn run(&mut self, guide: &mut Guide, bound: Option<u32>) -> Outcome {
         let ex = self.exec.execute(guide);
+        self.deadlocked = ex.bug.as_deref().is_some_and(|b| b.starts_with("deadlock"));
         if guide.blocked {
             self.report.blocked += 1;
             return Outcome::Blocked;

@@ -7,7 +7,7 @@
 //! Mazurkiewicz trace is explored exactly once.
 
 use super::guide::{Guide, Rec, Rule};
-use super::trace::{is_weak_initial, Hb, TEv};
+use super::trace::{barrier_counts, blocked_races, is_weak_initial_at, Hb, TEv};
 use super::wakeup::{insert, WNode};
 use super::{Ctx, Outcome};
 use crate::event::Event;
@@ -62,7 +62,7 @@ pub(crate) fn run(ctx: &mut Ctx) {
                 n.sleep.push(p);
             }
         }
-        insert_races(&mut stack, branch, &guide, ctx.initial);
+        insert_races(&mut stack, branch, &guide, ctx.initial, ctx.deadlocked);
         loop {
             let Some(node) = stack.last_mut() else {
                 return;
@@ -103,19 +103,31 @@ fn integrate(stack: &mut Vec<Node>, branch: usize, steps: &[Rec], path: Vec<(TEv
 }
 
 /// Algorithm 2, lines 3-6: insert the reversal of every race whose second event is new.
-fn insert_races(stack: &mut [Node], from: usize, guide: &Guide, initial: usize) {
-    let hb = Hb::with_inits(
-        guide.steps.iter().map(|r| r.ev).collect(),
-        guide.inits.clone(),
-    );
+/// In a deadlocked run, the blocked events race too ([`blocked_races`]).
+fn insert_races(stack: &mut [Node], from: usize, guide: &Guide, initial: usize, deadlock: bool) {
+    let trace: Vec<TEv> = guide.steps.iter().map(|r| r.ev).collect();
+    let hb = Hb::with_inits(trace.clone(), guide.inits.clone());
+    let mut races: Vec<(usize, Vec<TEv>)> = Vec::new();
     for j in from..hb.len() {
         for e in hb.races_of(j, initial) {
-            let v = hb.reversal(e, j, true);
-            let node = &mut stack[e];
-            if node.sleep.iter().any(|q| is_weak_initial(&v, q)) {
-                continue;
-            }
-            insert(&mut node.pending, v);
+            races.push((e, hb.reversal(e, j, true)));
         }
+    }
+    if deadlock {
+        let blocked: Vec<Event> = guide.waiting.iter().flatten().copied().collect();
+        races.extend(blocked_races(&trace, &guide.inits, &blocked, initial, true));
+    }
+    let counts = barrier_counts(&trace, &guide.inits);
+    for (e, v) in races {
+        let ctx = &trace[..e];
+        let node = &mut stack[e];
+        if node
+            .sleep
+            .iter()
+            .any(|q| is_weak_initial_at(ctx, &v, q, &counts))
+        {
+            continue;
+        }
+        insert(&mut node.pending, v, ctx, &counts);
     }
 }

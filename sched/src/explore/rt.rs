@@ -7,8 +7,18 @@
 //! lock or re-acquisition; the mutex starts with one *initial* send), a semaphore (every
 //! `sem_post`/`sem_wait` receives the semaphore's previous operation and sends to its next
 //! one; the first receives the semaphore's initial send), a condition variable (signal or
-//! broadcast → the wake it enabled). A `CondWake` receives twice (the signal and the mutex),
-//! so receives are *slots* `(event, channel)`.
+//! broadcast → the wake it enabled), a barrier (arrivals ordered like a semaphore's
+//! operations; each leave is caused by every arrival of its generation), a read-write lock
+//! (every operation receives the lock's previous one). A `CondWake` receives twice (the
+//! signal and the mutex), so receives are *slots* `(event, channel)`.
+//!
+//! Barriers and rwlocks are ordered more finely than the dependency relation: two open
+//! arrivals commute, and so do two read-mode operations, but their channels order them. rt
+//! then sees every trace, some more than once (a 3-thread start barrier: 36 runs for 18
+//! traces, as Optimal-DPOR; one writer and 3 readers: 216 runs for 8 traces). A channel that
+//! leaves read-mode operations unordered lost traces (a read of the prefix can never be
+//! moved after a write that a later variant puts first, so the read-then-write upgrade lost
+//! its "one thread entirely first" order).
 //!
 //! Semaphores follow the paper's object-based view (§2: P and V are calls the semaphore
 //! accepts one at a time; its SYN-sequence is the order of completed operations), not a
@@ -42,28 +52,41 @@
 //!    - receives of the variant's prefix are not changed again, and a changed receive (of this
 //!      variant or an ancestor) is never displaced or removed;
 //!    - for every column a row leaves unchanged (and not caused by a change), each alternative
-//!      send whose sibling row (this row plus that change) is a valid variant is *excluded*
-//!      for that receive — named by (thread, index) across runs — in the variant's subtree:
-//!      race sets omit it and the free part of the run never schedules that receive while it
-//!      would take it ([`super::guide::Guide::allow`]). The sibling explores those runs.
+//!      send whose sibling row (this row plus that change) is a valid variant gives an
+//!      *exclusion* in the variant's subtree: the pairings the sibling's subtree can never
+//!      lose ([`fixed_pairings`]: its pinned receives and all their causes, events named
+//!      (thread, index) across runs). A variant whose own fixed pairings contain an exclusion
+//!      is dropped, and the free part of a run never takes a step that completes one
+//!      ([`super::guide::Guide::allow`]): those runs are the sibling's. Naming only the
+//!      (receive, send) pair over-excludes: a descendant can displace the send (give its own
+//!      send to another receive) and re-run it with another partner, a run the sibling never
+//!      has (the 3-producer/1-consumer/2-slot buffer lost 4 of its 144 traces, with 2
+//!      blocked runs); naming the sibling's whole prefix under-excludes, since unpinned
+//!      prefix events can be displaced in the sibling's subtree too (philosophers(3): 8 runs
+//!      for 7 traces).
 //!
 //! Only the pending variants are stored (a depth-first stack), each with its prefix and
 //! constraints, never the explored sequences: [`Report::rt_peak_pending`](super::Report)
 //! records the stack's high-water mark.
 //!
 //! The constraints above are this implementation's reconstruction of the paper's; they are
-//! checked in the tests: the same runs as Optimal-DPOR, none twice, on dining philosophers
-//! (3-6), mutex rounds, a semaphore bounded buffer (2 producers, 2 consumers, 2 slots: 148)
-//! and readers-writers with condition variables (2 readers/1 writer: 62; 3r/1w: 2364; 1r/2w:
-//! 56, which exhaustive DFS confirms; 2r/2w: 2624). Timed and try operations are not
-//! modelled as receives.
+//! checked in the tests (`tests.rs`, `sound.rs`): the same traces as Optimal-DPOR and as an
+//! independent enumeration, none twice (barriers and rwlocks aside, above), no blocked run,
+//! on dining philosophers (3-6), mutex rounds, semaphore bounded buffers (up to 3 producers,
+//! 3 consumers, 2 slots: 12,276), readers-writers with condition variables (2 readers/1
+//! writer: 62; 3r/1w: 2364; 1r/2w: 56, which exhaustive DFS confirms; 2r/2w: 2624),
+//! semaphores as locks, barriers and rwlocks. Timed and try operations are not modelled as
+//! receives; futexes are not modelled.
 
 use super::guide::Rule;
-use super::trace::{infer_sem_init, TEv};
+use super::trace::{infer_barrier_counts, infer_sem_init, TEv};
+
+/// Semaphore values and barrier counts for [`replays`]: recorded, else inferred from runs.
+pub type Inits = HashMap<(ObjKind, u64), u32>;
 use super::{Ctx, Outcome};
 use crate::event::{Event, ObjKind, Op, Tid};
 use crate::state::State;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A synchronisation channel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -71,6 +94,10 @@ pub enum Chan {
     Mutex(u64),
     Sem(u64),
     Cond(u64),
+    /// A barrier's arrivals, totally ordered like a semaphore's operations.
+    Barrier(u64),
+    /// A read-write lock's operations, totally ordered like a semaphore's.
+    Rw(u64),
 }
 
 /// A send: an event of the run, or the k-th initial send of a channel.
@@ -101,7 +128,7 @@ pub fn pair(trace: &[TEv]) -> (Vec<Slot>, HashMap<Chan, Vec<Send>>) {
     let mut slots = Vec::new();
     let mut sends: HashMap<Chan, Vec<Send>> = HashMap::new();
     let mut last_release: HashMap<u64, Send> = HashMap::new();
-    let mut last_sem_op: HashMap<u64, Send> = HashMap::new();
+    let mut last_sem_op: HashMap<Chan, Send> = HashMap::new();
     let mut conds: HashMap<u64, CondSt> = HashMap::new();
     let mut releases: Vec<(u64, usize)> = Vec::new();
     for (j, t) in trace.iter().enumerate() {
@@ -155,12 +182,21 @@ pub fn pair(trace: &[TEv]) -> (Vec<Slot>, HashMap<Chan, Vec<Send>>) {
                 }
                 cv.tokens.clear();
             }
-            Op::SemPost { s } | Op::SemWait { s } => {
-                let ch = Chan::Sem(s);
+            Op::SemPost { s: o }
+            | Op::SemWait { s: o }
+            | Op::BarrierWait { b: o }
+            | Op::RdLock { l: o }
+            | Op::WrLock { l: o }
+            | Op::RwUnlock { l: o } => {
+                let ch = match t.ev.op {
+                    Op::BarrierWait { .. } => Chan::Barrier(o),
+                    Op::SemPost { .. } | Op::SemWait { .. } => Chan::Sem(o),
+                    _ => Chan::Rw(o),
+                };
                 let init = Send::Init(ch, 0);
                 let all = sends.entry(ch).or_insert_with(|| vec![init]);
                 all.push(Send::At(j));
-                let p = last_sem_op.insert(s, Send::At(j)).unwrap_or(init);
+                let p = last_sem_op.insert(ch, Send::At(j)).unwrap_or(init);
                 slots.push(Slot {
                     ev: j,
                     chan: ch,
@@ -200,6 +236,42 @@ fn mutex_recv(
     });
 }
 
+/// For each barrier leave, the arrivals of its generation (all of them cause it: it is
+/// enabled only once every member arrived). A generation is closed by the first leave of one
+/// of its members: no thread arrives between the completing arrival and that leave.
+fn barrier_generations(trace: &[TEv]) -> Vec<(usize, Vec<usize>)> {
+    let mut open: HashMap<u64, Vec<usize>> = HashMap::new();
+    let mut last_arrival: HashMap<(u64, Tid), usize> = HashMap::new();
+    let mut gens: Vec<Vec<usize>> = Vec::new();
+    let mut gen_of: HashMap<usize, usize> = HashMap::new();
+    let mut out = Vec::new();
+    for (j, t) in trace.iter().enumerate() {
+        match t.ev.op {
+            Op::BarrierWait { b } => {
+                open.entry(b).or_default().push(j);
+                last_arrival.insert((b, t.tid()), j);
+            }
+            Op::BarrierLeave { b } => {
+                let Some(&a) = last_arrival.get(&(b, t.tid())) else {
+                    continue;
+                };
+                if !gen_of.contains_key(&a) {
+                    let gen = open.remove(&b).unwrap_or_default();
+                    for &m in &gen {
+                        gen_of.insert(m, gens.len());
+                    }
+                    gens.push(gen);
+                }
+                if let Some(&g) = gen_of.get(&a) {
+                    out.push((j, gens[g].clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The SYN-sequence of a run with its causality (program order, create → child,
 /// exit → join, send → receive).
 pub struct Syn {
@@ -216,8 +288,8 @@ pub struct Syn {
     prefix: usize,
     /// Receives of the prefix that a variant changed (this run's or an ancestor's).
     pinned: Vec<bool>,
-    /// Receive/send pairs covered by sibling variants of an ancestor.
-    excluded: Vec<((EvId, Chan), SendId)>,
+    /// The exclusions of this run's variant (see [`Variant::excluded`]).
+    excluded: Vec<Vec<Pairing>>,
     /// Events from here on were blocked, not executed.
     executed: usize,
 }
@@ -232,13 +304,69 @@ pub enum SendId {
     Init(Chan, u32),
 }
 
+/// One pairing of a SYN-sequence, named across runs: receive slot and its send (`None`: a
+/// timed-out wake).
+pub type Pairing = ((EvId, Chan), Option<SendId>);
+
 /// A race variant: the forced prefix, which of its events are changed receives, and the
-/// (receive, send) pairs that sibling variants already cover.
+/// prefixes of the sibling variants that cover runs this one must not explore.
 #[derive(Clone, Debug, Default)]
 pub struct Variant {
     pub events: Vec<Event>,
     pub pinned: Vec<bool>,
-    pub excluded: Vec<((EvId, Chan), SendId)>,
+    /// Each entry is what a sibling variant's subtree keeps of its prefix
+    /// ([`fixed_pairings`]): every run that contains it is explored in that sibling's
+    /// subtree.
+    pub excluded: Vec<Vec<Pairing>>,
+}
+
+/// The pairings of `trace` ([`pair`]), events named (thread, index in thread).
+pub fn pairings(trace: &[TEv]) -> Vec<Pairing> {
+    pairings_at(trace).into_iter().map(|(_, p)| p).collect()
+}
+
+/// The pairings no run derived from the variant `seq` can lose: those of its pinned
+/// (changed) receives and of their causes. A descendant may displace any other event of the
+/// prefix (take its send), which re-runs it later with another partner, but never a cause
+/// of a pinned receive (that would remove the receive). So the runs of the variant's subtree
+/// are those that contain these pairings — what a sibling's exclusion must name.
+fn fixed_pairings(seq: &[TEv], pinned: &[bool]) -> Vec<Pairing> {
+    let syn = Syn::new(seq.to_vec(), Variant::default(), seq.len());
+    let pins: Vec<usize> = (0..seq.len()).filter(|&p| pinned[p]).collect();
+    pairings_at(seq)
+        .into_iter()
+        .filter(|&(x, _)| pins.iter().any(|&p| syn.hb(x, p)))
+        .map(|(_, p)| p)
+        .collect()
+}
+
+/// [`pairings`] with the index of each receive in `trace`.
+fn pairings_at(trace: &[TEv]) -> Vec<(usize, Pairing)> {
+    let (slots, _) = pair(trace);
+    let mut per: HashMap<Tid, u32> = HashMap::new();
+    let ids: Vec<EvId> = trace
+        .iter()
+        .map(|t| {
+            let c = per.entry(t.tid()).or_insert(0);
+            *c += 1;
+            (t.tid(), *c)
+        })
+        .collect();
+    slots
+        .iter()
+        .map(|s| {
+            let send = s.partner.map(|p| match p {
+                Send::At(x) => SendId::At(ids[x]),
+                Send::Init(c, k) => SendId::Init(c, k),
+            });
+            (s.ev, ((ids[s.ev], s.chan), send))
+        })
+        .collect()
+}
+
+/// Whether the pairings `have` contain a whole excluded prefix.
+fn covers(have: &std::collections::HashSet<Pairing>, excluded: &[Pairing]) -> bool {
+    excluded.iter().all(|p| have.contains(p))
 }
 
 impl Syn {
@@ -300,6 +428,9 @@ impl Syn {
                 incoming[s.ev].push((p, Some(k)));
             }
         }
+        for (j, from) in barrier_generations(&trace) {
+            incoming[j].extend(from.into_iter().map(|a| (a, None)));
+        }
         let mut counts = vec![0u32; nthreads];
         let mut idx = Vec::with_capacity(n);
         let mut vc: Vec<Vec<u32>> = Vec::with_capacity(n);
@@ -329,17 +460,6 @@ impl Syn {
         }
     }
 
-    fn ev_id(&self, x: usize) -> EvId {
-        (self.trace[x].tid(), self.idx[x])
-    }
-
-    fn send_id(&self, s: Send) -> SendId {
-        match s {
-            Send::At(p) => SendId::At(self.ev_id(p)),
-            Send::Init(c, k) => SendId::Init(c, k),
-        }
-    }
-
     /// `a` causes `b` (reflexive).
     fn hb(&self, a: usize, b: usize) -> bool {
         self.vc[b][self.trace[a].tid() as usize] >= self.idx[a]
@@ -353,7 +473,7 @@ impl Syn {
         matches!(s, Send::At(p) if matches!(self.trace[p].ev.op, Op::CondBroadcast { .. }))
     }
 
-    /// The race set of slot `k` (with the "new sends only" path constraint).
+    /// The race set of slot `k` (receives of the forced prefix have none).
     pub fn race_set(&self, k: usize) -> Vec<Send> {
         let slot = self.slots[k];
         let r = slot.ev;
@@ -363,10 +483,6 @@ impl Syn {
         all.iter()
             .copied()
             .filter(|&s| Some(s) != slot.partner && r >= self.prefix)
-            .filter(|&s| {
-                let pair = ((self.ev_id(r), slot.chan), self.send_id(s));
-                !self.excluded.contains(&pair)
-            })
             .filter(|&s| match s {
                 Send::At(p) => !self.hb(r, p),
                 Send::Init(..) => true,
@@ -384,7 +500,7 @@ impl Syn {
     }
 
     /// The race variants of this run: forced event sequences, one per valid race-table row.
-    pub fn variants(&self, initial: usize, sem_init: &HashMap<u64, u32>) -> Vec<Variant> {
+    pub fn variants(&self, initial: usize, sem_init: &Inits) -> Vec<Variant> {
         let columns: Vec<(usize, Vec<Send>)> = (0..self.slots.len())
             .map(|k| (k, self.race_set(k)))
             .filter(|(_, rs)| !rs.is_empty())
@@ -446,7 +562,7 @@ impl Syn {
         columns: &[(usize, Vec<Send>)],
         row: &[Option<Send>],
         initial: usize,
-        sem_init: &HashMap<u64, u32>,
+        sem_init: &Inits,
         with_exclusions: bool,
     ) -> Option<Variant> {
         let n = self.trace.len();
@@ -519,6 +635,16 @@ impl Syn {
         }
         let mut excluded = Vec::new();
         if with_exclusions {
+            // A variant that keeps what an ancestor's sibling fixed: all its runs are that
+            // sibling's.
+            let pinned: Vec<bool> = order
+                .iter()
+                .map(|&x| changed[x] || self.is_pinned(x))
+                .collect();
+            let have: HashSet<Pairing> = fixed_pairings(&seq, &pinned).into_iter().collect();
+            if self.excluded.iter().any(|x| covers(&have, x)) {
+                return None;
+            }
             excluded = self.excluded.clone();
             // Columns left unchanged and not caused by a change: their alternatives are the
             // sibling rows that add them; descendants of this variant must not redo those.
@@ -532,11 +658,9 @@ impl Syn {
                     // The sibling row: this one with `c` changed too.
                     let mut sib = row.to_vec();
                     sib[c] = Some(alt);
-                    if self
-                        .variant(columns, &sib, initial, sem_init, false)
-                        .is_some()
-                    {
-                        excluded.push(((self.ev_id(r), self.slots[*k].chan), self.send_id(alt)));
+                    if let Some(v) = self.variant(columns, &sib, initial, sem_init, false) {
+                        let t: Vec<TEv> = v.events.iter().map(|e| TEv::new(*e)).collect();
+                        excluded.push(fixed_pairings(&t, &v.pinned));
                     }
                 }
             }
@@ -552,9 +676,11 @@ impl Syn {
     }
 }
 
-/// The path constraint of a variant: a receive may not take a send that a sibling variant
-/// gave it (those runs are explored from the sibling).
-fn constraint(excluded: &[((EvId, Chan), SendId)]) -> Option<super::guide::Allow> {
+/// The path constraint of a variant: no run may come to contain the whole prefix of a
+/// sibling variant (those runs are explored from the sibling). A free step is refused when
+/// its pairings complete one; pairings of earlier events never change, so checking the
+/// prefixes that contain one of the step's own pairings suffices.
+fn constraint(excluded: &[Vec<Pairing>]) -> Option<super::guide::Allow> {
     if excluded.is_empty() {
         return None;
     }
@@ -562,25 +688,16 @@ fn constraint(excluded: &[((EvId, Chan), SendId)]) -> Option<super::guide::Allow
     Some(Box::new(move |steps, ev| {
         let mut trace: Vec<TEv> = steps.iter().map(|r| r.ev).collect();
         trace.push(TEv::new(*ev));
-        let j = trace.len() - 1;
-        let idx_of = |x: usize| {
-            trace[..=x]
-                .iter()
-                .filter(|t| t.tid() == trace[x].tid())
-                .count() as u32
-        };
-        let me = (ev.tid, idx_of(j));
-        if !excluded.iter().any(|((r, _), _)| *r == me) {
-            return true;
-        }
-        let (slots, _) = pair(&trace);
-        slots.iter().filter(|s| s.ev == j).all(|s| {
-            let Some(p) = s.partner else { return true };
-            let sid = match p {
-                Send::At(x) => SendId::At((trace[x].tid(), idx_of(x))),
-                Send::Init(c, k) => SendId::Init(c, k),
-            };
-            !excluded.contains(&((me, s.chan), sid))
+        let me = (
+            ev.tid,
+            trace.iter().filter(|t| t.tid() == ev.tid).count() as u32,
+        );
+        let all = pairings(&trace);
+        let new: Vec<&Pairing> = all.iter().filter(|p| p.0 .0 == me).collect();
+        let mut have: Option<HashSet<Pairing>> = None;
+        !excluded.iter().any(|x| {
+            x.iter().any(|p| new.contains(&p))
+                && covers(have.get_or_insert_with(|| all.iter().copied().collect()), x)
         })
     }))
 }
@@ -591,11 +708,15 @@ fn join(c: &mut [u32], o: &[u32]) {
     }
 }
 
-/// Whether `seq` is an execution of the synchronisation state machine.
-fn replays(seq: &[TEv], initial: usize, sem_init: &HashMap<u64, u32>) -> bool {
+/// Whether `seq` is an execution of the synchronisation state machine (with the semaphore
+/// values and barrier counts `sem_init`).
+fn replays(seq: &[TEv], initial: usize, sem_init: &Inits) -> bool {
     let mut s = State::with_initial_threads(initial.max(1));
-    for (&sem, &v) in sem_init {
-        s.init_sem(sem, v);
+    for (&(kind, addr), &v) in sem_init {
+        match kind {
+            ObjKind::Sem => s.init_sem(addr, v),
+            _ => s.init_barrier(addr, v),
+        }
     }
     for t in seq {
         if s.pending(t.tid()).is_none() && s.post(t.tid(), t.ev.op).is_err() {
@@ -613,8 +734,8 @@ pub(crate) fn run(ctx: &mut Ctx) {
     let mut guide = ctx.guide(Rule::Lowest, false);
     // Pending variants: forced prefix. The initial run has an empty one.
     let mut pending: Vec<Variant> = vec![Variant::default()];
-    let mut sem_init: HashMap<u64, u32> = HashMap::new();
-    let mut real_sem: HashMap<u64, u32> = HashMap::new();
+    let mut sem_init: Inits = HashMap::new();
+    let mut real_sem: Inits = HashMap::new();
     while let Some(mut v) = pending.pop() {
         if ctx.out_of_budget() {
             return;
@@ -637,7 +758,11 @@ pub(crate) fn run(ctx: &mut Ctx) {
                 .filter(|e| {
                     matches!(
                         e.op,
-                        Op::Lock { .. } | Op::SemWait { .. } | Op::CondWake { .. }
+                        Op::Lock { .. }
+                            | Op::SemWait { .. }
+                            | Op::CondWake { .. }
+                            | Op::RdLock { .. }
+                            | Op::WrLock { .. }
                     )
                 })
                 .map(|e| TEv::new(*e)),
@@ -645,13 +770,16 @@ pub(crate) fn run(ctx: &mut Ctx) {
         // Initial values are not events: the recorded `sem_init` value (the first, replays
         // start with it), else the largest need seen so far.
         for i in guide.inits.iter().rev() {
-            if i.obj.kind == ObjKind::Sem {
-                real_sem.insert(i.obj.addr, i.value);
+            if matches!(i.obj.kind, ObjKind::Sem | ObjKind::Barrier) {
+                real_sem.insert((i.obj.kind, i.obj.addr), i.value);
             }
         }
         for (sem, v) in infer_sem_init(&trace[..executed]) {
-            let e = sem_init.entry(sem).or_insert(0);
+            let e = sem_init.entry((ObjKind::Sem, sem)).or_insert(0);
             *e = (*e).max(v);
+        }
+        for (b, n) in infer_barrier_counts(&trace[..executed]) {
+            sem_init.entry((ObjKind::Barrier, b)).or_insert(n);
         }
         sem_init.extend(real_sem.iter().map(|(&s, &v)| (s, v)));
         if guide.skipped > 0 {

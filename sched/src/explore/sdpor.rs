@@ -7,7 +7,7 @@
 //! abandoned and counted as *sleep-set blocked*.
 
 use super::guide::{Guide, Rec, Rule};
-use super::trace::{initials, Hb, TEv};
+use super::trace::{blocked_races, initials, Hb, TEv};
 use super::{Ctx, Outcome};
 use crate::event::{Event, Tid};
 
@@ -49,7 +49,7 @@ pub(crate) fn run(ctx: &mut Ctx) {
                 n.done.push(p);
             }
         }
-        add_backtracks(&mut stack, branch, &guide, ctx.initial);
+        add_backtracks(&mut stack, branch, &guide, ctx.initial, ctx.deadlocked);
         // Backtrack to the deepest state with a backtrack thread neither done nor asleep.
         loop {
             let Some(node) = stack.last_mut() else {
@@ -97,25 +97,37 @@ fn integrate(stack: &mut Vec<Node>, branch: usize, steps: &[Rec]) {
 
 /// Algorithm 1, lines 5-9: for each race whose second event is new in this run, make sure the
 /// state before the first event will explore an initial of the reversal.
-fn add_backtracks(stack: &mut [Node], from: usize, guide: &Guide, initial: usize) {
-    let hb = Hb::with_inits(
-        guide.steps.iter().map(|r| r.ev).collect(),
-        guide.inits.clone(),
-    );
+/// In a deadlocked run, the blocked events race too ([`blocked_races`]).
+fn add_backtracks(stack: &mut [Node], from: usize, guide: &Guide, initial: usize, deadlock: bool) {
+    let trace: Vec<TEv> = guide.steps.iter().map(|r| r.ev).collect();
+    let hb = Hb::with_inits(trace.clone(), guide.inits.clone());
+    let mut races: Vec<(usize, Vec<TEv>)> = Vec::new();
     for j in from..hb.len() {
         for e in hb.races_of(j, initial) {
-            let v = hb.reversal(e, j, false);
-            let init = initials(&v);
-            let node = &mut stack[e];
-            if init.iter().any(|p| node.backtrack.contains(p)) {
-                continue;
-            }
-            let awake = init
-                .iter()
-                .find(|p| !node.sleep.iter().any(|s| s.tid() == **p));
-            if let Some(&p) = awake.or(init.first()) {
-                node.backtrack.push(p);
-            }
+            races.push((e, hb.reversal(e, j, false)));
+        }
+    }
+    if deadlock {
+        let blocked: Vec<Event> = guide.waiting.iter().flatten().copied().collect();
+        races.extend(blocked_races(
+            &trace,
+            &guide.inits,
+            &blocked,
+            initial,
+            false,
+        ));
+    }
+    for (e, v) in races {
+        let init = initials(&v);
+        let node = &mut stack[e];
+        if init.iter().any(|p| node.backtrack.contains(p)) {
+            continue;
+        }
+        let awake = init
+            .iter()
+            .find(|p| !node.sleep.iter().any(|s| s.tid() == **p));
+        if let Some(&p) = awake.or(init.first()) {
+            node.backtrack.push(p);
         }
     }
 }

@@ -128,6 +128,16 @@ pub struct Prog {
     pub sync_only: bool,
 }
 
+impl Prog {
+    /// The barriers' addresses (as their events name them) and counts.
+    pub fn barrier_counts(&self) -> HashMap<u64, u32> {
+        self.barriers
+            .iter()
+            .map(|&(b, n)| (BARRIER + b as u64, n))
+            .collect()
+    }
+}
+
 const MEM: u64 = 0x1000;
 const MUTEX: u64 = 0x10_0000;
 const COND: u64 = 0x20_0000;

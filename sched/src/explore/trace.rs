@@ -536,6 +536,37 @@ impl Hb {
     }
 }
 
+/// The races of the blocked events of a deadlocked run (events posted and never executed:
+/// a `sem_wait` on an empty semaphore, a lock of a held mutex, ...) with its executed events
+/// `done`: `(e, v)` for each race `e ⋖ b` of a blocked event `b`, with `v` its reversal
+/// (`notdep(e).b`, the whole rest of the run for `whole`, Optimal-DPOR; up to `b`
+/// otherwise). A blocked event never runs, so no race of the trace names it, yet it is
+/// dependent with the events that disabled it: the wait that took the last unit of a
+/// semaphore could have been this one (the 1-producer/2-consumer buffer has two traces,
+/// one per consumer that gets the item, and the run where one consumer takes it shows no
+/// race at all). Each blocked event is analysed alone, appended to `done` (blocked events
+/// are not ordered among themselves); reversals are checked feasible as for any race.
+pub fn blocked_races(
+    done: &[TEv],
+    inits: &[Init],
+    blocked: &[Event],
+    initial: usize,
+    whole: bool,
+) -> Vec<(usize, Vec<TEv>)> {
+    let mut out = Vec::new();
+    for b in blocked {
+        let mut t = done.to_vec();
+        t.push(TEv::new(*b));
+        let hb = Hb::with_inits(t, inits.to_vec());
+        let j = done.len();
+        for e in hb.races_of(j, initial) {
+            let v = hb.reversal(e, j, whole);
+            out.push((e, v));
+        }
+    }
+    out
+}
+
 /// Whether thread `p` is an initial of `w` (POPL'14 §3: `p ∈ I(w)`): it occurs in `w` and its
 /// first event there does not happen after any earlier event of `w`. A direct-dependency check
 /// suffices: a happens-before chain ending at that event ends with a direct dependency.
@@ -565,6 +596,59 @@ pub fn is_weak_initial(w: &[TEv], next: &TEv) -> bool {
         is_initial(w, next.tid())
     } else {
         w.iter().all(|x| !dependent_anywhere(x, next))
+    }
+}
+
+/// Barrier counts by address, for [`is_weak_initial_at`].
+pub type BarrierCounts = HashMap<u64, u32>;
+
+/// The barrier counts of a run: recorded, else inferred from the trace.
+pub fn barrier_counts(trace: &[TEv], inits: &[Init]) -> BarrierCounts {
+    let mut out = infer_barrier_counts(trace);
+    for i in inits.iter().filter(|i| i.obj.kind == ObjKind::Barrier) {
+        out.insert(i.obj.addr, i.value);
+    }
+    out
+}
+
+/// `seq` as it would run after `ctx`: each barrier arrival's [`TEv::barrier_open`] recomputed
+/// for that place (the flags of `ctx` are its own).
+pub fn placed(ctx: &[TEv], seq: &[TEv], counts: &BarrierCounts) -> Vec<TEv> {
+    let mut out: Vec<TEv> = Vec::with_capacity(seq.len());
+    for e in seq {
+        let mut e = *e;
+        if let Op::BarrierWait { b } = e.ev.op {
+            let before = out.iter().rev().chain(ctx.iter().rev());
+            e.barrier_open = barrier_open(before, b, counts.get(&b).copied());
+        }
+        out.push(e);
+    }
+    out
+}
+
+/// [`is_weak_initial`] for `w` run after `ctx`: with barrier arrivals, decided by their place
+/// instead of conservatively. Absent from `w`, `next` is a weak initial when, run after `w`,
+/// it is independent of every event of `w` ([`dependent`] with the flags of that place):
+/// two open arrivals stay open when the later one moves first (the earlier one gains one
+/// arrival before it, no more than the later one had). Present, its first event must be
+/// independent of the events of `w` before it, likewise.
+pub fn is_weak_initial_at(ctx: &[TEv], w: &[TEv], next: &TEv, counts: &BarrierCounts) -> bool {
+    let arrival = |e: &TEv| matches!(e.ev.op, Op::BarrierWait { .. });
+    if !arrival(next) && !w.iter().any(arrival) {
+        return is_weak_initial(w, next);
+    }
+    match w.iter().position(|e| e.tid() == next.tid()) {
+        Some(k) => {
+            let p = placed(ctx, &w[..=k], counts);
+            p[..k].iter().all(|x| !dependent(x, &p[k]))
+        }
+        None => {
+            let mut all = w.to_vec();
+            all.push(*next);
+            let p = placed(ctx, &all, counts);
+            let (q, rest) = p.split_last().expect("non-empty");
+            rest.iter().all(|x| !dependent(x, q))
+        }
     }
 }
 
