@@ -507,22 +507,40 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
             sync: a.sync,
             maps: &syms_maps,
         };
-        for (g, n, c, st, ini, with) in harmless {
-            if runs >= a.max_runs {
-                break;
-            }
-            let before = runs;
-            let found = pairs(&ctx, &mut guide, &mut runs, a.max_runs, (g, n, c), st, ini, &with)?;
-            doc.pair_runs += runs - before;
-            let x = &mut doc.races[g].reversed[n];
-            x.pairs_tried = found.0;
-            if let Some(t) = found.1 {
-                doc.harmful_pairs += 1;
-                if doc.original_schedule.is_none() {
-                    let p = schedule_path(&a.out_dir, &program, "original");
-                    doc.original_schedule = Some(save(&run_cfg, &recorded_points, &r0, &p, 0)?);
+        // First the widest race of each site pair for every A, then the next ones (up to
+        // --per-pair per site pair) for the As still harmless.
+        for ranks in [0..1, 1..a.per_pair] {
+            for (g, n, c, st, ini, with) in &harmless {
+                if runs >= a.max_runs {
+                    break;
                 }
-                x.together = Some(t);
+                let x = &doc.races[*g].reversed[*n];
+                if x.together.is_some() || ranks.is_empty() {
+                    continue;
+                }
+                let before = runs;
+                let found = pairs(
+                    &ctx,
+                    &mut guide,
+                    &mut runs,
+                    a.max_runs,
+                    (*g, *n, *c, ranks.clone()),
+                    st.clone(),
+                    ini.clone(),
+                    with,
+                )?;
+                doc.pair_runs += runs - before;
+                let x = &mut doc.races[*g].reversed[*n];
+                x.pairs_tried += found.0;
+                if let Some(t) = found.1 {
+                    doc.harmful_pairs += 1;
+                    if doc.original_schedule.is_none() {
+                        let p = schedule_path(&a.out_dir, &program, "original");
+                        doc.original_schedule =
+                            Some(save(&run_cfg, &recorded_points, &r0, &p, 0)?);
+                    }
+                    x.together = Some(t);
+                }
             }
         }
     }
@@ -574,7 +592,8 @@ struct PairCtx<'a> {
 }
 
 /// Race A (group `g`, its reversal `n`, the conflict `c`), harmless alone, together with
-/// each candidate race of its realised run (`steps`, `inits`, `with`; [`pair::candidates`]),
+/// each candidate race of its realised run (`steps`, `inits`, `with`; [`pair::candidates`]
+/// at `ranks`),
 /// until one makes the run differ or `max_runs` is reached: the number of races tried and
 /// the finding.
 #[allow(clippy::too_many_arguments)]
@@ -583,7 +602,7 @@ fn pairs(
     guide: &mut Guide,
     runs: &mut usize,
     max_runs: usize,
-    (g, n, c): (usize, usize, Conflict),
+    (g, n, c, ranks): (usize, usize, Conflict, std::ops::Range<usize>),
     steps: Vec<TEv>,
     inits: Vec<Init>,
     with: &[(Event, u64)],
@@ -596,7 +615,7 @@ fn pairs(
     );
     let recorded_group = |k: &Key| pair::group_of(k, ctx.keys);
     let lists: Vec<Vec<Conflict>> = groups.iter().map(|x| x.1.clone()).collect();
-    let cands = pair::candidates(&lists, a_events, |i| {
+    let cands = pair::candidates(&lists, a_events, ranks, |i| {
         recorded_group(&groups[i].0).is_some_and(|r| ctx.alone.contains(&r))
     });
     let mut tried = 0;

@@ -25,8 +25,10 @@ pub fn both(a: Realised, b: Realised) -> Realised {
     }
 }
 
-/// The races of A's run tried together with A, one per site pair (the group's first race:
-/// the widest, see [`super::group`]), in the order of the groups. Left out: A itself, back
+/// The races of A's run tried together with A: of each site pair, the races at the ranks
+/// `ranks` of its list (rank 0 is the widest, see [`super::group`]), rank by rank, and per
+/// rank in the order of the groups (the first level tries rank 0 of every group for every
+/// race A before any other rank, so that the budget reaches every A). Left out: A itself, back
 /// in its recorded order (the race between A's two events, reversing it undoes A), and the
 /// races of a site pair the recorded run has as a group with a race harmful alone (`skip`
 /// returns true for it: the pair would add nothing to what that race already says).
@@ -36,17 +38,21 @@ pub fn both(a: Realised, b: Realised) -> Realised {
 pub fn candidates(
     groups: &[Vec<Conflict>],
     a: (Option<usize>, Option<usize>),
+    ranks: std::ops::Range<usize>,
     mut skip: impl FnMut(usize) -> bool,
 ) -> Vec<Conflict> {
     let undo = |c: &Conflict| {
         let mine = [Some(c.first), Some(c.second)];
         mine.contains(&a.0) && mine.contains(&a.1)
     };
-    groups
+    let kept: Vec<Vec<Conflict>> = groups
         .iter()
         .enumerate()
         .filter(|(g, _)| !skip(*g))
-        .filter_map(|(_, list)| list.iter().find(|c| !undo(c)).copied())
+        .map(|(_, list)| list.iter().filter(|c| !undo(c)).copied().collect())
+        .collect();
+    ranks
+        .flat_map(|r| kept.iter().filter_map(move |list| list.get(r).copied()))
         .collect()
 }
 
@@ -98,13 +104,21 @@ mod tests {
             vec![c(1, 3)],
             vec![c(7, 9), c(8, 9)],
         ];
-        let got = candidates(&groups, (Some(7), Some(4)), |g| g == 1);
+        let got = candidates(&groups, (Some(7), Some(4)), 0..1, |g| g == 1);
         assert_eq!(got, vec![c(2, 7), c(7, 9)]);
+        // The next ranks, rank by rank: group 2's second race (group 0 has no third).
+        let more = candidates(&groups, (Some(7), Some(4)), 1..3, |g| g == 1);
+        assert_eq!(more, vec![c(8, 9)]);
+        let all = candidates(&groups, (Some(7), Some(4)), 0..3, |_| false);
+        assert_eq!(all, vec![c(2, 7), c(1, 3), c(7, 9), c(8, 9)]);
         // A group whose only race is A undone gives nothing.
-        assert_eq!(candidates(&[vec![c(4, 7)]], (Some(4), Some(7)), |_| false), vec![]);
+        assert_eq!(
+            candidates(&[vec![c(4, 7)]], (Some(4), Some(7)), 0..1, |_| false),
+            vec![]
+        );
         // When A's events did not both run, no race is A undone.
         assert_eq!(
-            candidates(&[vec![c(4, 7)]], (Some(4), None), |_| false),
+            candidates(&[vec![c(4, 7)]], (Some(4), None), 0..1, |_| false),
             vec![c(4, 7)]
         );
     }
