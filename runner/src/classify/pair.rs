@@ -70,9 +70,82 @@ pub fn group_of<K: PartialEq>(key: &K, recorded: &[K]) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::target::Kind;
+    use super::super::target::{realised, reversal, Kind, Rest};
     use super::*;
-    use pos_sched::event::Op;
+    use pos_sched::event::{MutexKind, Op, Tid};
+    use pos_sched::explore::run_order::RunOrder;
+    use pos_sched::explore::trace::{Hb, TEv};
+
+    fn lock_op(m: u64, take: bool) -> Op {
+        let kind = MutexKind::Normal;
+        if take {
+            Op::Lock { m, kind }
+        } else {
+            Op::Unlock { m, kind }
+        }
+    }
+
+    /// Thread `tid` of a ring of three: lock m(tid-1), lock m(tid mod 3), unlock both.
+    fn teller(tid: Tid) -> Vec<TEv> {
+        let (a, b) = (100 + u64::from(tid) - 1, 100 + u64::from(tid % 3));
+        [(a, true), (b, true), (b, false), (a, false)]
+            .into_iter()
+            .map(|(m, take)| TEv::new(Event::new(tid, lock_op(m, take))))
+            .collect()
+    }
+
+    fn creates() -> Vec<TEv> {
+        (1..=3)
+            .map(|c| {
+                let mut e = TEv::new(Event::new(0, Op::Create));
+                e.child = Some(c);
+                e
+            })
+            .collect()
+    }
+
+    fn pcs(run: &[TEv]) -> Vec<(Event, u64)> {
+        run.iter().map(|e| (e.ev, 0)).collect()
+    }
+
+    #[test]
+    fn the_second_race_is_reversed_in_the_first_ones_run_and_both_hold_in_the_deadlock() {
+        // Recorded: the three tellers one after the other (events 3-6, 7-10, 11-14).
+        let mut rec = creates();
+        for t in 1..=3 {
+            rec.extend(teller(t));
+        }
+        // A = (4, 7): teller 2 takes m1 before teller 1's second lock. Its run: teller 1
+        // holds m0, teller 2 goes through, then teller 1, then teller 3.
+        let mut run_a = creates();
+        let (t1, t2) = (teller(1), teller(2));
+        run_a.push(t1[0]);
+        run_a.extend(t2.iter().copied());
+        run_a.extend(t1[1..].iter().copied());
+        run_a.extend(teller(3));
+        assert_eq!(
+            realised(&pcs(&rec), 4, 7, &pcs(&run_a)),
+            Realised::Yes,
+            "A's run realises A"
+        );
+        // B = (5, 11) in A's run: teller 3 takes m2 before teller 2's second lock.
+        let (hb, order) = (Hb::new(run_a.clone()), RunOrder::new(run_a.clone()));
+        let target = reversal(&hb, &order, 5, 11, Rest::Recorded);
+        assert_eq!(&target[..7], &[0, 1, 2, 3, 4, 11, 5], "A's order kept, then B's");
+        // The run following it: each teller holds its first lock and waits for the next.
+        let fin: Vec<TEv> = target[..6].iter().map(|&k| run_a[k]).collect();
+        let pair = both(
+            realised(&pcs(&rec), 4, 7, &pcs(&fin)),
+            realised(&pcs(&run_a), 5, 11, &pcs(&fin)),
+        );
+        assert_eq!(pair, Realised::Yes);
+        // The same race B reversed in the recorded run (8, 11) undoes A: teller 1 ran
+        // both its locks before it. That is why B's target comes from A's run.
+        let (hb0, order0) = (Hb::new(rec.clone()), RunOrder::new(rec.clone()));
+        let t0 = reversal(&hb0, &order0, 8, 11, Rest::Recorded);
+        let pos = |k| t0.iter().position(|&x| x == k).unwrap();
+        assert!(pos(4) < pos(7), "A back in its recorded order: {t0:?}");
+    }
 
     fn c(first: usize, second: usize) -> Conflict {
         Conflict {
@@ -95,7 +168,7 @@ mod tests {
     }
 
     #[test]
-    fn candidates_are_one_race_per_site_pair_without_the_first_race_undone() {
+    fn candidates_go_rank_by_rank_over_the_site_pairs_without_the_first_race_undone() {
         // A's events are 4 and 7 in A's run. Group 0's first race is A undone: its next
         // race is taken. Group 1 is harmful alone in the recorded run: skipped. Group 2 has
         // one race, taken.
