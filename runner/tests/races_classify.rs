@@ -15,6 +15,7 @@ use common::{assert_replays, require_libpos, text, POSCHECK};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn corpus(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -33,22 +34,32 @@ fn build(name: &str, instrumented: bool) -> PathBuf {
         format!("{name}_plain")
     });
     let src = corpus(&format!("{name}.c"));
+    // Tests run in parallel and build the same programs: each builds into its own file and
+    // renames it into place, so no test runs a binary another one is still writing.
+    static BUILDS: AtomicUsize = AtomicUsize::new(0);
+    let part = dir.join(format!(
+        ".{}.{}.{}",
+        bin.file_name().unwrap().to_string_lossy(),
+        std::process::id(),
+        BUILDS.fetch_add(1, Ordering::Relaxed)
+    ));
     let o = if instrumented {
         Command::new(POSCHECK)
             .args(["cc", "-O1", "-g", "-pthread", "-o"])
-            .arg(&bin)
+            .arg(&part)
             .arg(&src)
             .output()
             .unwrap()
     } else {
         Command::new("gcc")
             .args(["-O1", "-pthread", "-o"])
-            .arg(&bin)
+            .arg(&part)
             .arg(&src)
             .output()
             .unwrap()
     };
     assert!(o.status.success(), "building {name}: {}", text(&o));
+    std::fs::rename(&part, &bin).unwrap();
     bin
 }
 
@@ -253,14 +264,21 @@ fn a_cycle_of_three_locks_is_harmful_only_as_a_pair_of_reversals() {
     // Two at a time (the default): the deadlock, named as a pair.
     let (doc, o, _) = classify(&bin, &["--sync"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert_eq!(doc["harmful"], 0, "still no race harmful alone: {}", text(&o));
+    assert_eq!(
+        doc["harmful"],
+        0,
+        "still no race harmful alone: {}",
+        text(&o)
+    );
     let pairs = together(&doc);
     assert!(!pairs.is_empty(), "{}", text(&o));
     assert_eq!(doc["harmful_pairs"], pairs.len());
     for (own, t) in &pairs {
         assert_eq!(t["detail"], "outcome ok (exit code 0) -> deadlock", "{t}");
         assert_eq!(t["outcome_kind"], "deadlock");
-        let other = t["race"].as_u64().expect("the other race is one of the report's") as usize;
+        let other = t["race"]
+            .as_u64()
+            .expect("the other race is one of the report's") as usize;
         assert_ne!(other, *own, "two different site pairs: {t}");
         assert!(
             String::from_utf8_lossy(&o.stdout)

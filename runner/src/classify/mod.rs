@@ -400,8 +400,7 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
     guide.approximate = true;
     // The races harmless alone, with the run that realised each: (group, reversal, race,
     // that run's events, initialisations and events with pcs), for the second level.
-    let mut harmless: Vec<(usize, usize, Conflict, Vec<TEv>, Vec<Init>, Vec<(Event, u64)>)> =
-        Vec::new();
+    let mut harmless: Vec<(usize, usize, Conflict, Realisation)> = Vec::new();
     for (g, (k, list)) in groups.iter().enumerate() {
         let first = list[0];
         let obj = shared_object(&first, &orig);
@@ -460,8 +459,7 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
             match class {
                 Class::Harmless => {
                     doc.harmless += 1;
-                    let (st, ini, with) = realisation;
-                    harmless.push((g, out.reversed.len(), *c, st, ini, with));
+                    harmless.push((g, out.reversed.len(), *c, realisation));
                 }
                 Class::Harmful(_) => doc.harmful += 1,
                 Class::NotReversible(_) => doc.not_reversible += 1,
@@ -510,7 +508,7 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
         // First the widest race of each site pair for every A, then the next ones (up to
         // --per-pair per site pair) for the As still harmless.
         for ranks in [0..1, 1..a.per_pair] {
-            for (g, n, c, st, ini, with) in &harmless {
+            for (g, n, c, (st, ini, with)) in &harmless {
                 if runs >= a.max_runs {
                     break;
                 }
@@ -536,8 +534,7 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
                     doc.harmful_pairs += 1;
                     if doc.original_schedule.is_none() {
                         let p = schedule_path(&a.out_dir, &program, "original");
-                        doc.original_schedule =
-                            Some(save(&run_cfg, &recorded_points, &r0, &p, 0)?);
+                        doc.original_schedule = Some(save(&run_cfg, &recorded_points, &r0, &p, 0)?);
                     }
                     x.together = Some(t);
                 }
@@ -634,9 +631,8 @@ fn pairs(
                 Vec::new(),
             );
             *runs += 1;
-            let r = session::run_once(ctx.cfg, guide, SEED).with_context(|| {
-                format!("the run of race {} together with another race", g + 1)
-            })?;
+            let r = session::run_once(ctx.cfg, guide, SEED)
+                .with_context(|| format!("the run of race {} together with another race", g + 1))?;
             let (_, new) = events_of(guide, &r);
             let real = pair::both(
                 target::realised(ctx.orig, c.first, c.second, &new),
@@ -651,7 +647,9 @@ fn pairs(
             let obj = shared_object(&b, with);
             let pcs: BTreeSet<u64> = k.sites.iter().map(|s| s.0).filter(|&p| p != 0).collect();
             let syms = Symbols::new(&pcs, ctx.maps.to_vec());
-            let sites = k.sites.map(|(pc, name)| site_text(&syms, &k, pc, name, obj));
+            let sites = k
+                .sites
+                .map(|(pc, name)| site_text(&syms, &k, pc, name, obj));
             let what = format!("race{}.{}.pair", g + 1, n + 1);
             let p = schedule_path(ctx.out_dir, ctx.program, &what);
             let schedule = save(ctx.cfg, ctx.points, &r, &p, *runs as u64)?;
@@ -765,7 +763,9 @@ fn print(d: &Doc, a: &RacesArgs) {
             if let Some(t) = &x.together {
                 let other = t
                     .race
-                    .map_or("a race of the reversed run".to_string(), |k| format!("race {k}"));
+                    .map_or("a race of the reversed run".to_string(), |k| {
+                        format!("race {k}")
+                    });
                 sayln!(
                     "     harmful together with {other}: events {} (thread {}) -> {} (thread \
                      {}) of the reversed run{}: {}",

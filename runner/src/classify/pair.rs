@@ -131,7 +131,11 @@ mod tests {
         // B = (5, 11) in A's run: teller 3 takes m2 before teller 2's second lock.
         let (hb, order) = (Hb::new(run_a.clone()), RunOrder::new(run_a.clone()));
         let target = reversal(&hb, &order, 5, 11, Rest::Recorded);
-        assert_eq!(&target[..7], &[0, 1, 2, 3, 4, 11, 5], "A's order kept, then B's");
+        assert_eq!(
+            &target[..7],
+            &[0, 1, 2, 3, 4, 11, 5],
+            "A's order kept, then B's"
+        );
         // The run following it: each teller holds its first lock and waits for the next.
         let fin: Vec<TEv> = target[..6].iter().map(|&k| run_a[k]).collect();
         let pair = both(
@@ -163,7 +167,10 @@ mod tests {
             both(no("x ran before y"), Realised::Yes),
             no("the first race is undone: x ran before y")
         );
-        assert_eq!(both(Realised::Yes, no("z did not run")), no("z did not run"));
+        assert_eq!(
+            both(Realised::Yes, no("z did not run")),
+            no("z did not run")
+        );
         assert!(matches!(both(no("a"), no("b")), Realised::No(w) if w.contains("undone")));
     }
 
