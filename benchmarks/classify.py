@@ -3,9 +3,10 @@
 
 For each program of manifest.toml (built into bin/ with `poscheck build benchmarks/`):
 record the default run, reverse each race and synchronisation conflict (the first
---per-pair of each site pair), and classify it. For a buggy program, the first harmful
-reversal whose outcome is the program's expected bug is replayed 100 times with
-`poscheck replay`. Writes OUT/NAME.txt (the command's output), OUT/NAME.json (its --json
+--per-pair of each site pair), and classify it; a race harmless alone is also tried together
+with one race of its reversed run (--depth 2, the default). For a buggy program, the first
+harmful reversal whose outcome is the program's expected bug (else the first harmful pair's
+final run with that outcome) is replayed 100 times with `poscheck replay`. Writes OUT/NAME.txt (the command's output), OUT/NAME.json (its --json
 report), OUT/schedules/ (the saved schedules), OUT/replays.txt and OUT/table.md, and prints
 the table.
 
@@ -62,8 +63,8 @@ def main():
                                         for c in cmd) + "\n")
                 f.write(o.stdout + o.stderr + f"exit {o.returncode}\n")
             if o.returncode == 2 or not os.path.exists(js):
-                rows.append([name, expect, points, "error", "", "", "", "", "", "", "",
-                             f"{dt:.1f}"])
+                rows.append([name, expect, points, "error", "", "", "", "", "", "", "", "",
+                             "", f"{dt:.1f}"])
                 continue
             d = json.load(open(js))
             revs = [r for g in d["races"] for r in g["reversed"]]
@@ -83,17 +84,24 @@ def main():
                 else:
                     hit = next((r for r in revs if r["class"] == "harmful"
                                 and r["outcome_kind"] == expect), None)
+                    pair = next((r["together"] for r in revs if r.get("together")
+                                 and r["together"]["outcome_kind"] == expect), None)
                     if hit:
                         reproduces = f"{expect}, replay {replay(hit['schedule'], log)}"
+                    elif pair:
+                        reproduces = (f"{expect} (pair), replay "
+                                      f"{replay(pair['schedule'], log)}")
                     else:
                         reproduces = "no"
             rows.append([name, expect, points, d["original_kind"], races, str(groups),
                          str(len(revs)), str(d["harmful"]), str(d["harmless"]),
-                         str(d["not_reversible"]), reproduces, f"{dt:.1f}"])
+                         str(d["not_reversible"]), str(d["harmful_pairs"]),
+                         str(d["pair_runs"]), reproduces, f"{dt:.1f}"])
             print(" | ".join(rows[-1]), flush=True)
     head = ["program", "expect", "points", "recorded run", "races (dynamic)",
             "site pairs", "reversed", "harmful", "harmless", "not reversible",
-            "harmful schedule reproduces the bug", "time (s)"]
+            "harmful together (pairs)", "pair runs", "harmful schedule reproduces the bug",
+            "time (s)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     table = "\n".join(lines) + "\n"

@@ -242,6 +242,10 @@ pub struct RacesArgs {
     /// two).
     #[arg(long, default_value_t = 200, value_name = "N")]
     pub max_runs: usize,
+    /// With --classify: 1, each race reversed alone; 2 (default), also each race harmless
+    /// alone together with one other race of its reversed run (within --max-runs).
+    #[arg(long, default_value_t = 2, value_name = "D")]
+    pub depth: u8,
     /// With --classify: write the classification as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -4,7 +4,9 @@
 //! first differing line), a lost update asserted after the joins (harmful, and the saved reversed
 //! schedule replays the assertion 100 of 100 times), a race-free program (no race), and with
 //! `--sync` on an uninstrumented build a lock-order inversion (the reversed lock
-//! acquisition deadlocks). Every run gets its own TMPDIR, which must be empty afterwards: the
+//! acquisition deadlocks), and a cycle of three locks (three tellers transferring around a
+//! ring) that no single reversal deadlocks and two do (`--depth 2`: harmful together), next
+//! to its correct version (one global lock order: no pair is harmful). Every run gets its own TMPDIR, which must be empty afterwards: the
 //! command leaves no temporary file behind. libpos.so must sit next to `poscheck`.
 
 mod common;
@@ -13,6 +15,7 @@ use common::{assert_replays, require_libpos, text, POSCHECK};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn corpus(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -31,22 +34,32 @@ fn build(name: &str, instrumented: bool) -> PathBuf {
         format!("{name}_plain")
     });
     let src = corpus(&format!("{name}.c"));
+    // Tests run in parallel and build the same programs: each builds into its own file and
+    // renames it into place, so no test runs a binary another one is still writing.
+    static BUILDS: AtomicUsize = AtomicUsize::new(0);
+    let part = dir.join(format!(
+        ".{}.{}.{}",
+        bin.file_name().unwrap().to_string_lossy(),
+        std::process::id(),
+        BUILDS.fetch_add(1, Ordering::Relaxed)
+    ));
     let o = if instrumented {
         Command::new(POSCHECK)
             .args(["cc", "-O1", "-g", "-pthread", "-o"])
-            .arg(&bin)
+            .arg(&part)
             .arg(&src)
             .output()
             .unwrap()
     } else {
         Command::new("gcc")
             .args(["-O1", "-pthread", "-o"])
-            .arg(&bin)
+            .arg(&part)
             .arg(&src)
             .output()
             .unwrap()
     };
     assert!(o.status.success(), "building {name}: {}", text(&o));
+    std::fs::rename(&part, &bin).unwrap();
     bin
 }
 
@@ -108,6 +121,8 @@ fn assert_harmless(name: &str, variable: &str) {
     assert!(!c.is_empty(), "{}", text(&o));
     assert!(c.iter().all(|c| c == "harmless"), "{c:?}: {}", text(&o));
     assert_eq!(doc["harmful"], 0);
+    assert_eq!(doc["depth"], 2, "pairs are tried by default");
+    assert_eq!(doc["harmful_pairs"], 0, "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
         out.contains(&format!("({variable})")) && out.contains(&format!("{name}.c:")),
@@ -219,6 +234,88 @@ fn with_sync_a_lock_order_inversion_is_a_harmful_conflict_that_deadlocks() {
     assert_replays(Path::new(r["schedule"].as_str().unwrap()), 100);
 }
 
+/// The reversals of a race harmless alone tried together with another race: every pair
+/// found harmful, with both races named, its final run a deadlock replaying 100 of 100.
+fn together(doc: &Value) -> Vec<(usize, Value)> {
+    let mut out = Vec::new();
+    for (g, group) in doc["races"].as_array().unwrap().iter().enumerate() {
+        for r in group["reversed"].as_array().unwrap() {
+            if !r["together"].is_null() {
+                assert_eq!(r["class"], "harmless", "single classes unchanged: {r}");
+                out.push((g + 1, r["together"].clone()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_cycle_of_three_locks_is_harmful_only_as_a_pair_of_reversals() {
+    let bin = build("transfer_ring", false);
+    // One reversal at a time: every lock-order swap of the serial run is harmless.
+    let (doc, o, _) = classify(&bin, &["--sync", "--depth", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(doc["races"].as_array().unwrap().len(), 3, "{}", text(&o));
+    assert_eq!(doc["harmful"], 0, "{}", text(&o));
+    assert_eq!(doc["harmless"], 3, "{}", text(&o));
+    assert_eq!(doc["pair_runs"], 0);
+    assert!(together(&doc).is_empty());
+
+    // Two at a time (the default): the deadlock, named as a pair.
+    let (doc, o, _) = classify(&bin, &["--sync"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(
+        doc["harmful"],
+        0,
+        "still no race harmful alone: {}",
+        text(&o)
+    );
+    let pairs = together(&doc);
+    assert!(!pairs.is_empty(), "{}", text(&o));
+    assert_eq!(doc["harmful_pairs"], pairs.len());
+    for (own, t) in &pairs {
+        assert_eq!(t["detail"], "outcome ok (exit code 0) -> deadlock", "{t}");
+        assert_eq!(t["outcome_kind"], "deadlock");
+        let other = t["race"]
+            .as_u64()
+            .expect("the other race is one of the report's") as usize;
+        assert_ne!(other, *own, "two different site pairs: {t}");
+        assert!(
+            String::from_utf8_lossy(&o.stdout)
+                .contains(&format!("harmful together with race {other}")),
+            "{}",
+            text(&o)
+        );
+        assert_replays(Path::new(t["schedule"].as_str().unwrap()), 100);
+    }
+    // --depth is 1 or 2, with a one-line error otherwise.
+    let o = common::poscheck(&[
+        "races",
+        "--classify",
+        "--sync",
+        "--depth",
+        "3",
+        bin.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stderr).trim().lines().count(), 1);
+}
+
+#[test]
+fn with_one_global_lock_order_no_pair_of_reversals_is_harmful() {
+    let bin = build("transfer_ring_ordered", false);
+    let (doc, o, _) = classify(&bin, &["--sync"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!classes(&doc).is_empty(), "{}", text(&o));
+    assert_eq!(doc["harmful"], 0, "{}", text(&o));
+    assert_eq!(doc["harmful_pairs"], 0, "{}", text(&o));
+    assert!(
+        doc["pair_runs"].as_u64().unwrap() > 0,
+        "pairs were tried: {}",
+        text(&o)
+    );
+}
+
 /// The corpus programs themselves, as every corpus test checks them: the correct ones
 /// (the benign races change nothing the program shows) give no bug in 200 tries of each
 /// algorithm and no run takes the step timeout; the buggy ones are found and their saved
@@ -232,11 +329,13 @@ fn the_corpus_programs_are_what_they_claim_under_sampling() {
         ("race_free", true),
         ("last_finisher", true),
         ("lock_order", false),
+        ("transfer_ring", false),
+        ("transfer_ring_ordered", false),
     ] {
         let prog = build(name, instrumented);
         for algo in common::ALGOS {
             let (p, o) = common::run_200(dir.path(), &prog, algo, &[], |_| {});
-            let want = if name == "lock_order" {
+            let want = if name == "lock_order" || name == "transfer_ring" {
                 "deadlock"
             } else {
                 "ok"

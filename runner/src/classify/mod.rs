@@ -23,6 +23,7 @@
 //!
 //! Exit codes: 1 when a race is harmful, 0 otherwise, 2 on error.
 
+pub mod pair;
 pub mod rule;
 pub mod target;
 
@@ -36,7 +37,7 @@ use anyhow::{bail, Context, Result};
 use pos_sched::event::{Event, Obj, Op};
 use pos_sched::explore::guide::{Guide, Rule};
 use pos_sched::explore::run_order::RunOrder;
-use pos_sched::explore::trace::{Hb, TEv};
+use pos_sched::explore::trace::{Hb, Init, TEv};
 use pos_sched::race::Site;
 use pos_sched::schedule::Schedule;
 use rule::{Class, Ending};
@@ -78,6 +79,31 @@ pub struct Reversal {
     pub skipped: u64,
     /// Harmful: the reversed run's saved schedule.
     pub schedule: Option<String>,
+    /// `--depth 2`, harmless alone: races of its reversed run tried with it (see [`pair`]).
+    pub pairs_tried: usize,
+    /// `--depth 2`: the first of them that made the run differ.
+    pub together: Option<Together>,
+}
+
+/// A race harmful together with another one: the second race, reversed in the run that
+/// reversing the first realised ([`pair`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct Together {
+    /// The second race's site pair: its number in the report (1-based), `None` when only
+    /// the first race's reversed run has that site pair.
+    pub race: Option<usize>,
+    /// Its two sites, symbolised.
+    pub sites: [String; 2],
+    /// Its two events, as indices in the first race's reversed run.
+    pub first: EventDoc,
+    pub second: EventDoc,
+    /// What differs from the recorded run.
+    pub detail: String,
+    pub outcome: String,
+    pub outcome_kind: String,
+    pub continuation: Rest,
+    /// The final run's saved schedule (both reversals).
+    pub schedule: String,
 }
 
 /// The races of one site pair.
@@ -113,6 +139,12 @@ pub struct Doc {
     pub harmful: usize,
     pub harmless: usize,
     pub not_reversible: usize,
+    /// `--depth`: 1, single reversals; 2, also pairs for the races harmless alone.
+    pub depth: u8,
+    /// Races harmless alone found harmful together with another race.
+    pub harmful_pairs: usize,
+    /// Runs made for pairs (within `--max-runs`).
+    pub pair_runs: usize,
     /// Dynamic races not reversed (beyond `--per-pair` or `--max-runs`).
     pub not_reversed: usize,
     pub elapsed_s: f64,
@@ -266,6 +298,9 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
     if a.per_pair == 0 || a.max_runs == 0 {
         bail!("--per-pair and --max-runs must be at least 1");
     }
+    if !(1..=2).contains(&a.depth) {
+        bail!("--depth {}: expected 1 or 2", a.depth);
+    }
     guard_out_dir(a)?;
     let program = std::fs::canonicalize(&a.program)
         .with_context(|| format!("cannot resolve {}", a.program.display()))?;
@@ -310,18 +345,7 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
     let inits = guide.inits.clone();
 
     // 2. Its races, per site pair.
-    let order = RunOrder::new(steps.clone());
-    let hb = Hb::with_inits(steps, inits);
-    let mut conflicts = target::memory_races(&order);
-    if a.sync {
-        let mut sync = target::sync_conflicts(&hb, 1);
-        for c in target::acquisition_orders(&hb.trace) {
-            if !sync.contains(&c) {
-                sync.push(c);
-            }
-        }
-        conflicts.extend(sync);
-    }
+    let (hb, order, conflicts) = analyse(steps, inits, a.sync);
     let groups = group(&conflicts, &orig);
     let mut pcs: BTreeSet<u64> = orig.iter().map(|x| x.1).filter(|&p| p != 0).collect();
     pcs.extend(profiled);
@@ -330,6 +354,7 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
     } else {
         r0.maps.clone()
     };
+    let syms_maps = maps.clone();
     let syms = Symbols::new(&pcs, maps);
 
     sayln!(
@@ -360,6 +385,9 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
         harmful: 0,
         harmless: 0,
         not_reversible: 0,
+        depth: a.depth,
+        harmful_pairs: 0,
+        pair_runs: 0,
         not_reversed: 0,
         elapsed_s: 0.0,
     };
@@ -370,6 +398,9 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
     }
     let mut runs = 0usize;
     guide.approximate = true;
+    // The races harmless alone, with the run that realised each: (group, reversal, race,
+    // that run's events, initialisations and events with pcs), for the second level.
+    let mut harmless: Vec<(usize, usize, Conflict, Realisation)> = Vec::new();
     for (g, (k, list)) in groups.iter().enumerate() {
         let first = list[0];
         let obj = shared_object(&first, &orig);
@@ -391,7 +422,7 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
             }
             // Reverse, continuing with the recorded order; if that changes nothing, also
             // with the default rule (see `target::Rest`).
-            let mut tried: Vec<(Class, Rest, RunResult, u64)> = Vec::new();
+            let mut tried: Vec<(Class, Rest, RunResult, u64, Realisation)> = Vec::new();
             for rest in [Rest::Recorded, Rest::Rule] {
                 if tried.iter().any(|t| matches!(t.0, Class::Harmful(_))) {
                     break;
@@ -404,16 +435,17 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
                 runs += 1;
                 let r = session::run_once(&run_cfg, &mut guide, SEED)
                     .with_context(|| format!("the reversed run of race {}", g + 1))?;
-                let (_, new) = events_of(&guide, &r);
+                let (new_steps, new) = events_of(&guide, &r);
                 let real = target::realised(&orig, c.first, c.second, &new);
                 let class = rule::classify(&original, &Ending::of(&r.outcome, &r.stdout), &real);
-                tried.push((class, rest, r, guide.skipped));
+                let realisation = (new_steps, guide.inits.clone(), new);
+                tried.push((class, rest, r, guide.skipped, realisation));
             }
             let classes: Vec<Class> = tried.iter().map(|t| t.0.clone()).collect();
             let Some((at, class)) = rule::combine(&classes) else {
                 continue;
             };
-            let (_, rest, r, skipped) = tried.swap_remove(at);
+            let (_, rest, r, skipped, realisation) = tried.swap_remove(at);
             let schedule = if matches!(class, Class::Harmful(_)) {
                 if doc.original_schedule.is_none() {
                     let p = schedule_path(&a.out_dir, &program, "original");
@@ -425,7 +457,10 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
                 None
             };
             match class {
-                Class::Harmless => doc.harmless += 1,
+                Class::Harmless => {
+                    doc.harmless += 1;
+                    harmless.push((g, out.reversed.len(), *c, realisation));
+                }
                 Class::Harmful(_) => doc.harmful += 1,
                 Class::NotReversible(_) => doc.not_reversible += 1,
             }
@@ -439,10 +474,72 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
                 runs: classes.len(),
                 skipped,
                 schedule,
+                pairs_tried: 0,
+                together: None,
             });
         }
         doc.not_reversed += out.dynamic - out.reversed.len();
         doc.races.push(out);
+    }
+
+    // 4. `--depth 2`: each race harmless alone, together with one other race.
+    if a.depth >= 2 {
+        let keys: Vec<Key> = groups.iter().map(|g| g.0.clone()).collect();
+        let alone: BTreeSet<usize> = (0..doc.races.len())
+            .filter(|&g| {
+                doc.races[g]
+                    .reversed
+                    .iter()
+                    .any(|x| matches!(x.class, Class::Harmful(_)))
+            })
+            .collect();
+        let ctx = PairCtx {
+            cfg: &run_cfg,
+            points: &recorded_points,
+            program: &program,
+            out_dir: &a.out_dir,
+            original: &original,
+            orig: &orig,
+            keys: &keys,
+            alone: &alone,
+            sync: a.sync,
+            maps: &syms_maps,
+        };
+        // First the widest race of each site pair for every A, then the next ones (up to
+        // --per-pair per site pair) for the As still harmless.
+        for ranks in [0..1, 1..a.per_pair] {
+            for (g, n, c, (st, ini, with)) in &harmless {
+                if runs >= a.max_runs {
+                    break;
+                }
+                let x = &doc.races[*g].reversed[*n];
+                if x.together.is_some() || ranks.is_empty() {
+                    continue;
+                }
+                let before = runs;
+                let found = pairs(
+                    &ctx,
+                    &mut guide,
+                    &mut runs,
+                    a.max_runs,
+                    (*g, *n, *c, ranks.clone()),
+                    st.clone(),
+                    ini.clone(),
+                    with,
+                )?;
+                doc.pair_runs += runs - before;
+                let x = &mut doc.races[*g].reversed[*n];
+                x.pairs_tried += found.0;
+                if let Some(t) = found.1 {
+                    doc.harmful_pairs += 1;
+                    if doc.original_schedule.is_none() {
+                        let p = schedule_path(&a.out_dir, &program, "original");
+                        doc.original_schedule = Some(save(&run_cfg, &recorded_points, &r0, &p, 0)?);
+                    }
+                    x.together = Some(t);
+                }
+            }
+        }
     }
     doc.elapsed_s = started.elapsed().as_secs_f64();
     print(&doc, a);
@@ -451,7 +548,128 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
         std::fs::write(path, json + "\n")
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    Ok(i32::from(doc.harmful > 0))
+    Ok(i32::from(doc.harmful + doc.harmful_pairs > 0))
+}
+
+/// A run's events, initialisations and events with pcs.
+type Realisation = (Vec<TEv>, Vec<Init>, Vec<(Event, u64)>);
+
+/// A run's happens-before, memory order and races (memory, and with `sync` the
+/// synchronisation conflicts and lock acquisition orders).
+fn analyse(steps: Vec<TEv>, inits: Vec<Init>, sync: bool) -> (Hb, RunOrder, Vec<Conflict>) {
+    let order = RunOrder::new(steps.clone());
+    let hb = Hb::with_inits(steps, inits);
+    let mut conflicts = target::memory_races(&order);
+    if sync {
+        let mut more = target::sync_conflicts(&hb, 1);
+        for c in target::acquisition_orders(&hb.trace) {
+            if !more.contains(&c) {
+                more.push(c);
+            }
+        }
+        conflicts.extend(more);
+    }
+    (hb, order, conflicts)
+}
+
+/// What the second level needs of the first.
+struct PairCtx<'a> {
+    cfg: &'a RunConfig,
+    points: &'a str,
+    program: &'a Path,
+    out_dir: &'a Path,
+    original: &'a Ending,
+    /// The recorded run's events with pcs, and its groups' keys.
+    orig: &'a [(Event, u64)],
+    keys: &'a [Key],
+    /// Groups of the recorded run with a race harmful alone.
+    alone: &'a BTreeSet<usize>,
+    sync: bool,
+    maps: &'a [crate::elf::Mapping],
+}
+
+/// Race A (group `g`, its reversal `n`, the conflict `c`), harmless alone, together with
+/// each candidate race of its realised run (`steps`, `inits`, `with`; [`pair::candidates`]
+/// at `ranks`),
+/// until one makes the run differ or `max_runs` is reached: the number of races tried and
+/// the finding.
+#[allow(clippy::too_many_arguments)]
+fn pairs(
+    ctx: &PairCtx,
+    guide: &mut Guide,
+    runs: &mut usize,
+    max_runs: usize,
+    (g, n, c, ranks): (usize, usize, Conflict, std::ops::Range<usize>),
+    steps: Vec<TEv>,
+    inits: Vec<Init>,
+    with: &[(Event, u64)],
+) -> Result<(usize, Option<Together>)> {
+    let (hb, order, conflicts) = analyse(steps, inits, ctx.sync);
+    let groups = group(&conflicts, with);
+    let a_events = (
+        pair::locate(ctx.orig, c.first, with),
+        pair::locate(ctx.orig, c.second, with),
+    );
+    let recorded_group = |k: &Key| pair::group_of(k, ctx.keys);
+    let lists: Vec<Vec<Conflict>> = groups.iter().map(|x| x.1.clone()).collect();
+    let cands = pair::candidates(&lists, a_events, ranks, |i| {
+        recorded_group(&groups[i].0).is_some_and(|r| ctx.alone.contains(&r))
+    });
+    let mut tried = 0;
+    for b in cands {
+        if *runs >= max_runs {
+            break;
+        }
+        tried += 1;
+        for rest in [Rest::Recorded, Rest::Rule] {
+            if *runs >= max_runs {
+                break;
+            }
+            guide.plan(
+                target::reversal_events(&hb, &order, b.first, b.second, rest),
+                0,
+                Vec::new(),
+            );
+            *runs += 1;
+            let r = session::run_once(ctx.cfg, guide, SEED)
+                .with_context(|| format!("the run of race {} together with another race", g + 1))?;
+            let (_, new) = events_of(guide, &r);
+            let real = pair::both(
+                target::realised(ctx.orig, c.first, c.second, &new),
+                target::realised(with, b.first, b.second, &new),
+            );
+            let class = rule::classify(ctx.original, &Ending::of(&r.outcome, &r.stdout), &real);
+            let Class::Harmful(detail) = class else {
+                continue;
+            };
+            let k = key(&b, with);
+            let race = recorded_group(&k);
+            let obj = shared_object(&b, with);
+            let pcs: BTreeSet<u64> = k.sites.iter().map(|s| s.0).filter(|&p| p != 0).collect();
+            let syms = Symbols::new(&pcs, ctx.maps.to_vec());
+            let sites = k
+                .sites
+                .map(|(pc, name)| site_text(&syms, &k, pc, name, obj));
+            let what = format!("race{}.{}.pair", g + 1, n + 1);
+            let p = schedule_path(ctx.out_dir, ctx.program, &what);
+            let schedule = save(ctx.cfg, ctx.points, &r, &p, *runs as u64)?;
+            return Ok((
+                tried,
+                Some(Together {
+                    race: race.map(|r| r + 1),
+                    sites,
+                    first: event_doc(b.first, with),
+                    second: event_doc(b.second, with),
+                    detail,
+                    outcome: r.outcome.to_string(),
+                    outcome_kind: r.outcome.kind().to_string(),
+                    continuation: rest,
+                    schedule,
+                }),
+            ));
+        }
+    }
+    Ok((tried, None))
 }
 
 /// `--out-dir` must be a directory if it exists (checked before the runs, not after).
@@ -542,11 +760,51 @@ fn print(d: &Doc, a: &RacesArgs) {
                     sayln!("     recorded run: poscheck replay {o}");
                 }
             }
+            if let Some(t) = &x.together {
+                let other = t
+                    .race
+                    .map_or("a race of the reversed run".to_string(), |k| {
+                        format!("race {k}")
+                    });
+                sayln!(
+                    "     harmful together with {other}: events {} (thread {}) -> {} (thread \
+                     {}) of the reversed run{}: {}",
+                    t.first.index,
+                    t.first.thread,
+                    t.second.index,
+                    t.second.thread,
+                    match t.continuation {
+                        Rest::Rule => " (then the default rule)",
+                        Rest::Recorded => " (then the reversed run's order)",
+                    },
+                    t.detail
+                );
+                for s in &t.sites {
+                    sayln!("       {s}");
+                }
+                sayln!("     both reversed: poscheck replay {}", t.schedule);
+                if let Some(o) = &d.original_schedule {
+                    sayln!("     recorded run:  poscheck replay {o}");
+                }
+            } else if x.pairs_tried > 0 {
+                sayln!(
+                    "     harmless together with each of {} other race(s) of its reversed run",
+                    x.pairs_tried
+                );
+            }
         }
     }
+    let pairs = if d.depth >= 2 {
+        format!(
+            "; {} harmless race(s) harmful together with another ({} run(s) of pairs)",
+            d.harmful_pairs, d.pair_runs
+        )
+    } else {
+        String::new()
+    };
     sayln!(
-        "{}: {} harmful, {} harmless, {} not reversible; {} dynamic race(s) not reversed \
-         (--per-pair {}, --max-runs {}); {:.1} s",
+        "{}: {} harmful, {} harmless, {} not reversible{pairs}; {} dynamic race(s) not \
+         reversed (--per-pair {}, --max-runs {}); {:.1} s",
         d.program,
         d.harmful,
         d.harmless,

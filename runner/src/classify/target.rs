@@ -231,7 +231,11 @@ pub fn thread_indices(events: &[Event]) -> Vec<u32> {
 /// thread's event of the same index; `Err(why)` when it has none, or a different one (another
 /// operation, object or instruction: the thread took another path). Events come with their
 /// instrumented pc (0 when none).
-fn find(orig: &[(Event, u64)], at: usize, new: &[(Event, u64)]) -> Result<Option<usize>, String> {
+pub fn find_event(
+    orig: &[(Event, u64)],
+    at: usize,
+    new: &[(Event, u64)],
+) -> Result<Option<usize>, String> {
     let (want, pc) = orig[at];
     let oi = thread_indices(&orig.iter().map(|x| x.0).collect::<Vec<_>>());
     let ni = thread_indices(&new.iter().map(|x| x.0).collect::<Vec<_>>());
@@ -253,12 +257,12 @@ fn find(orig: &[(Event, u64)], at: usize, new: &[(Event, u64)]) -> Result<Option
 /// ran, as itself, and `e` ran after it as itself or did not run at all (the run ended
 /// first).
 pub fn realised(orig: &[(Event, u64)], e: usize, e2: usize, new: &[(Event, u64)]) -> Realised {
-    let second = match find(orig, e2, new) {
+    let second = match find_event(orig, e2, new) {
         Ok(Some(k)) => k,
         Ok(None) => return Realised::No(format!("the second event ({}) did not run", orig[e2].0)),
         Err(why) => return Realised::No(format!("the race changed: {why}")),
     };
-    match find(orig, e, new) {
+    match find_event(orig, e, new) {
         Ok(Some(k)) if k < second => Realised::No(format!(
             "the first event ({}) still ran before the second ({})",
             orig[e].0, orig[e2].0
