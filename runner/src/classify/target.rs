@@ -15,7 +15,7 @@
 
 use pos_sched::event::{Event, Op};
 use pos_sched::explore::run_order::RunOrder;
-use pos_sched::explore::trace::{Hb, TEv};
+use pos_sched::explore::trace::{thread_indices, Hb, TEv};
 use serde::Serialize;
 
 use super::rule::Realised;
@@ -211,22 +211,6 @@ pub fn reversal_events(hb: &Hb, order: &RunOrder, e: usize, e2: usize, rest: Res
         .collect()
 }
 
-/// Per event: its index among its thread's events (0-based).
-pub fn thread_indices(events: &[Event]) -> Vec<u32> {
-    let mut seen: Vec<u32> = Vec::new();
-    events
-        .iter()
-        .map(|e| {
-            let t = e.tid as usize;
-            if seen.len() <= t {
-                seen.resize(t + 1, 0);
-            }
-            seen[t] += 1;
-            seen[t] - 1
-        })
-        .collect()
-}
-
 /// Where the reversed run has the event that is `orig[at]` in the original run: the same
 /// thread's event of the same index; `Err(why)` when it has none, or a different one (another
 /// operation, object or instruction: the thread took another path). Events come with their
@@ -291,40 +275,7 @@ pub fn with_pcs(steps: &[TEv], trace: &[(Event, u64)]) -> Vec<(Event, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pos_sched::event::{MutexKind, Tid};
-
-    fn ev(tid: Tid, op: Op) -> TEv {
-        TEv::new(Event::new(tid, op))
-    }
-    fn create(tid: Tid, child: Tid) -> TEv {
-        let mut e = ev(tid, Op::Create);
-        e.child = Some(child);
-        e
-    }
-    fn w(tid: Tid, addr: u64) -> TEv {
-        ev(tid, Op::Write { addr, size: 4 })
-    }
-    fn r(tid: Tid, addr: u64) -> TEv {
-        ev(tid, Op::Read { addr, size: 4 })
-    }
-    fn lock(tid: Tid) -> TEv {
-        ev(
-            tid,
-            Op::Lock {
-                m: 9,
-                kind: MutexKind::Normal,
-            },
-        )
-    }
-    fn unlock(tid: Tid) -> TEv {
-        ev(
-            tid,
-            Op::Unlock {
-                m: 9,
-                kind: MutexKind::Normal,
-            },
-        )
-    }
+    use pos_sched::explore::tev::{create, ev, lock, r, unlock, w};
 
     /// main creates 1 and 2; 1 increments x unprotected (read, write), 2 too; 1 and 2 then
     /// take the lock once each; main joins and reads x.

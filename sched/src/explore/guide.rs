@@ -20,7 +20,7 @@
 //! thread is there and it is enabled, and is skipped otherwise (counted in
 //! [`Guide::skipped`]); once the target is used up the rule takes over.
 
-use super::trace::{barrier_open, dependent_anywhere, rw_unlock_reads, Init, TEv};
+use super::trace::{barrier_open, dependent_anywhere, rw_unlock_reads, thread_indices, Init, TEv};
 use crate::event::{Event, Obj, ObjKind, Op, Tid};
 use crate::strategy::{Divergence, Strategy};
 
@@ -128,18 +128,7 @@ impl Guide {
 
     /// Plan the next run: forced `prefix`, sleep set `sleep` at state `sleep_at`.
     pub fn plan(&mut self, prefix: Vec<Event>, sleep_at: usize, sleep: Vec<TEv>) {
-        let mut seen: Vec<u32> = Vec::new();
-        self.target_index = prefix
-            .iter()
-            .map(|e| {
-                let t = e.tid as usize;
-                if seen.len() <= t {
-                    seen.resize(t + 1, 0);
-                }
-                seen[t] += 1;
-                seen[t] - 1
-            })
-            .collect();
+        self.target_index = thread_indices(&prefix);
         self.prefix = prefix;
         self.sleep_at = sleep_at;
         self.sleep_init = sleep;

@@ -12,7 +12,7 @@
 //!    by that order.
 //! 3. Build a d-hitting family of it: the paper's bags for d ≥ 3 (see `structured_family`).
 //! 4. Run every schedule of the family, completed to the whole run
-//!    ([`RunOrder::complete_eager`]), with approximate replay (the guide's approximate mode):
+//!    ([`RunOrder::complete`]), with approximate replay (the guide's approximate mode):
 //!    an event that does not exist or is not enabled where the schedule puts it is skipped,
 //!    and counted.
 //!
@@ -116,7 +116,7 @@ pub(crate) fn run(ctx: &mut Ctx, depth: u32, prune: Prune, verify: bool) {
             return;
         }
         let target: Vec<Event> = order
-            .complete_eager(&kept, schedule)
+            .complete(&kept, schedule)
             .into_iter()
             .map(|i| order.events[i].ev)
             .collect();

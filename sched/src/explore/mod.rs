@@ -26,6 +26,7 @@ pub mod r4;
 pub mod rt;
 pub mod run_order;
 pub mod sdpor;
+pub mod tev;
 pub mod trace;
 mod wakeup;
 

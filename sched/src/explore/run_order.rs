@@ -314,42 +314,18 @@ impl RunOrder {
     }
 
     /// A linearization of the whole run that runs the kept events in the order `schedule`
-    /// (indices into `kept`, a linearization of [`RunOrder::order_among`]`(kept)`): before each
-    /// kept event, its not yet placed happens-before predecessors in run order; the other
-    /// events after the last kept one, in run order. Returns event indices.
-    pub fn complete(&self, kept: &[usize], schedule: &[usize]) -> Vec<usize> {
-        let mut placed = vec![false; self.len()];
-        let mut out = Vec::with_capacity(self.len());
-        for &x in schedule {
-            let e = kept[x];
-            for (p, done) in placed.iter_mut().enumerate().take(e) {
-                if !*done && self.hb(p, e) {
-                    *done = true;
-                    out.push(p);
-                }
-            }
-            if !placed[e] {
-                placed[e] = true;
-                out.push(e);
-            }
-        }
-        out.extend((0..self.len()).filter(|&i| !placed[i]));
-        out
-    }
-
-    /// [`RunOrder::complete`] for programs with hidden shared accesses (code between
-    /// scheduling points), placing the events the schedule does not order where they do the
-    /// least harm:
+    /// (indices into `kept`, a linearization of [`RunOrder::order_among`]`(kept)`; returns
+    /// event indices). Programs have hidden shared accesses (code between scheduling points),
+    /// so the events the schedule does not order are placed where they do the least harm:
     /// - before each kept event, every event the recorded run had before it that needs no
     ///   kept event still to come (in run order): a thread that read a flag right after its
     ///   start in the run still does so before the schedule's next kept event;
     /// - after each kept event, its thread goes on up to its next kept event, as far as that
     ///   needs no kept event still to come: it leaves its critical section (its unlock is no
     ///   kept event) before the next kept event, which the order without lock edges
-    ///   ([`RunOrder::without_locks`]) does not force — with [`RunOrder::complete`] every
-    ///   unlock waits for the end and the next thread's lock cannot be granted where the
-    ///   schedule puts it.
-    pub fn complete_eager(&self, kept: &[usize], schedule: &[usize]) -> Vec<usize> {
+    ///   ([`RunOrder::without_locks`]) does not force — were the unlocks left for the end,
+    ///   the next thread's lock could not be granted where the schedule puts it.
+    pub fn complete(&self, kept: &[usize], schedule: &[usize]) -> Vec<usize> {
         let n = self.len();
         let mut is_kept = vec![false; n];
         for &k in kept {
@@ -407,41 +383,8 @@ impl RunOrder {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tev::{create, ev, lock, r, unlock, w};
     use super::*;
-    use crate::event::{Event, MutexKind};
-
-    fn ev(tid: Tid, op: Op) -> TEv {
-        TEv::new(Event::new(tid, op))
-    }
-    fn create(tid: Tid, child: Tid) -> TEv {
-        let mut e = ev(tid, Op::Create);
-        e.child = Some(child);
-        e
-    }
-    fn w(tid: Tid, addr: u64) -> TEv {
-        ev(tid, Op::Write { addr, size: 4 })
-    }
-    fn r(tid: Tid, addr: u64) -> TEv {
-        ev(tid, Op::Read { addr, size: 4 })
-    }
-    fn lock(tid: Tid) -> TEv {
-        ev(
-            tid,
-            Op::Lock {
-                m: 9,
-                kind: MutexKind::Normal,
-            },
-        )
-    }
-    fn unlock(tid: Tid) -> TEv {
-        ev(
-            tid,
-            Op::Unlock {
-                m: 9,
-                kind: MutexKind::Normal,
-            },
-        )
-    }
 
     /// main creates 1 and 2; each writes x unprotected and y under a lock; main joins both
     /// and reads x.

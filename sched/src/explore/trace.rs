@@ -652,6 +652,23 @@ pub fn is_weak_initial_at(ctx: &[TEv], w: &[TEv], next: &TEv, counts: &BarrierCo
     }
 }
 
+/// Per event: its index among its thread's events (0-based). Thread ids are dense in creation
+/// order, so (thread, index) names an event across runs that follow the same prefix.
+pub fn thread_indices(events: &[Event]) -> Vec<u32> {
+    let mut seen: Vec<u32> = Vec::new();
+    events
+        .iter()
+        .map(|e| {
+            let t = e.tid as usize;
+            if seen.len() <= t {
+                seen.resize(t + 1, 0);
+            }
+            seen[t] += 1;
+            seen[t] - 1
+        })
+        .collect()
+}
+
 /// `w` without the first event of thread `p` (`w \ p`), or `w` unchanged if `p` is absent.
 pub fn remove_first(w: &[TEv], p: Tid) -> Vec<TEv> {
     let mut out = w.to_vec();
