@@ -257,14 +257,9 @@ pub struct FamilyReport {
     pub prune: String,
     /// The saved schedule whose run the family was built from (`--from`).
     pub from: Option<String>,
-    /// Events of the recorded run, those the family orders, and the run's races.
-    pub events: usize,
-    pub ordered: usize,
-    pub races: usize,
-    pub size: usize,
-    pub construction: String,
-    /// `--verify`: the family was checked d-hitting by enumeration.
-    pub verified: Option<bool>,
+    /// The recorded run's events and races, and the family built from them.
+    #[serde(flatten)]
+    pub family: explore::hitting::FamilyInfo,
 }
 
 /// Check the flags that belong to one algorithm and build the algorithm.
@@ -516,12 +511,7 @@ fn summarise(
                 depth,
                 prune: prune.name().into(),
                 from: a.from.as_ref().map(|p| p.display().to_string()),
-                events: f.events,
-                ordered: f.ordered,
-                races: f.races,
-                size: f.size,
-                construction: f.construction.clone(),
-                verified: f.verified,
+                family: f.clone(),
             }),
             _ => None,
         },
@@ -549,19 +539,20 @@ fn summarise(
 }
 
 fn print_summary(d: &ExploreReport, r: &Report) {
-    if let Some(f) = &d.family {
+    if let Some(h) = &d.family {
+        let f = &h.family;
         sayln!(
             "family: {} schedules ({}), depth {}, from a run of {} events{}: {} ordered \
              (prune {}), {} races{}",
             f.size,
             f.construction,
-            f.depth,
+            h.depth,
             f.events,
-            f.from
+            h.from
                 .as_ref()
                 .map_or(String::new(), |p| format!(" (--from {p})")),
             f.ordered,
-            f.prune,
+            h.prune,
             f.races,
             match f.verified {
                 Some(true) => ", verified d-hitting",

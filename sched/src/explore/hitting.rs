@@ -55,7 +55,7 @@ impl Prune {
 }
 
 /// What the family was built from, for the report.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct FamilyInfo {
     /// Events of the recorded run.
     pub events: usize,

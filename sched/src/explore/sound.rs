@@ -393,3 +393,32 @@ fn rt_equals_odpor_on_every_sync_only_program() {
         }
     }
 }
+
+/// The suite's `account` without its data: two transfers that each take one lock, then the
+/// other (never nested), and an auditor that nests A then B. 17 traces by the enumeration;
+/// every explorer runs each once.
+#[test]
+fn transfers_and_a_nested_auditor_match_the_independent_count() {
+    use super::testprog::{k, with_main, I};
+    let t1 = vec![
+        I::Lock(k(0)),
+        I::Unlock(k(0)),
+        I::Lock(k(1)),
+        I::Unlock(k(1)),
+    ];
+    let t2 = vec![
+        I::Lock(k(1)),
+        I::Unlock(k(1)),
+        I::Lock(k(0)),
+        I::Unlock(k(0)),
+    ];
+    let t3 = vec![
+        I::Lock(k(0)),
+        I::Lock(k(1)),
+        I::Unlock(k(1)),
+        I::Unlock(k(0)),
+    ];
+    let mut p = with_main(vec![t1, t2, t3], &[(0, 0), (1, 0), (2, 0)]);
+    p.sync_only = true;
+    check_exact("account", &p, 17, false);
+}
