@@ -66,7 +66,7 @@ fn build(name: &str, instrumented: bool) -> PathBuf {
 /// `poscheck races --classify EXTRA BIN` with a JSON report, saved schedules and TMPDIR in a
 /// fresh directory: the JSON document, the output and the directory.
 fn classify(bin: &Path, extra: &[&str]) -> (Value, Output, PathBuf) {
-    let dir = tempfile::tempdir().unwrap().keep();
+    let dir = common::kept_dir();
     let tmp = dir.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     let json = dir.join("classify.json");

@@ -106,10 +106,18 @@ pub fn suite_program(dir: &str, name: &str) -> PathBuf {
     bin
 }
 
+/// A fresh directory that outlives the call that made it (its caller reads the saved
+/// schedules in it): under the build's target/tmp, not the system temporary directory.
+pub fn kept_dir() -> PathBuf {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap()
+        .keep()
+}
+
 /// `poscheck run ARGS BIN` with a JSON report and saved schedules in a fresh directory: the
 /// one program's JSON entry, its saved schedule (if a bug was hit) and the output.
 pub fn run_report(bin: &Path, args: &[&str]) -> (serde_json::Value, Option<PathBuf>, Output) {
-    let dir = tempfile::tempdir().unwrap().keep();
+    let dir = kept_dir();
     let json = dir.join("r.json");
     let out = dir.join("out");
     let o = std::process::Command::new(POSCHECK)
