@@ -717,3 +717,23 @@ fn hitting_and_approximate_flags_are_checked() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
 }
+
+/// Reachability testing pairs a `pthread_mutex_trylock` with the release it follows, like a
+/// lock: whether it gets the mutex depends on that order. Before, rt ran trylock_bad once
+/// and missed its deadlock (odpor: 4 executions, 1 deadlocked); now rt = odpor on it and on
+/// the correct trylock_ok.
+#[test]
+fn rt_reorders_trylocks_like_locks() {
+    for (name, buggy) in [("trylock_bad", 1), ("trylock_ok", 0)] {
+        let odpor = explore_suite(name, "odpor");
+        let rt = explore_suite(name, "rt");
+        assert_eq!(rt.executions(), odpor.executions(), "{name}: {}", rt.json);
+        assert_eq!(rt.count("buggy"), buggy, "{name}: {}", rt.json);
+        assert_eq!(odpor.count("buggy"), buggy, "{name}: {}", odpor.json);
+        assert_eq!(rt.json["complete"], true, "{name}");
+    }
+}
+
+fn explore_suite(name: &str, algo: &str) -> Explored {
+    explore_prog(&suite_program(name), name, &[], algo, "sync", &[])
+}

@@ -133,7 +133,11 @@ pub fn pair(trace: &[TEv]) -> (Vec<Slot>, HashMap<Chan, Vec<Send>>) {
     let mut releases: Vec<(u64, usize)> = Vec::new();
     for (j, t) in trace.iter().enumerate() {
         match t.ev.op {
-            Op::Lock { m, .. } => mutex_recv(m, j, &mut last_release, &mut slots, &mut sends),
+            // A trylock or timed lock receives like a lock: whether it got the mutex depends
+            // on which release it follows, so it races with the other acquisitions.
+            Op::Lock { m, .. } | Op::TryLock { m, .. } | Op::TimedLock { m, .. } => {
+                mutex_recv(m, j, &mut last_release, &mut slots, &mut sends)
+            }
             Op::Unlock { m, .. } => releases.push((m, j)),
             Op::CondWait { c, m } => {
                 releases.push((m, j));
