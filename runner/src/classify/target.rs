@@ -13,9 +13,9 @@
 //!   [`Hb::reversal`]), followed by `e` and then the rest of the run in its order: the guide
 //!   follows it approximately (skipping what cannot run), so the part after `e'` is a hint.
 
-use pos_sched::event::{Event, Op};
+use pos_sched::event::Event;
 use pos_sched::explore::run_order::RunOrder;
-use pos_sched::explore::trace::{thread_indices, Hb, TEv};
+use pos_sched::explore::trace::{acquired, thread_indices, Hb, Res, TEv};
 use serde::Serialize;
 
 use super::rule::Realised;
@@ -40,21 +40,15 @@ pub struct Conflict {
     pub kind: Kind,
 }
 
-fn is_atomic(op: &Op) -> bool {
-    matches!(
-        op,
-        Op::AtomicLoad { .. } | Op::AtomicStore { .. } | Op::AtomicRmw { .. }
-    )
-}
-
 /// The memory races of the run (see the module doc), in run order.
 pub fn memory_races(order: &RunOrder) -> Vec<Conflict> {
     order
         .races()
         .into_iter()
         .map(|(first, second)| {
-            let both_atomic =
-                is_atomic(&order.events[first].ev.op) && is_atomic(&order.events[second].ev.op);
+            // An atomic operation is one with memory orders.
+            let atomic = |i: usize| order.events[i].ev.op.orders().is_some();
+            let both_atomic = atomic(first) && atomic(second);
             Conflict {
                 first,
                 second,
@@ -103,22 +97,6 @@ pub enum Rest {
     Rule,
 }
 
-/// A lock or semaphore acquisition: its object, and whether it is a read acquisition (two
-/// read acquisitions of a rwlock do not conflict).
-fn acquisition(e: &TEv) -> Option<(u64, bool)> {
-    use Op::*;
-    match e.ev.op {
-        // A woken condition wait takes its mutex back: an acquisition too.
-        Lock { m, .. } | TryLock { m, .. } | TimedLock { m, .. } | CondWake { m, .. } => {
-            Some((m, false))
-        }
-        RdLock { l } | TryRdLock { l } | TimedRdLock { l, .. } => Some((l, true)),
-        WrLock { l } | TryWrLock { l } | TimedWrLock { l, .. } => Some((l, false)),
-        SemWait { s } | SemTryWait { s } | SemTimedWait { s, .. } => Some((s, false)),
-        _ => None,
-    }
-}
-
 /// Lock acquisition orders beyond DPOR's adjacent pairs: for each acquisition `j` of an
 /// object by thread `T`, every acquisition `i` of it by another thread since `T`'s previous
 /// acquisition: reversing `(i, j)` lets `T` in before that critical section of the other
@@ -126,11 +104,13 @@ fn acquisition(e: &TEv) -> Option<(u64, bool)> {
 /// checks in one critical section and registers in the next needs the writer between the
 /// two). Read-read pairs on a rwlock are left out.
 pub fn acquisition_orders(events: &[TEv]) -> Vec<Conflict> {
-    let mut per_obj: std::collections::HashMap<u64, Vec<(usize, u32, bool)>> =
+    // Per resource: its acquisitions (a woken condition wait takes its mutex back: one too),
+    // with whether each is a read acquisition (two of a rwlock do not conflict).
+    let mut per_obj: std::collections::HashMap<Res, Vec<(usize, u32, bool)>> =
         std::collections::HashMap::new();
     for (i, e) in events.iter().enumerate() {
-        if let Some((obj, read)) = acquisition(e) {
-            per_obj.entry(obj).or_default().push((i, e.tid(), read));
+        if let Some(r) = acquired(&e.ev.op) {
+            per_obj.entry(r).or_default().push((i, e.tid(), e.reader));
         }
     }
     let mut out = Vec::new();
@@ -275,6 +255,7 @@ pub fn with_pcs(steps: &[TEv], trace: &[(Event, u64)]) -> Vec<(Event, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pos_sched::event::Op;
     use pos_sched::explore::tev::{create, ev, lock, r, unlock, w};
 
     /// main creates 1 and 2; 1 increments x unprotected (read, write), 2 too; 1 and 2 then

@@ -17,7 +17,7 @@
 //! events that take part in a race, ordered by happens-before among themselves; a schedule of
 //! it ([`RunOrder::complete`]) is turned back into a target sequence for the whole run.
 
-use super::trace::TEv;
+use super::trace::{acquired, TEv};
 use crate::event::{Obj, ObjKind, Op, Tid};
 use crate::hitting::Order;
 use crate::race::VClock;
@@ -46,28 +46,15 @@ fn releases(op: &Op, o: &Obj) -> bool {
     }
 }
 
+/// An acquire: an attempt to take a lock-like resource ([`acquired`]), a barrier leave, a
+/// woken futex wait, the start of a once routine.
 fn acquires(op: &Op) -> bool {
     use Op::*;
-    matches!(
-        op,
-        Lock { .. }
-            | TryLock { .. }
-            | TimedLock { .. }
-            | RdLock { .. }
-            | WrLock { .. }
-            | TryRdLock { .. }
-            | TryWrLock { .. }
-            | TimedRdLock { .. }
-            | TimedWrLock { .. }
-            | SemWait { .. }
-            | SemTryWait { .. }
-            | SemTimedWait { .. }
-            | CondWake { .. }
-            | BarrierLeave { .. }
-            | FutexWait { .. }
-            | FutexRequeued { .. }
-            | OnceBegin { .. }
-    )
+    acquired(op).is_some()
+        || matches!(
+            op,
+            BarrierLeave { .. } | FutexWait { .. } | FutexRequeued { .. } | OnceBegin { .. }
+        )
 }
 
 /// What a synchronisation operation does to its first object, for [`RunOrder::sync_races`].
@@ -110,10 +97,6 @@ fn sync_role(op: &Op) -> Option<Role> {
         CondSignal { .. } | CondBroadcast { .. } => Role::CondNotify,
         _ => return None,
     })
-}
-
-fn is_memory(op: &Op) -> bool {
-    op.objects()[0].is_some_and(|o| o.kind == ObjKind::Mem)
 }
 
 impl RunOrder {
@@ -219,7 +202,7 @@ impl RunOrder {
             .events
             .iter()
             .enumerate()
-            .filter(|(_, e)| is_memory(&e.ev.op))
+            .filter(|(_, e)| e.ev.op.is_memory())
             .filter_map(|(i, e)| {
                 let o = e.ev.op.objects()[0]?;
                 Some((o.addr, o.addr + u64::from(o.size.max(1)), i))

@@ -126,8 +126,8 @@ fn ends_or_copies_processes(op: &Op) -> bool {
 
 /// A lock-like resource: a mutex, a read-write lock, or a semaphore (a `sem_wait` takes a
 /// unit that a `sem_post` gives back: used as a lock, a semaphore initialised to 1 is one).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Res {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Res {
     Mutex(u64),
     Rw(u64),
     Sem(u64),
@@ -144,31 +144,29 @@ fn blocking_acquire(op: &Op) -> Option<Res> {
     }
 }
 
+/// The resource an attempt to take a lock-like resource (successful or not, which may hold
+/// it afterwards) is about: lock, trylock, timed lock, a condition wait taking its mutex back,
+/// the read and write locks of a rwlock, a semaphore wait.
+pub fn acquired(op: &Op) -> Option<Res> {
+    use Op::*;
+    match *op {
+        Lock { m, .. } | TryLock { m, .. } | TimedLock { m, .. } | CondWake { m, .. } => {
+            Some(Res::Mutex(m))
+        }
+        RdLock { l }
+        | WrLock { l }
+        | TryRdLock { l }
+        | TryWrLock { l }
+        | TimedRdLock { l, .. }
+        | TimedWrLock { l, .. } => Some(Res::Rw(l)),
+        SemWait { s } | SemTryWait { s } | SemTimedWait { s, .. } => Some(Res::Sem(s)),
+        _ => None,
+    }
+}
+
 /// Any successful-or-not attempt to take `r` that may hold it afterwards.
 fn acquires(op: &Op, r: Res) -> bool {
-    match (*op, r) {
-        (
-            Op::Lock { m: x, .. }
-            | Op::TryLock { m: x, .. }
-            | Op::TimedLock { m: x, .. }
-            | Op::CondWake { m: x, .. },
-            Res::Mutex(m),
-        ) => x == m,
-        (
-            Op::RdLock { l: x }
-            | Op::WrLock { l: x }
-            | Op::TryRdLock { l: x }
-            | Op::TryWrLock { l: x }
-            | Op::TimedRdLock { l: x, .. }
-            | Op::TimedWrLock { l: x, .. },
-            Res::Rw(l),
-        ) => x == l,
-        (
-            Op::SemWait { s: x } | Op::SemTryWait { s: x } | Op::SemTimedWait { s: x, .. },
-            Res::Sem(s),
-        ) => x == s,
-        _ => false,
-    }
+    acquired(op) == Some(r)
 }
 
 /// A release of `r` (unlock, the releasing half of a condition wait, an rwlock unlock).
