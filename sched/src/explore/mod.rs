@@ -31,6 +31,8 @@ pub mod trace;
 mod wakeup;
 
 #[cfg(test)]
+mod bug_depth;
+#[cfg(test)]
 mod canon;
 #[cfg(test)]
 mod sound;
@@ -281,10 +283,10 @@ pub(crate) struct Ctx<'e> {
     start: Instant,
     pub report: Report,
     pub initial: usize,
-    /// The last run ended in a deadlock: the events its threads posted and never ran (the
-    /// guide's `waiting`) are blocked events that can still race (see
-    /// [`trace::blocked_races`]).
-    pub deadlocked: bool,
+    /// The last run ended before every thread finished (a deadlock, a failed assertion, a
+    /// crash): the events its threads posted and never ran (the guide's `waiting`) can still
+    /// race with the executed ones (see [`trace::blocked_races`]).
+    pub cut_short: bool,
     /// The events the first run follows (hitting), empty for the default schedule.
     pub first: Vec<Event>,
     /// Guides replay their prefixes approximately ([`Options::approximate`]).
@@ -303,7 +305,7 @@ impl<'e> Ctx<'e> {
                 ..Default::default()
             },
             initial,
-            deadlocked: false,
+            cut_short: false,
             first: Vec::new(),
             approximate: false,
         }
@@ -333,7 +335,7 @@ impl<'e> Ctx<'e> {
     /// Run the program once under `guide` (already planned) and account for the run.
     pub fn run(&mut self, guide: &mut Guide, bound: Option<u32>) -> Outcome {
         let ex = self.exec.execute(guide);
-        self.deadlocked = ex.bug.as_deref().is_some_and(|b| b.starts_with("deadlock"));
+        self.cut_short = ex.bug.is_some();
         if guide.blocked {
             self.report.blocked += 1;
             return Outcome::Blocked;

@@ -62,7 +62,7 @@ pub(crate) fn run(ctx: &mut Ctx) {
                 n.sleep.push(p);
             }
         }
-        insert_races(&mut stack, branch, &guide, ctx.initial, ctx.deadlocked);
+        insert_races(&mut stack, branch, &guide, ctx.initial, ctx.cut_short);
         loop {
             let Some(node) = stack.last_mut() else {
                 return;
@@ -103,8 +103,9 @@ fn integrate(stack: &mut Vec<Node>, branch: usize, steps: &[Rec], path: Vec<(TEv
 }
 
 /// Algorithm 2, lines 3-6: insert the reversal of every race whose second event is new.
-/// In a deadlocked run, the blocked events race too ([`blocked_races`]).
-fn insert_races(stack: &mut [Node], from: usize, guide: &Guide, initial: usize, deadlock: bool) {
+/// In a run cut short by a bug (a deadlock, an assertion, a crash), the events posted and
+/// never run race too ([`blocked_races`]).
+fn insert_races(stack: &mut [Node], from: usize, guide: &Guide, initial: usize, cut_short: bool) {
     let trace: Vec<TEv> = guide.steps.iter().map(|r| r.ev).collect();
     let hb = Hb::with_inits(trace.clone(), guide.inits.clone());
     let mut races: Vec<(usize, Vec<TEv>)> = Vec::new();
@@ -113,7 +114,7 @@ fn insert_races(stack: &mut [Node], from: usize, guide: &Guide, initial: usize, 
             races.push((e, hb.reversal(e, j, true)));
         }
     }
-    if deadlock {
+    if cut_short {
         let blocked: Vec<Event> = guide.waiting.iter().flatten().copied().collect();
         races.extend(blocked_races(&trace, &guide.inits, &blocked, initial, true));
     }

@@ -49,7 +49,7 @@ pub(crate) fn run(ctx: &mut Ctx) {
                 n.done.push(p);
             }
         }
-        add_backtracks(&mut stack, branch, &guide, ctx.initial, ctx.deadlocked);
+        add_backtracks(&mut stack, branch, &guide, ctx.initial, ctx.cut_short);
         // Backtrack to the deepest state with a backtrack thread neither done nor asleep.
         loop {
             let Some(node) = stack.last_mut() else {
@@ -97,8 +97,9 @@ fn integrate(stack: &mut Vec<Node>, branch: usize, steps: &[Rec]) {
 
 /// Algorithm 1, lines 5-9: for each race whose second event is new in this run, make sure the
 /// state before the first event will explore an initial of the reversal.
-/// In a deadlocked run, the blocked events race too ([`blocked_races`]).
-fn add_backtracks(stack: &mut [Node], from: usize, guide: &Guide, initial: usize, deadlock: bool) {
+/// In a run cut short by a bug (a deadlock, an assertion, a crash), the events posted and
+/// never run race too ([`blocked_races`]).
+fn add_backtracks(stack: &mut [Node], from: usize, guide: &Guide, initial: usize, cut_short: bool) {
     let trace: Vec<TEv> = guide.steps.iter().map(|r| r.ev).collect();
     let hb = Hb::with_inits(trace.clone(), guide.inits.clone());
     let mut races: Vec<(usize, Vec<TEv>)> = Vec::new();
@@ -107,7 +108,7 @@ fn add_backtracks(stack: &mut [Node], from: usize, guide: &Guide, initial: usize
             races.push((e, hb.reversal(e, j, false)));
         }
     }
-    if deadlock {
+    if cut_short {
         let blocked: Vec<Event> = guide.waiting.iter().flatten().copied().collect();
         races.extend(blocked_races(
             &trace,

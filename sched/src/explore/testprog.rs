@@ -110,6 +110,9 @@ pub enum I {
         cond: E,
         msg: &'static str,
     },
+    /// A non-fatal check (local): a failure is remembered and the run, which goes on with the
+    /// same events, ends with a bug.
+    Check(E),
 }
 
 /// A program: bodies, the main body (or the initial threads in paper mode), semaphores.
@@ -139,6 +142,8 @@ impl Prog {
 }
 
 const MEM: u64 = 0x1000;
+/// Not a memory cell's address: set when an [`I::Check`] fails.
+const CHECK_FAILED: u64 = u64::MAX;
 const MUTEX: u64 = 0x10_0000;
 const COND: u64 = 0x20_0000;
 const SEM: u64 = 0x30_0000;
@@ -218,6 +223,13 @@ impl Interp {
                 I::Assert { cond, msg } => {
                     if cond(&r) == 0 {
                         return Posted::Bug(format!("assertion failed: {msg}"));
+                    }
+                    th.pc += 1;
+                    continue;
+                }
+                I::Check(cond) => {
+                    if cond(&r) == 0 {
+                        mem.insert(CHECK_FAILED, 1);
                     }
                     th.pc += 1;
                     continue;
@@ -505,7 +517,12 @@ impl Executor for Interp {
                     out.bug = Some("interpreter left a thread running".into());
                     break;
                 }
-                Decision::Over => break,
+                Decision::Over => {
+                    if mem.contains_key(&CHECK_FAILED) {
+                        out.bug = Some("a check failed".into());
+                    }
+                    break;
+                }
                 Decision::Deadlock(d) => {
                     out.bug = Some(format!("deadlock: {d}"));
                     break;
@@ -1207,5 +1224,137 @@ pub fn hidden_flag() -> Prog {
     Prog {
         sync_only: true,
         ..with_main(vec![setter, other, reader], &[(0, 0), (1, 0), (2, 0)])
+    }
+}
+
+/// A check at this place of a thread: with `fatal`, an assertion that ends the run there (as
+/// in the C program); else an [`I::Check`], after which the run goes on with the same events.
+fn check(fatal: bool, ok: E, msg: &'static str) -> I {
+    if fatal {
+        I::Assert { cond: ok, msg }
+    } else {
+        I::Check(ok)
+    }
+}
+
+/// `benchmarks/src/cond_if.c` at synchronisation points: two consumers each
+/// `lock; if (items == 0) wait; assert(items > 0); items--; unlock`, one producer adding two
+/// items (`lock; items++; signal; unlock`, twice). Memory: 0 = items. Checks: see [`check`].
+pub fn cond_if(fatal: bool) -> Prog {
+    let consumer = vec![
+        I::Lock(k(0)),
+        I::Load { addr: k(0), dst: 1 },
+        I::Jz {
+            cond: f(|r| i64::from(r[1] == 0)),
+            target: 4,
+        },
+        I::CondWait { c: k(0), m: k(0) },
+        // 4:
+        I::Load { addr: k(0), dst: 1 },
+        check(fatal, f(|r| i64::from(r[1] > 0)), "items > 0"),
+        I::Store {
+            addr: k(0),
+            val: f(|r| r[1] - 1),
+        },
+        I::Unlock(k(0)),
+    ];
+    let mut producer = Vec::new();
+    for _ in 0..2 {
+        producer.extend([
+            I::Lock(k(0)),
+            I::Load { addr: k(0), dst: 1 },
+            I::Store {
+                addr: k(0),
+                val: f(|r| r[1] + 1),
+            },
+            I::Signal(k(0)),
+            I::Unlock(k(0)),
+        ]);
+    }
+    Prog {
+        sync_only: true,
+        ..with_main(vec![consumer, producer], &[(0, 0), (0, 0), (1, 0)])
+    }
+}
+
+/// `benchmarks/src/readers_writers_bad.c` at synchronisation points: a reader checks
+/// `writer_active` in one critical section and registers (`readers++`) in the next; the
+/// writer enters when `readers == 0 && !writer_active`. Two readers, one writer. Memory:
+/// 0 = readers, 1 = writer_active, 2 = shared_data. Checks: see [`check`].
+pub fn readers_writers_gap(fatal: bool) -> Prog {
+    let reader = vec![
+        I::Lock(k(0)),
+        // 1:
+        I::Load { addr: k(1), dst: 1 },
+        I::Jz {
+            cond: reg(1),
+            target: 5,
+        },
+        I::CondWait { c: k(0), m: k(0) },
+        I::Jmp(1),
+        // 5:
+        I::Unlock(k(0)),
+        I::Lock(k(0)),
+        I::Load { addr: k(0), dst: 2 },
+        I::Store {
+            addr: k(0),
+            val: f(|r| r[2] + 1),
+        },
+        I::Unlock(k(0)),
+        I::Load { addr: k(1), dst: 1 },
+        check(fatal, f(|r| i64::from(r[1] == 0)), "reader overlaps writer"),
+        I::Load { addr: k(2), dst: 3 },
+        check(
+            fatal,
+            f(|r| i64::from(r[3] == 0 || r[3] == 2)),
+            "v == 0 || v == 2",
+        ),
+        I::Lock(k(0)),
+        I::Load { addr: k(0), dst: 2 },
+        I::Store {
+            addr: k(0),
+            val: f(|r| r[2] - 1),
+        },
+        I::Broadcast(k(0)),
+        I::Unlock(k(0)),
+    ];
+    let writer = vec![
+        I::Lock(k(0)),
+        // 1:
+        I::Load { addr: k(1), dst: 1 },
+        I::Load { addr: k(0), dst: 2 },
+        I::Jz {
+            cond: f(|r| i64::from(r[1] != 0 || r[2] != 0)),
+            target: 6,
+        },
+        I::CondWait { c: k(0), m: k(0) },
+        I::Jmp(1),
+        // 6:
+        I::Store {
+            addr: k(1),
+            val: k(1),
+        },
+        I::Unlock(k(0)),
+        I::Store {
+            addr: k(2),
+            val: k(1),
+        },
+        I::Load { addr: k(0), dst: 2 },
+        check(fatal, f(|r| i64::from(r[2] == 0)), "writer overlaps reader"),
+        I::Store {
+            addr: k(2),
+            val: k(2),
+        },
+        I::Lock(k(0)),
+        I::Store {
+            addr: k(1),
+            val: k(0),
+        },
+        I::Broadcast(k(0)),
+        I::Unlock(k(0)),
+    ];
+    Prog {
+        sync_only: true,
+        ..with_main(vec![reader, writer], &[(0, 0), (0, 0), (1, 0)])
     }
 }

@@ -544,6 +544,12 @@ impl Hb {
 /// one per consumer that gets the item, and the run where one consumer takes it shows no
 /// race at all). Each blocked event is analysed alone, appended to `done` (blocked events
 /// are not ordered among themselves); reversals are checked feasible as for any race.
+///
+/// The same holds for a run cut short by a failed assertion or a crash: the other threads'
+/// posted events (enabled or not) never ran, and the executions where one of them runs
+/// before a dependent executed event are other traces (`cond_if`: the consumer that asserts
+/// right after reacquiring the mutex ends the run before the producer's second lock, and the
+/// bug-free trace where that lock comes first is reached only through this race).
 pub fn blocked_races(
     done: &[TEv],
     inits: &[Init],
