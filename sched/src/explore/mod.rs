@@ -318,6 +318,12 @@ impl<'e> Ctx<'e> {
         g
     }
 
+    /// When the time limit runs out, if there is one (for analyses that take long within
+    /// one run, e.g. rt's race table).
+    pub fn deadline(&self) -> Option<Instant> {
+        self.limits.time_limit.map(|t| self.start + t)
+    }
+
     /// The budget is used up: mark the exploration incomplete.
     pub fn out_of_budget(&mut self) -> bool {
         let runs = self.report.executions + self.report.blocked;

@@ -87,6 +87,7 @@ use super::{Ctx, Outcome};
 use crate::event::{Event, ObjKind, Op, Tid};
 use crate::state::State;
 use std::collections::{HashMap, HashSet};
+use std::time::Instant;
 
 /// A synchronisation channel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -505,6 +506,19 @@ impl Syn {
 
     /// The race variants of this run: forced event sequences, one per valid race-table row.
     pub fn variants(&self, initial: usize, sem_init: &Inits) -> Vec<Variant> {
+        self.variants_until(initial, sem_init, None)
+    }
+
+    /// [`Syn::variants`], stopping at `deadline`: the race table has a row per combination of
+    /// race-set choices, exponentially many on long runs (twostage_100 ran for minutes in
+    /// one run's table), so the time limit is checked while it is enumerated; the caller
+    /// sees the limit passed and ends the exploration incomplete.
+    pub fn variants_until(
+        &self,
+        initial: usize,
+        sem_init: &Inits,
+        deadline: Option<Instant>,
+    ) -> Vec<Variant> {
         let columns: Vec<(usize, Vec<Send>)> = (0..self.slots.len())
             .map(|k| (k, self.race_set(k)))
             .filter(|(_, rs)| !rs.is_empty())
@@ -513,34 +527,41 @@ impl Syn {
         let mut choice: Vec<Option<Send>> = vec![None; columns.len()];
         let mut removed = vec![false; self.trace.len()];
         self.rows(&columns, 0, &mut choice, &mut removed, &mut |row| {
+            // Checked at every row: building one variant of a long run costs far more.
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return false;
+            }
             if let Some(v) = self.variant(&columns, row, initial, sem_init, true) {
                 out.push(v);
             }
+            true
         });
         out
     }
 
     /// Enumerate race-table rows: column `c` on, with the events already removed by the
-    /// changes made in earlier columns.
+    /// changes made in earlier columns. `emit` returns whether to go on; so does this.
     fn rows(
         &self,
         columns: &[(usize, Vec<Send>)],
         c: usize,
         choice: &mut Vec<Option<Send>>,
         removed: &mut Vec<bool>,
-        emit: &mut dyn FnMut(&[Option<Send>]),
-    ) {
+        emit: &mut dyn FnMut(&[Option<Send>]) -> bool,
+    ) -> bool {
         if c == columns.len() {
             if choice.iter().any(Option::is_some) {
-                emit(choice);
+                return emit(choice);
             }
-            return;
+            return true;
         }
         let (k, ref race) = columns[c];
         let r = self.slots[k].ev;
-        self.rows(columns, c + 1, choice, removed, emit);
+        if !self.rows(columns, c + 1, choice, removed, emit) {
+            return false;
+        }
         if removed[r] {
-            return;
+            return true;
         }
         for &s in race {
             if matches!(s, Send::At(p) if removed[p]) {
@@ -553,10 +574,14 @@ impl Syn {
                 }
             }
             choice[c] = Some(s);
-            self.rows(columns, c + 1, choice, removed, emit);
+            let go_on = self.rows(columns, c + 1, choice, removed, emit);
             choice[c] = None;
             *removed = saved;
+            if !go_on {
+                return false;
+            }
         }
+        true
     }
 
     /// Build and check the variant of one row: `None` if the row is inconsistent (a taken send
@@ -790,7 +815,7 @@ pub(crate) fn run(ctx: &mut Ctx) {
             v = realign(&target, v, &trace[..executed]);
         }
         let syn = Syn::new(trace, v, executed);
-        let mut vs = syn.variants(ctx.initial, &sem_init);
+        let mut vs = syn.variants_until(ctx.initial, &sem_init, ctx.deadline());
         // Each variant fixes more receives than its parent (always so when the runs follow
         // their prefixes; after a divergent run, see `realign`): the search stays finite.
         vs.retain(|c| c.pinned.iter().filter(|p| **p).count() > fixed);
@@ -880,6 +905,9 @@ mod tests {
             2,
             "one variant per racing receive, no valid combination"
         );
+        // With the time limit already passed, the table is not enumerated.
+        let late = syn.variants_until(1, &HashMap::new(), Some(Instant::now()));
+        assert!(late.is_empty());
         // The variant for thread 2 keeps t1's first lock and forces t2's lock of fork 1.
         let last = vs
             .iter()
