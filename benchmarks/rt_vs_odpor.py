@@ -5,7 +5,9 @@ sync-only programs).
 Runs `poscheck explore --algo odpor|rt --points sync` on each program of
 benchmarks/manifest.toml whose points are `sync`, with a budget, and prints a markdown table:
 executions, sleep-set-blocked runs, complete or not, buggy runs, for both, and whether the
-complete explorations agree on the number of executions. Binaries come from
+complete explorations agree on the number of executions and on the number of bug-free ones
+(a run cut short by a bug is a prefix: the two explorers may cut the same bug-free traces
+short in different numbers of ways). Binaries come from
 `poscheck build benchmarks/`.
 
 usage: benchmarks/rt_vs_odpor.py [--max-executions N] [--time-limit S] [--out DIR] [NAME ...]
@@ -58,8 +60,9 @@ def main():
         manifest = tomllib.load(f)
     if a.out:
         os.makedirs(a.out, exist_ok=True)
-    print("| program | odpor runs | blocked | odpor | rt runs | blocked | rt | buggy odpor/rt | same count |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| program | odpor runs | blocked | odpor | rt runs | blocked | rt | buggy odpor/rt "
+          "| same count | same bug-free count |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for p in manifest["program"]:
         if p.get("points") != "sync" or (a.names and p["name"] not in a.names):
             continue
@@ -71,8 +74,13 @@ def main():
         oc, rc = cell(o), cell(r)
         both = oc[2] == "complete" and rc[2] == "complete"
         same = ("yes" if oc[0] == rc[0] else "no") if both else "-"
+        good = "-"
+        if both:
+            og = int(oc[0]) - int(oc[3])
+            rg = int(rc[0]) - int(rc[3])
+            good = "yes" if og == rg else f"no ({og}/{rg})"
         print(f"| {p['name']} | {oc[0]} | {oc[1]} | {oc[2]} | {rc[0]} | {rc[1]} | {rc[2]} "
-              f"| {oc[3]}/{rc[3]} | {same} |", flush=True)
+              f"| {oc[3]}/{rc[3]} | {same} | {good} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,9 @@
 //! thread is there and it is enabled, and is skipped otherwise (counted in
 //! [`Guide::skipped`]); once the target is used up the rule takes over.
 
-use super::trace::{barrier_open, dependent_anywhere, rw_unlock_reads, thread_indices, Init, TEv};
+use super::trace::{
+    barrier_open, dependent_anywhere, nested_in_owner, rw_unlock_reads, thread_indices, Init, TEv,
+};
 use crate::event::{Event, Obj, ObjKind, Op, Tid};
 use crate::strategy::{Divergence, Strategy};
 
@@ -363,6 +365,7 @@ impl Strategy for Guide {
         if let Op::RwUnlock { l } = ev.op {
             done.reader = rw_unlock_reads(before.iter().rev().map(|r| &r.ev), ev.tid, l);
         }
+        done.nested = nested_in_owner(before.iter().rev().map(|r| &r.ev), ev);
         let count = |b: u64| {
             self.inits
                 .iter()

@@ -50,6 +50,8 @@ pub enum I {
         dst: usize,
     },
     Lock(E),
+    /// `pthread_mutex_lock` of a recursive mutex (the owner may lock it again).
+    RecLock(E),
     Unlock(E),
     SemWait(E),
     SemPost(E),
@@ -265,6 +267,10 @@ impl Interp {
                     }
                 }
                 I::Lock(m) => mutex(m),
+                I::RecLock(m) => Op::Lock {
+                    m: MUTEX + m(&r) as u64,
+                    kind: MutexKind::Recursive,
+                },
                 I::Unlock(m) => Op::Unlock {
                     m: MUTEX + m(&r) as u64,
                     kind: MutexKind::Normal,
@@ -1357,4 +1363,60 @@ pub fn readers_writers_gap(fatal: bool) -> Prog {
         sync_only: true,
         ..with_main(vec![reader, writer], &[(0, 0), (0, 0), (1, 0)])
     }
+}
+
+/// `benchmarks/src/recursive_bad.c` at synchronisation points: a log behind a recursive
+/// mutex; two workers each append twice (`lock; if (len == 3) flush; len++; unlock`) and
+/// flush (`lock; if (len == 0) return` leaking the lock, `else len = 0; unlock`); main flushes
+/// after the joins. Memory: 0 = len.
+pub fn recursive_leak() -> Prog {
+    // flush: lock, load, if len == 0 jump to `ret` (leak), else store 0, unlock.
+    let flush = |ret: usize| {
+        vec![
+            I::RecLock(k(0)),
+            I::Load { addr: k(0), dst: 1 },
+            I::Jz {
+                cond: reg(1),
+                target: ret,
+            },
+            I::Store {
+                addr: k(0),
+                val: k(0),
+            },
+            I::Unlock(k(0)),
+        ]
+    };
+    let append = |at: usize| {
+        // at: lock; load; if len != 3 jump to at+3+5; flush (5 instrs, "return" = continue);
+        // load; store len+1; unlock
+        let mut v = vec![
+            I::RecLock(k(0)),
+            I::Load { addr: k(0), dst: 1 },
+            I::Jz {
+                cond: f(|r| i64::from(r[1] == 3)),
+                target: at + 8,
+            },
+        ];
+        v.extend(flush(at + 8));
+        v.extend([
+            I::Load { addr: k(0), dst: 1 },
+            I::Store {
+                addr: k(0),
+                val: f(|r| r[1] + 1),
+            },
+            I::Unlock(k(0)),
+        ]);
+        v
+    };
+    let mut worker = append(0);
+    worker.extend(append(11));
+    let end = 22 + 5;
+    worker.extend(flush(end));
+    let mut p = with_main(vec![worker], &[(0, 0), (0, 0)]);
+    let main = p.main;
+    let at = p.bodies[main].len();
+    let tail = flush(at + 5);
+    p.bodies[main].extend(tail);
+    p.sync_only = true;
+    p
 }
