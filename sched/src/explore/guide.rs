@@ -394,12 +394,18 @@ impl Strategy for Guide {
                 .filter(|&u| u != ev.tid)
                 .collect();
         }
-        // A sleeping arrival stays asleep after an open arrival at the same barrier when it
-        // would still leave the barrier open after it: in this state the two commute (each
-        // only counts), though out of context arrivals are dependent (`dependent_anywhere`).
+        // A sleeping arrival stays asleep after an open arrival or a leave at the same
+        // barrier when it would still leave the barrier open after it: in this state the two
+        // commute (an open arrival only counts, a leave changes no count of the generation
+        // being filled), though out of context arrivals are dependent (`dependent_anywhere`).
+        // Without the leave case, multi-phase barriers ran every trace several times: a
+        // sleeping next-phase arrival woke at another thread's leave of the phase before.
         let steps = &self.steps;
         let still_open = |s: &TEv| match s.ev.op {
-            Op::BarrierWait { b } if done.barrier_open && done.ev.op == s.ev.op => {
+            Op::BarrierWait { b }
+                if (done.barrier_open && done.ev.op == s.ev.op)
+                    || matches!(done.ev.op, Op::BarrierLeave { b: x } if x == b) =>
+            {
                 barrier_open(steps.iter().rev().map(|r| &r.ev), b, count(b))
             }
             _ => false,
