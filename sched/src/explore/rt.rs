@@ -9,7 +9,8 @@
 //! one; the first receives the semaphore's initial send), a condition variable (signal or
 //! broadcast → the wake it enabled), a barrier (arrivals ordered like a semaphore's
 //! operations; each leave is caused by every arrival of its generation), a read-write lock
-//! (every operation receives the lock's previous one). A `CondWake` receives twice (the
+//! (every operation receives the lock's previous one), a `pthread_once` control (likewise: the
+//! order of the begins decides which thread runs the init). A `CondWake` receives twice (the
 //! signal and the mutex), so receives are *slots* `(event, channel)`.
 //!
 //! Barriers and rwlocks are ordered more finely than the dependency relation: two open
@@ -99,6 +100,9 @@ pub enum Chan {
     Barrier(u64),
     /// A read-write lock's operations, totally ordered like a semaphore's.
     Rw(u64),
+    /// A `pthread_once` control's operations (`OnceBegin`, `OnceEnd`), totally ordered like a
+    /// semaphore's: which thread runs the init is the order of the begins.
+    Once(u64),
 }
 
 /// A send: an event of the run, or the k-th initial send of a channel.
@@ -192,10 +196,13 @@ pub fn pair(trace: &[TEv]) -> (Vec<Slot>, HashMap<Chan, Vec<Send>>) {
             | Op::BarrierWait { b: o }
             | Op::RdLock { l: o }
             | Op::WrLock { l: o }
-            | Op::RwUnlock { l: o } => {
+            | Op::RwUnlock { l: o }
+            | Op::OnceBegin { o }
+            | Op::OnceEnd { o } => {
                 let ch = match t.ev.op {
                     Op::BarrierWait { .. } => Chan::Barrier(o),
                     Op::SemPost { .. } | Op::SemWait { .. } => Chan::Sem(o),
+                    Op::OnceBegin { .. } | Op::OnceEnd { .. } => Chan::Once(o),
                     _ => Chan::Rw(o),
                 };
                 let init = Send::Init(ch, 0);
@@ -792,6 +799,7 @@ pub(crate) fn run(ctx: &mut Ctx) {
                             | Op::CondWake { .. }
                             | Op::RdLock { .. }
                             | Op::WrLock { .. }
+                            | Op::OnceBegin { .. }
                     )
                 })
                 .map(|e| TEv::new(*e)),

@@ -87,6 +87,14 @@ pub enum I {
     },
     /// `pthread_barrier_wait(b)`: the arrival and the leave events.
     Barrier(E),
+    /// `pthread_once(o, ...)` entered: the `OnceBegin` event; when the once was already done
+    /// the thread jumps to `done` (past its init and `OnceEnd`).
+    OnceBegin {
+        o: E,
+        done: usize,
+    },
+    /// The init routine returned: the `OnceEnd` event.
+    OnceEnd(E),
     /// `sched_yield()`.
     Yield,
     /// Create a thread running body `body` with `r[0] = arg`; its tid goes to `r[dst]`.
@@ -151,6 +159,7 @@ const COND: u64 = 0x20_0000;
 const SEM: u64 = 0x30_0000;
 const RWLOCK: u64 = 0x40_0000;
 const BARRIER: u64 = 0x50_0000;
+const ONCE: u64 = 0x60_0000;
 
 fn mem_addr(i: i64) -> u64 {
     MEM + 8 * i as u64
@@ -267,6 +276,12 @@ impl Interp {
                     }
                 }
                 I::Lock(m) => mutex(m),
+                I::OnceBegin { o, .. } => Op::OnceBegin {
+                    o: ONCE + o(&r) as u64,
+                },
+                I::OnceEnd(o) => Op::OnceEnd {
+                    o: ONCE + o(&r) as u64,
+                },
                 I::RecLock(m) => Op::Lock {
                     m: MUTEX + m(&r) as u64,
                     kind: MutexKind::Recursive,
@@ -396,7 +411,13 @@ impl Interp {
     }
 
     /// Apply the effect of thread `t`'s granted event.
-    fn granted(&self, th: &mut Th, mem: &mut HashMap<u64, i64>, child: Option<Tid>) -> Option<Th> {
+    fn granted(
+        &self,
+        th: &mut Th,
+        mem: &mut HashMap<u64, i64>,
+        child: Option<Tid>,
+        result: i32,
+    ) -> Option<Th> {
         let Some(ins) = self.prog.bodies[th.body].get(th.pc) else {
             th.done = true;
             return None;
@@ -434,6 +455,10 @@ impl Interp {
                 }
             }
             I::Requeue { .. } => th.waking = false,
+            I::OnceBegin { done, .. } if result == crate::state::code::ONCE_DONE => {
+                th.pc = *done;
+                return None;
+            }
             I::Spawn { body, arg, dst } => {
                 let c = child.unwrap_or(0);
                 th.r[*dst] = c as i64;
@@ -513,9 +538,11 @@ impl Executor for Interp {
                 }
             }
             match co.decide() {
-                Decision::Grant { tid, child, .. } => {
+                Decision::Grant {
+                    tid, child, result, ..
+                } => {
                     let th = &mut threads[tid as usize];
-                    if let Some(new) = self.granted(th, &mut mem, child) {
+                    if let Some(new) = self.granted(th, &mut mem, child, result) {
                         threads.push(new);
                     }
                 }
@@ -1419,4 +1446,22 @@ pub fn recursive_leak() -> Prog {
     p.bodies[main].extend(tail);
     p.sync_only = true;
     p
+}
+
+/// `benchmarks/src/once_ok.c` at synchronisation points: `threads` workers each call
+/// `pthread_once` (the first runs the init between `OnceBegin` and `OnceEnd`, the others wait
+/// for it or find it done), then take a mutex. Which thread runs the init is a choice.
+pub fn once_then_lock(threads: usize) -> Prog {
+    let body = vec![
+        I::OnceBegin { o: k(0), done: 2 },
+        I::OnceEnd(k(0)),
+        // 2:
+        I::Lock(k(0)),
+        I::Unlock(k(0)),
+    ];
+    let ts: Vec<(usize, i64)> = (0..threads).map(|_| (0, 0)).collect();
+    Prog {
+        sync_only: true,
+        ..with_main(vec![body], &ts)
+    }
 }

@@ -174,6 +174,10 @@ pub enum Res {
     Mutex(u64),
     Rw(u64),
     Sem(u64),
+    /// A `pthread_once` control: `OnceBegin` takes it (the first caller runs the init), its
+    /// `OnceEnd` gives it back; a caller that waited for the init races with the caller that
+    /// ran it, so that every thread gets to be the one that runs it.
+    Once(u64),
 }
 
 /// An acquisition that blocks while the resource is held (lock, the re-acquiring half of a
@@ -183,6 +187,7 @@ fn blocking_acquire(op: &Op) -> Option<Res> {
         Op::Lock { m, .. } | Op::CondWake { m, .. } => Some(Res::Mutex(m)),
         Op::RdLock { l } | Op::WrLock { l } => Some(Res::Rw(l)),
         Op::SemWait { s } | Op::SemTimedWait { s, .. } => Some(Res::Sem(s)),
+        Op::OnceBegin { o } => Some(Res::Once(o)),
         _ => None,
     }
 }
@@ -209,7 +214,7 @@ pub fn acquired(op: &Op) -> Option<Res> {
 
 /// Any successful-or-not attempt to take `r` that may hold it afterwards.
 fn acquires(op: &Op, r: Res) -> bool {
-    acquired(op) == Some(r)
+    acquired(op) == Some(r) || matches!((*op, r), (Op::OnceBegin { o }, Res::Once(x)) if o == x)
 }
 
 /// A release of `r` (unlock, the releasing half of a condition wait, an rwlock unlock).
@@ -218,6 +223,7 @@ fn releases(op: &Op, r: Res) -> bool {
         (Op::Unlock { m: x, .. } | Op::CondWait { m: x, .. }, Res::Mutex(m)) => x == m,
         (Op::RwUnlock { l: x }, Res::Rw(l)) => x == l,
         (Op::SemPost { s: x }, Res::Sem(s)) => x == s,
+        (Op::OnceEnd { o: x }, Res::Once(o)) => x == o,
         _ => false,
     }
 }
