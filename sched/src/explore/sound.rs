@@ -553,3 +553,164 @@ fn once_matches_the_independent_count() {
     check_exact("once_then_lock(2)", &testprog::once_then_lock(2), 4, true);
     check_exact("once_then_lock(3)", &testprog::once_then_lock(3), 36, true);
 }
+
+/// A small random synchronisation program: 2 or 3 threads, each a few snippets (a critical
+/// section on one of two mutexes, possibly nested in the other or recursive; a semaphore
+/// wait or post; a `pthread_once`; a yield).
+fn random_program(seed: u64) -> Prog {
+    use super::testprog::{f, k, I};
+    let mut rng = crate::rng::Rng::new(seed);
+    let threads = 2 + rng.below(2) as usize;
+    let mut bodies = Vec::new();
+    for _ in 0..threads {
+        let mut body: Vec<I> = Vec::new();
+        for _ in 0..1 + rng.below(3) {
+            match rng.below(7) {
+                0 | 1 => {
+                    let m = rng.below(2) as i64;
+                    body.extend([I::Lock(k(m)), I::Unlock(k(m))]);
+                }
+                2 => {
+                    let (a, b) = if rng.below(2) == 0 { (0, 1) } else { (1, 0) };
+                    body.extend([
+                        I::Lock(k(a)),
+                        I::Lock(k(b)),
+                        I::Unlock(k(b)),
+                        I::Unlock(k(a)),
+                    ]);
+                }
+                3 => body.extend([
+                    I::RecLock(k(2)),
+                    I::RecLock(k(2)),
+                    I::Unlock(k(2)),
+                    I::Unlock(k(2)),
+                ]),
+                4 => body.push(I::SemWait(k(0))),
+                5 => body.push(I::SemPost(k(0))),
+                _ => {
+                    let at = body.len();
+                    body.extend([
+                        I::OnceBegin {
+                            o: k(0),
+                            done: at + 2,
+                        },
+                        I::OnceEnd(k(0)),
+                    ]);
+                }
+            }
+        }
+        bodies.push(body);
+    }
+    // A flag under mutex 3 and a condition variable: one thread waits for it (`while`
+    // loop), another sets it and signals or broadcasts.
+    if rng.below(2) == 0 {
+        let w = rng.below(threads as u64) as usize;
+        let s = (w + 1 + rng.below(threads as u64 - 1) as usize) % threads;
+        let at = bodies[w].len();
+        bodies[w].extend([
+            I::Lock(k(3)),
+            I::Load { addr: k(5), dst: 1 },
+            I::Jz {
+                cond: f(|r| i64::from(r[1] != 0)),
+                target: at + 5,
+            },
+            I::CondWait { c: k(0), m: k(3) },
+            I::Jmp(at + 1),
+            I::Unlock(k(3)),
+        ]);
+        let wake = if rng.below(2) == 0 {
+            I::Signal(k(0))
+        } else {
+            I::Broadcast(k(0))
+        };
+        bodies[s].extend([
+            I::Lock(k(3)),
+            I::Store {
+                addr: k(5),
+                val: k(1),
+            },
+            wake,
+            I::Unlock(k(3)),
+        ]);
+    }
+    // Every thread meets at one barrier.
+    let barrier = rng.below(3) == 0;
+    if barrier {
+        for b in &mut bodies {
+            let at = rng.below(b.len() as u64 + 1) as usize;
+            // Not inside a snippet's jump range: only at the start or the end.
+            let at = if at == 0 { 0 } else { b.len() };
+            if at == 0 {
+                // Shift jump targets of the body by one.
+                for ins in b.iter_mut() {
+                    match ins {
+                        I::Jz { target, .. } | I::Jmp(target) => *target += 1,
+                        I::OnceBegin { done, .. } => *done += 1,
+                        _ => {}
+                    }
+                }
+            }
+            b.insert(at, I::Barrier(k(0)));
+        }
+    }
+    let ts: Vec<(usize, i64)> = (0..threads).map(|t| (t, 0)).collect();
+    Prog {
+        sync_only: true,
+        sems: vec![(0, rng.below(3) as u32)],
+        barriers: if barrier {
+            vec![(0, threads as u32)]
+        } else {
+            vec![]
+        },
+        ..testprog::with_main(bodies, &ts)
+    }
+}
+
+/// Source-DPOR's misses among [`random_programs_match_the_independent_count`]'s seeds (all
+/// deadlocking runs with a semaphore, a barrier and a condition variable, e.g. seed 345: 11
+/// of 12 traces, the one where a thread takes both units of the semaphore before another's
+/// first wait); odpor and rt explore every trace of every seed.
+const DPOR_MISSES: [u64; 7] = [19, 67, 169, 296, 301, 345, 374];
+
+/// Seeds where rt also has runs stopped by its exclusion constraints (wasted runs, no trace
+/// lost; most with a barrier, whose arrivals rt orders on a channel and so repeats traces).
+const RT_BLOCKED: [u64; 9] = [156, 164, 169, 283, 296, 301, 345, 353, 366];
+
+/// Differential test: 400 random synchronisation programs ([`random_program`]); for each one
+/// small enough to enumerate, odpor runs exactly the independent count of traces, each once,
+/// rt explores every one of them, and dpor too except on [`DPOR_MISSES`] (where it explores
+/// fewer: a known gap, asserted so that a fix or a new miss shows).
+#[test]
+fn random_programs_match_the_independent_count() {
+    let mut compared = 0;
+    let mut dpor_misses = Vec::new();
+    let mut rt_blocked = Vec::new();
+    for seed in 0..400u64 {
+        let p = random_program(seed);
+        let Some(c) = count_traces(&p, 200_000) else {
+            continue;
+        };
+        compared += 1;
+        let (o, _) = explore_keys(Algo::Odpor, &p);
+        assert_eq!(
+            (o.distinct, o.executions, o.blocked),
+            (c.traces, c.traces as u64, 0),
+            "seed {seed}: odpor runs each trace once"
+        );
+        let (r, _) = explore_keys(Algo::Rt, &p);
+        assert_eq!(r.distinct, c.traces, "seed {seed}: rt {r:?}");
+        if r.blocked > 0 {
+            rt_blocked.push(seed);
+        }
+        let (d, _) = explore_keys(Algo::Dpor, &p);
+        if d.distinct != c.traces {
+            dpor_misses.push(seed);
+        }
+    }
+    assert!(
+        compared >= 350,
+        "most programs are small enough: {compared}"
+    );
+    assert_eq!(dpor_misses, DPOR_MISSES, "Source-DPOR's misses changed");
+    assert_eq!(rt_blocked, RT_BLOCKED, "rt's blocked runs changed");
+}
