@@ -78,6 +78,13 @@ pub struct ControlArgs {
     /// 0: never (a silent thread is a hang after the step timeout).
     #[arg(long, default_value_t = 30, value_name = "MS")]
     pub blocked_after: u64,
+    /// How programs are controlled: preload (libpos.so through LD_PRELOAD: every
+    /// synchronisation call is a point), ptrace (a seccomp filter and ptrace: only system
+    /// calls are points, i.e. contended futex operations, yields, sleeps, thread creation
+    /// and exit; works on statically linked programs) or auto (ptrace for statically linked
+    /// programs, else preload; replay: the schedule's).
+    #[arg(long, default_value = "auto", value_name = "WHICH")]
+    pub backend: String,
 }
 
 #[derive(Args, Debug)]

@@ -237,6 +237,7 @@ pub fn run_program(s: &Session, algo: &str, job: &Job) -> Result<ProgramRun> {
     // The memory map read in the first run belongs to this program only: another program
     // of the same session must not symbolise its crashes with it.
     plan.cfg.maps = Default::default();
+    crate::session::resolve_backend(&mut plan.cfg)?;
     let tally = harness::run_tries(&plan, &job.name)
         .with_context(|| format!("{} under {algo}", job.name))?;
     let mut saved_at = None;
@@ -260,11 +261,13 @@ pub fn run_program(s: &Session, algo: &str, job: &Job) -> Result<ProgramRun> {
             cwd: report::current_dir(),
             detail: Some(r.outcome.to_string()),
             partial: (r.outside > 0).then_some(r.outside),
+            backend: Some(plan.cfg.backend),
         }
         .save(&path)?;
         saved_at = Some(path);
     }
     let mut report = ProgramReport::new(&job.name, &job.path, &tally, saved_at.as_deref());
+    report.backend = plan.cfg.backend.name().to_string();
     report.index = Some(job.index);
     report.expect = job.expect.map(|e| e.kind().to_string());
     let mut counted = tally.outcomes.clone();

@@ -371,6 +371,7 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
     };
     let mut cfg = RunConfig::new(a.program.clone(), a.args.clone(), crate::libpos::find()?);
     crate::apply_control(&mut cfg, &a.control)?;
+    crate::session::resolve_backend(&mut cfg)?;
     if a.control.max_steps == pos_sched::coordinator::DEFAULT_MAX_STEPS {
         cfg.max_steps = EXPLORE_MAX_STEPS;
     }
@@ -461,6 +462,7 @@ fn summarise(
                 cwd: crate::report::current_dir(),
                 detail: Some(b.description.clone()),
                 partial: None,
+                backend: Some(exec.cfg.backend),
             };
             saved.save(&path)?;
             Some(path.display().to_string())

@@ -36,6 +36,10 @@ pub struct SavedSchedule {
     /// that opens files by relative path does something else elsewhere).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    /// The backend the run used (`preload` when absent: files saved before there was a
+    /// choice); `replay --backend auto` uses it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<crate::session::Backend>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -91,6 +95,8 @@ pub struct ProgramReport {
     pub first_error: Option<String>,
     /// Scheduling points the tries used (`sync`, `mem`, `races`, `auto`).
     pub points: String,
+    /// How the program was controlled (`preload`, `ptrace`).
+    pub backend: String,
     /// `--points races`: racing sites the profiling runs found (0: tries used sync points).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub racing_sites: Option<usize>,
@@ -194,6 +200,7 @@ impl ProgramReport {
             first_outcome: t.first_hit.as_ref().map(|(_, r)| r.outcome.clone()),
             first_error: t.first_error.clone(),
             points: t.points.split(':').next().unwrap_or_default().to_string(),
+            backend: crate::session::Backend::Preload.name().to_string(),
             racing_sites: t.racing_sites,
             partial: t.partial,
             outside_episodes: t.outside,
@@ -292,6 +299,7 @@ mod tests {
     fn saved_schedules_round_trip_with_extras() {
         let s = SavedSchedule {
             cwd: Some("/w".into()),
+            backend: Some(crate::session::Backend::Ptrace),
             schedule: Schedule {
                 program: "/bin/x".into(),
                 algo: "pct3".into(),

@@ -85,6 +85,55 @@ pub struct RunConfig {
     /// call libpos does not control is set aside ([`Status::Outside`]) and the others run;
     /// `None`: never (every silence is a hang after the step timeout).
     pub blocked_after: Option<Duration>,
+    /// How the program is controlled: libpos preloaded, or traced ([`crate::ptrace`]).
+    /// Settled per program by [`resolve_backend`] from `requested`.
+    pub backend: Backend,
+    /// `--backend`: `None` is `auto` (ptrace for statically linked programs, else preload).
+    pub requested: Option<Backend>,
+}
+
+/// Settle `cfg.backend` for `cfg.program` from `cfg.requested` (see [`Backend`]); a
+/// statically linked program under `--backend preload` is refused with the reason.
+pub fn resolve_backend(cfg: &mut RunConfig) -> Result<()> {
+    let info = elf::check(&cfg.program)?;
+    cfg.backend = match cfg.requested {
+        Some(Backend::Preload) if info.is_static => {
+            return Err(elf::ElfError::Static(cfg.program.display().to_string()).into())
+        }
+        Some(b) => b,
+        None if info.is_static => Backend::Ptrace,
+        None => Backend::Preload,
+    };
+    Ok(())
+}
+
+/// How a run controls its program (`--backend`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Backend {
+    /// libpos.so through LD_PRELOAD (dynamically linked programs).
+    Preload,
+    /// ptrace and a seccomp filter: system-call scheduling points only.
+    Ptrace,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Preload => "preload",
+            Backend::Ptrace => "ptrace",
+        }
+    }
+
+    /// `--backend WHICH`: `Some` backend, or `None` for `auto`.
+    pub fn parse(which: &str) -> Result<Option<Backend>> {
+        match which {
+            "auto" => Ok(None),
+            "preload" => Ok(Some(Backend::Preload)),
+            "ptrace" => Ok(Some(Backend::Ptrace)),
+            other => anyhow::bail!("--backend must be preload, ptrace or auto, not {other:?}"),
+        }
+    }
 }
 
 impl RunConfig {
@@ -107,6 +156,8 @@ impl RunConfig {
             fork_server: true,
             spin: SPIN,
             blocked_after: Some(DEFAULT_BLOCKED_AFTER),
+            backend: Backend::Preload,
+            requested: None,
         }
     }
 }
@@ -138,6 +189,9 @@ pub struct RunResult {
 /// Run `cfg.program` once under `strategy` with `seed`. Setup failures (temp dir, socket,
 /// spawn) are `Err`; everything that happens once the program runs is an [`Outcome`].
 pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Result<RunResult> {
+    if cfg.backend == Backend::Ptrace {
+        return crate::ptrace::run_once(cfg, strategy, seed);
+    }
     let (dir, sock, listener) = socket_dir()?;
     let env = program_env(cfg);
     let key = forkserver::Key {

@@ -280,6 +280,7 @@ fn save(cfg: &RunConfig, points: &str, r: &RunResult, path: &Path, index: u64) -
         cwd: crate::report::current_dir(),
         detail: Some(r.outcome.to_string()),
         partial: (r.outside > 0).then_some(r.outside),
+        backend: Some(cfg.backend),
     };
     saved.save(path)?;
     Ok(path.display().to_string())
@@ -304,7 +305,7 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
     guard_out_dir(a)?;
     let program = std::fs::canonicalize(&a.program)
         .with_context(|| format!("cannot resolve {}", a.program.display()))?;
-    let info = elf::check(&program)?;
+    let info = elf::check_dynamic(&program)?;
     let mode = mode(a, info.instrumented)?;
     let mut cfg = RunConfig::new(program.clone(), a.args.clone(), libpos::find()?);
     crate::apply_control(&mut cfg, &a.control)?;
