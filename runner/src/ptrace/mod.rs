@@ -42,7 +42,7 @@ use libc::{c_int, pid_t, user_regs_struct};
 use pos_sched::coordinator::{Coordinator, Decision};
 use pos_sched::event::{Event, Op, Tid};
 use pos_sched::silent::{self, Silent};
-use pos_sched::state::{code, Status};
+use pos_sched::state::Status;
 use pos_sched::{Strategy, NO_DEADLINE};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
@@ -153,13 +153,16 @@ enum OnGrant {
     SkipCount,
     /// Skip and return 0 (yield, sleep).
     SkipZero,
-    /// A join modelled from a futex wait on a thread's exit word: 0 (the word is clear by
-    /// then, the caller's loop ends), or `-ETIMEDOUT`.
-    SkipJoin,
     /// Let the system call run (clone, exit_group, a real sleep).
     Run,
     /// Let `exit` run and wait for the thread to be gone.
     Exit,
+    /// The wake of the thread's exit word that the kernel does when it ends: let `exit` run,
+    /// wait for the thread to be gone (the kernel has then cleared the word), then post its
+    /// `Exit` on its behalf.
+    ExitWake,
+    /// The `Exit` of a thread already gone: nothing to do.
+    Gone,
     /// First half of a requeue: compare the word (with `Some(val3)`), then post the second.
     Requeue {
         addr: u64,
@@ -210,8 +213,9 @@ struct Tracer<'c> {
     tid_ktid: Vec<Option<pid_t>>,
     /// New threads seen stopped before their creator's clone event.
     early: HashSet<pid_t>,
-    /// `CLONE_CHILD_CLEARTID` words of the threads (what `pthread_join` waits on).
-    exit_words: HashMap<u64, Tid>,
+    /// The `CLONE_CHILD_CLEARTID` word of each thread (what the kernel clears and wakes when
+    /// it ends: glibc's `pthread_join` waits on it, musl's thread-list lock is one).
+    exit_words: HashMap<Tid, u64>,
     exit: Option<Exit>,
     /// The main process was reaped (its pid may be reused: no group kill after).
     reaped: bool,
@@ -520,7 +524,7 @@ impl<'c> Tracer<'c> {
         }
         self.tid_ktid[tid as usize] = Some(new);
         if word != 0 {
-            self.exit_words.insert(word, tid);
+            self.exit_words.insert(tid, word);
         }
         self.resume(k, 0)?;
         if self.early.remove(&new) {
@@ -535,8 +539,12 @@ impl<'c> Tracer<'c> {
         th.regs.orig_rax = u64::MAX;
         th.regs.rax = ret;
         th.at = At::Running;
-        sys::set_regs(k, &th.regs).map_err(|e| format!("PTRACE_SETREGS: {e}"))?;
-        self.resume(k, 0)?;
+        match sys::set_regs(k, &th.regs) {
+            Ok(()) => self.resume(k, 0)?,
+            // Killed meanwhile (the process is ending): its exit status tells.
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+            Err(e) => return Err(format!("PTRACE_SETREGS: {e}")),
+        }
         Ok(Step::Nothing)
     }
 
@@ -608,7 +616,19 @@ impl<'c> Tracer<'c> {
                 self.post(coord, k, Op::Create, OnGrant::Run)
             }
             libc::SYS_fork | libc::SYS_vfork => Ok(Step::Verdict(forks())),
-            libc::SYS_exit => self.post(coord, k, Op::Exit, OnGrant::Exit),
+            libc::SYS_exit => match self.exit_words.get(&tid).copied() {
+                // The kernel clears the word and wakes one waiter when the thread ends: a
+                // wake in the model, then the exit.
+                Some(addr) if k != self.pid => {
+                    let op = Op::FutexWake {
+                        addr,
+                        n: 1,
+                        bitset: MATCH_ANY,
+                    };
+                    self.post(coord, k, op, OnGrant::ExitWake)
+                }
+                _ => self.post(coord, k, Op::Exit, OnGrant::Exit),
+            },
             libc::SYS_exit_group => {
                 self.post(coord, k, Op::ProcessExit { code: a1 as i32 }, OnGrant::Run)
             }
@@ -637,7 +657,7 @@ impl<'c> Tracer<'c> {
                     Err(e) => self.skip_now(k, neg(e)),
                 }
             }
-            libc::SYS_futex => self.futex(coord, k, tid, [a1, a2, a3, a4, a5, a6]),
+            libc::SYS_futex => self.futex(coord, k, [a1, a2, a3, a4, a5, a6]),
             libc::SYS_futex_waitv => Ok(Step::Verdict(unsupported_futex("futex_waitv"))),
             libc::SYS_kill | libc::SYS_tgkill | libc::SYS_tkill => {
                 self.sender = Some(tid);
@@ -650,7 +670,7 @@ impl<'c> Tracer<'c> {
             }
             libc::SYS_ptrace => Ok(Step::Verdict(Outcome::Error {
                 reason: "unsupported by the ptrace backend: the program calls ptrace(2) (a \
-                         process has one tracer, and poscheck is it); use --backend preload"
+                         process has one tracer, and poscheck is it); a dynamically linked build runs with --backend preload"
                     .into(),
             })),
             other => Err(format!("internal: unexpected traced system call {other}")),
@@ -677,7 +697,6 @@ impl<'c> Tracer<'c> {
         &mut self,
         coord: &mut Coordinator<'_>,
         k: pid_t,
-        tid: Tid,
         [uaddr, op, val, timeout, uaddr2, val3]: [u64; 6],
     ) -> Result<Step, String> {
         let cmd = op & !(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
@@ -715,17 +734,6 @@ impl<'c> Tracer<'c> {
                         now.saturating_add(left_of(t, real))
                     }
                 };
-                // `pthread_join`: a wait on a live thread's exit word is a join of it.
-                if let Some(&target) = self.exit_words.get(&uaddr) {
-                    if target != tid && coord.state().status(target) != Status::Finished {
-                        let op = if deadline == NO_DEADLINE {
-                            Op::Join { target }
-                        } else {
-                            Op::TimedJoin { target, deadline }
-                        };
-                        return self.post(coord, k, op, OnGrant::SkipJoin);
-                    }
-                }
                 let op = Op::FutexWait {
                     addr: uaddr,
                     bitset,
@@ -810,8 +818,8 @@ impl<'c> Tracer<'c> {
                 Decision::Wait | Decision::Over => return None,
                 Decision::Deadlock(mut report) => {
                     for b in &mut report.blocked {
-                        b.op = self.name_addresses(&b.op);
-                        b.waits_for = self.name_addresses(&b.waits_for);
+                        b.op = self.name_addresses(&b.op, coord);
+                        b.waits_for = self.name_addresses(&b.waits_for, coord);
                     }
                     return Some(Outcome::Deadlock { report });
                 }
@@ -844,10 +852,10 @@ impl<'c> Tracer<'c> {
         let k = self
             .ktid(t)
             .ok_or_else(|| format!("internal: thread {t} has no task"))?;
-        let th = self
-            .threads
-            .get_mut(&k)
-            .ok_or_else(|| format!("internal: thread {t} is gone"))?;
+        let Some(th) = self.threads.get_mut(&k) else {
+            // Gone already (killed with its process, or its exit outlived the wait for it).
+            return Ok(());
+        };
         let At::Posted(then) = th.at else {
             return Err(format!("internal: thread {t} granted while {:?}", th.at));
         };
@@ -862,11 +870,10 @@ impl<'c> Tracer<'c> {
             OnGrant::SkipErrno => Some(if result == 0 { 0 } else { neg(result) }),
             OnGrant::SkipCount => Some(result.max(0) as u64),
             OnGrant::SkipZero => Some(0),
-            OnGrant::SkipJoin => Some(if result == code::ETIMEDOUT {
-                neg(libc::ETIMEDOUT)
-            } else {
-                0
-            }),
+            OnGrant::Gone => {
+                self.threads.remove(&k);
+                return Ok(());
+            }
             OnGrant::Requeue {
                 addr,
                 addr2,
@@ -896,7 +903,7 @@ impl<'c> Tracer<'c> {
                 self.post(coord, k, op, OnGrant::SkipCount)?;
                 return Ok(());
             }
-            OnGrant::Run | OnGrant::Exit => None,
+            OnGrant::Run | OnGrant::Exit | OnGrant::ExitWake => None,
         };
         match ret {
             Some(r) => {
@@ -906,6 +913,12 @@ impl<'c> Tracer<'c> {
         }
         if then == OnGrant::Exit && k != self.pid {
             self.await_gone(k)?;
+            self.threads.remove(&k);
+        }
+        if then == OnGrant::ExitWake {
+            self.await_gone(k)?;
+            self.exit_words.remove(&t);
+            self.post(coord, k, Op::Exit, OnGrant::Gone)?;
         }
         Ok(())
     }
@@ -920,7 +933,6 @@ impl<'c> Tracer<'c> {
             let r = unsafe { libc::waitpid(k, &mut st, libc::__WALL | libc::WNOHANG) };
             if r == k {
                 if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) {
-                    self.threads.remove(&k);
                     return Ok(());
                 }
                 if libc::WIFSTOPPED(st) {
@@ -928,7 +940,6 @@ impl<'c> Tracer<'c> {
                     self.resume(k, if sig == libc::SIGTRAP { 0 } else { sig })?;
                 }
             } else if r < 0 {
-                self.threads.remove(&k);
                 return Ok(());
             }
             if start.elapsed() >= EXIT_WAIT {
@@ -938,8 +949,9 @@ impl<'c> Tracer<'c> {
         }
     }
 
-    /// Append the program's symbol to the hexadecimal addresses in `text`.
-    fn name_addresses(&self, text: &str) -> String {
+    /// Append the program's symbol to the hexadecimal addresses in `text` (or, for a
+    /// thread's exit word, that it is).
+    fn name_addresses(&self, text: &str, coord: &Coordinator<'_>) -> String {
         let mut out = String::new();
         let mut rest = text;
         while let Some(i) = rest.find("0x") {
@@ -952,6 +964,9 @@ impl<'c> Tracer<'c> {
             if let Ok(a) = u64::from_str_radix(&hex, 16) {
                 if let Some(sym) = elf::data_symbol(a, &self.maps) {
                     out.push_str(&format!(" <{sym}>"));
+                } else if let Some((&t, _)) = self.exit_words.iter().find(|(_, &w)| w == a) {
+                    let name = coord.state().name(t);
+                    out.push_str(&format!(" <exit word of thread {name}>"));
                 }
             }
             rest = &rest[i + 2 + hex.len()..];
@@ -1093,7 +1108,7 @@ fn forks() -> Outcome {
     Outcome::Error {
         reason: "unsupported by the ptrace backend: the program creates a process (fork, vfork, \
                  posix_spawn, system); the ptrace backend schedules the threads of one \
-                 process (use --backend preload)"
+                 process (a dynamically linked build runs with --backend preload)"
             .into(),
     }
 }
@@ -1102,7 +1117,8 @@ fn unsupported_futex(what: &str) -> Outcome {
     Outcome::Error {
         reason: format!(
             "unsupported futex op {what}: the ptrace backend emulates FUTEX_WAIT, FUTEX_WAKE, \
-             their _BITSET forms and (CMP_)REQUEUE (use --backend preload)"
+             their _BITSET forms and (CMP_)REQUEUE (a dynamically linked build runs with --backend \
+             preload)"
         ),
     }
 }
