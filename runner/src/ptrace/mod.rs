@@ -432,14 +432,11 @@ impl<'c> Tracer<'c> {
                 self.exit = Some(how);
                 return Ok(Step::Nothing);
             }
-            let Some(th) = self.threads.remove(&k) else {
-                return Ok(Step::Nothing);
-            };
-            if !self.exiting && coord.state().status(th.tid) != Status::Finished {
-                // Gone without its exit being granted (killed by the process's end).
-                coord.state_mut().mark_finished(th.tid);
-                return Ok(Step::Posted);
-            }
+            // A thread gone without its exit granted (those are reaped where granted): a
+            // thread cannot die alone, so the process is ending (a fatal signal, an
+            // `exit_group`); its status comes next. Deciding meanwhile would see the dead
+            // thread's waiters stuck (a false deadlock).
+            self.threads.remove(&k);
             return Ok(Step::Nothing);
         }
         if !libc::WIFSTOPPED(st) {
