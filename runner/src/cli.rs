@@ -172,6 +172,10 @@ pub struct BenchArgs {
     /// Process runs measured for the throughput ratio.
     #[arg(long, default_value_t = 300)]
     pub runs: u64,
+    /// The backend measured: preload (dynamically linked programs, libpos.so) or ptrace
+    /// (the same programs linked statically, traced; one spawn per run).
+    #[arg(long, default_value = "preload", value_name = "WHICH")]
+    pub backend: String,
 }
 
 #[derive(Args, Debug)]

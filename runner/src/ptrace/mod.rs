@@ -132,16 +132,8 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
 }
 
 /// The output tail of a reader thread, waiting at most [`DRAIN_GRACE`] for its pipe to close.
-fn join_tail(h: std::thread::JoinHandle<Vec<u8>>) -> Vec<u8> {
-    let start = Instant::now();
-    while !h.is_finished() && start.elapsed() < DRAIN_GRACE {
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    if h.is_finished() {
-        h.join().unwrap_or_default()
-    } else {
-        Vec::new()
-    }
+fn join_tail(rx: crossbeam_channel::Receiver<Vec<u8>>) -> Vec<u8> {
+    rx.recv_timeout(DRAIN_GRACE).unwrap_or_default()
 }
 
 /// What a stopped thread does once its posted operation is granted.
@@ -267,6 +259,7 @@ impl<'c> Tracer<'c> {
     /// Wait for the stop after the program's exec, set the options and let it run.
     fn start(&mut self) -> Result<(), String> {
         let deadline = Instant::now() + self.cfg.step_timeout.max(Duration::from_secs(5));
+        let mut nap = Duration::from_micros(5);
         let st = loop {
             let mut st: c_int = 0;
             // SAFETY: waitpid on our own child with a valid status pointer.
@@ -283,7 +276,8 @@ impl<'c> Tracer<'c> {
             if Instant::now() >= deadline {
                 return Err("the traced program did not stop after its exec".into());
             }
-            std::thread::sleep(Duration::from_micros(100));
+            std::thread::sleep(nap);
+            nap = (nap * 2).min(MAX_NAP);
         };
         if !libc::WIFSTOPPED(st) || libc::WSTOPSIG(st) != libc::SIGTRAP {
             if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) {
@@ -1030,6 +1024,7 @@ impl<'c> Tracer<'c> {
             unsafe { libc::kill(-self.pid, libc::SIGKILL) };
         }
         let deadline = Instant::now() + Duration::from_secs(5);
+        let mut nap = Duration::from_micros(5);
         loop {
             let mut st: c_int = 0;
             // SAFETY: waitpid with a valid status pointer, on this thread's children only.
@@ -1057,7 +1052,8 @@ impl<'c> Tracer<'c> {
                 if Instant::now() >= deadline {
                     return;
                 }
-                std::thread::sleep(Duration::from_micros(200));
+                std::thread::sleep(nap);
+                nap = (nap * 2).min(MAX_NAP);
             }
         }
     }

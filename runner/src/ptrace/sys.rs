@@ -267,35 +267,38 @@ pub fn clock_now(c: libc::clockid_t) -> Option<u64> {
     Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
-/// Read a file-descriptor's data until EOF keeping the last [`crate::pump::CAPTURE_BYTES`].
-pub fn tail_reader(fd: Option<OwnedFd>) -> Result<std::thread::JoinHandle<Vec<u8>>> {
+/// Read `fd` until EOF in a thread of its own, keeping the last
+/// [`crate::pump::CAPTURE_BYTES`]; the tail arrives on the returned channel at EOF.
+pub fn tail_reader(fd: Option<OwnedFd>) -> Result<crossbeam_channel::Receiver<Vec<u8>>> {
     use std::io::Read;
+    let (tx, rx) = crossbeam_channel::bounded(1);
     std::thread::Builder::new()
         .name("poscheck-out".into())
         .spawn(move || {
             let mut kept = Vec::new();
-            let Some(fd) = fd else { return kept };
-            let mut f = std::fs::File::from(fd);
-            let mut chunk = [0u8; 8192];
-            loop {
-                match f.read(&mut chunk) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        kept.extend_from_slice(&chunk[..n]);
-                        let cap = crate::pump::CAPTURE_BYTES;
-                        if kept.len() > 2 * cap {
-                            kept.drain(..kept.len() - cap);
+            let cap = crate::pump::CAPTURE_BYTES;
+            if let Some(fd) = fd {
+                let mut f = std::fs::File::from(fd);
+                let mut chunk = [0u8; 8192];
+                loop {
+                    match f.read(&mut chunk) {
+                        Ok(0) => break,
+                        Ok(n) => {
+                            kept.extend_from_slice(&chunk[..n]);
+                            if kept.len() > 2 * cap {
+                                kept.drain(..kept.len() - cap);
+                            }
                         }
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(_) => break,
                     }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => break,
                 }
             }
-            let cap = crate::pump::CAPTURE_BYTES;
             if kept.len() > cap {
                 kept.drain(..kept.len() - cap);
             }
-            kept
+            let _ = tx.send(kept);
         })
-        .context("cannot start an output reader thread")
+        .context("cannot start an output reader thread")?;
+    Ok(rx)
 }
