@@ -69,7 +69,7 @@ const EXIT_WAIT: Duration = Duration::from_millis(500);
 /// How long to wait for the output pipes to close after the program is gone.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 /// Longest nap between two looks for a tracee's stop.
-const MAX_NAP: Duration = Duration::from_micros(500);
+const MAX_NAP: Duration = Duration::from_micros(100);
 
 /// Run `cfg.program` once under the ptrace backend (see the module doc): the same
 /// [`RunResult`] as [`crate::session::run_once`].
