@@ -48,7 +48,7 @@ pub struct ElfInfo {
 }
 
 /// Check that `path` is an x86-64 executable ELF (statically linked or not: see
-/// [`ElfInfo::is_static`]; [`check_dynamic`] refuses static ones).
+/// [`ElfInfo::is_static`]; the preload backend refuses static ones).
 pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
     let name = path.display().to_string();
     let meta = fs::metadata(path).map_err(|_| ElfError::Missing(name.clone()))?;
@@ -105,15 +105,6 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
         instrumented,
         is_static: false,
     })
-}
-
-/// [`check`], refusing a statically linked program (what LD_PRELOAD needs).
-pub fn check_dynamic(path: &Path) -> Result<ElfInfo, ElfError> {
-    let info = check(path)?;
-    if info.is_static {
-        return Err(ElfError::Static(path.display().to_string()));
-    }
-    Ok(info)
 }
 
 /// Whether importing the symbol `name` means threads are created: `pthread_create`, C11

@@ -404,6 +404,14 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
     let report = explore::explore_with(algo, &mut exec, limits, opts);
     let doc = summarise(a, algo, &prepared.recorded(), &report, &exec)?;
     print_summary(&doc, &report);
+    if prepared.cfg.backend == crate::session::Backend::Ptrace {
+        sayln!(
+            "backend ptrace: the exploration covers the orders of system-call points only \
+             (contended futex operations, yields, sleeps, thread creation and exit); an \
+             uncontended lock operation is invisible to it, so a complete exploration proves \
+             nothing about the orders of those"
+        );
+    }
     if let Some(path) = &a.json {
         let json = serde_json::to_string_pretty(&doc).context("cannot encode the report")?;
         std::fs::write(path, json + "\n")

@@ -305,7 +305,14 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
     guard_out_dir(a)?;
     let program = std::fs::canonicalize(&a.program)
         .with_context(|| format!("cannot resolve {}", a.program.display()))?;
-    let info = elf::check_dynamic(&program)?;
+    let info = elf::check(&program)?;
+    if info.is_static {
+        bail!(
+            "{}: statically linked: races --classify needs the preload backend (libpos.so \
+             through LD_PRELOAD); relink dynamically",
+            program.display()
+        );
+    }
     let mode = mode(a, info.instrumented)?;
     let mut cfg = RunConfig::new(program.clone(), a.args.clone(), libpos::find()?);
     crate::apply_control(&mut cfg, &a.control)?;
