@@ -974,9 +974,15 @@ impl<'c> Tracer<'c> {
     }
 
     /// Set aside the running threads the kernel shows blocked in a call that is not a
-    /// scheduling point (`read` of a pipe, `poll`, ...): they rejoin with their next stop.
+    /// scheduling point (`read` of a pipe, `poll`, ...), or running user code without a
+    /// point for [`silent::spin_after`] while another thread could use the turn (a
+    /// spin-wait on a flag another thread sets), as the preload backend does: they rejoin
+    /// with their next stop, and the run is partial.
     fn set_aside(&mut self, coord: &mut Coordinator<'_>) -> bool {
         self.probed_at = Instant::now();
+        let spun = self.cfg.blocked_after.is_some_and(|a| {
+            self.quiet_since.elapsed() >= silent::spin_after(a, self.cfg.step_timeout)
+        });
         let running: Vec<Tid> = coord.state().running().collect();
         let mut any = false;
         for t in running {
@@ -993,7 +999,9 @@ impl<'c> Tracer<'c> {
                 ),
                 Err(_) => Silent::Other,
             };
-            if view == Silent::BlockedOutside && coord.mark_outside(t).is_ok() {
+            let outside = view == Silent::BlockedOutside
+                || (spun && view == Silent::RunningUserCode && coord.state().others_could_run(t));
+            if outside && coord.mark_outside(t).is_ok() {
                 self.outside_episodes += 1;
                 any = true;
             }
