@@ -328,6 +328,49 @@ pub fn symbolise(pc: u64, maps: &[Mapping]) -> Option<String> {
     })
 }
 
+/// The run-time addresses of the functions named `names` defined in `program` (a statically
+/// linked program: its own symbol table), deduplicated (aliases share an address). A
+/// position-independent program is placed by its mapping in `maps`.
+pub fn function_addresses(program: &Path, names: &[&str], maps: &[Mapping]) -> Vec<u64> {
+    let Ok(bytes) = fs::read(program) else {
+        return Vec::new();
+    };
+    let Ok(elf) = Elf::parse(&bytes) else {
+        return Vec::new();
+    };
+    let path = program.display().to_string();
+    let bias = if elf.header.e_type == header::ET_DYN {
+        let canon = fs::canonicalize(program).map(|p| p.display().to_string());
+        match maps
+            .iter()
+            .filter(|m| {
+                m.offset == 0 && (m.path == path || canon.as_ref().is_ok_and(|c| *c == m.path))
+            })
+            .map(|m| m.start)
+            .min()
+        {
+            Some(b) => b,
+            None => return Vec::new(),
+        }
+    } else {
+        0
+    };
+    let mut out: Vec<u64> = elf
+        .syms
+        .iter()
+        .filter(|s| s.is_function() && s.st_value != 0 && s.st_shndx != 0)
+        .filter(|s| {
+            elf.strtab
+                .get_at(s.st_name)
+                .is_some_and(|n| names.contains(&n))
+        })
+        .map(|s| s.st_value + bias)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// The data symbol (`name` or `name+0xoff`) that holds the absolute address `addr` in one of
 /// the mapped files (a static program's globals: a deadlock's futex words). Reads the files'
 /// symbol tables, so for reports only.

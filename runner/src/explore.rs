@@ -406,10 +406,11 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
     print_summary(&doc, &report);
     if prepared.cfg.backend == crate::session::Backend::Ptrace {
         sayln!(
-            "backend ptrace: the exploration covers the orders of system-call points only \
-             (contended futex operations, yields, sleeps, thread creation and exit); an \
-             uncontended lock operation is invisible to it, so a complete exploration proves \
-             nothing about the orders of those"
+            "backend ptrace: the exploration covers the orders of its points only: system \
+             calls (contended futex operations, yields, sleeps, thread creation and exit) and \
+             the breakpoints at synchronisation functions of a statically linked program with \
+             symbols; what runs between them (atomics, memory accesses, synchronisation in a \
+             stripped or dynamically linked program) is not reordered"
         );
     }
     if let Some(path) = &a.json {
@@ -471,6 +472,7 @@ fn summarise(
                 detail: Some(b.description.clone()),
                 partial: None,
                 backend: Some(exec.cfg.backend),
+                call_points: crate::report::call_points_of(exec.cfg),
             };
             saved.save(&path)?;
             Some(path.display().to_string())

@@ -161,6 +161,7 @@ pub(crate) fn apply_control(cfg: &mut session::RunConfig, c: &cli::ControlArgs) 
     };
     cfg.fork_server = !c.no_fork_server;
     cfg.requested = session::Backend::parse(&c.backend)?;
+    cfg.call_points = !c.syscall_points_only;
     cfg.blocked_after = (c.blocked_after > 0).then(|| Duration::from_millis(c.blocked_after));
     Ok(())
 }
@@ -266,7 +267,9 @@ fn run_cmd(r: &cli::RunArgs) -> Result<i32> {
         if r.backend == session::Backend::Ptrace.name() {
             sayln!(
                 "{}: backend ptrace: the scheduling points are system calls (contended futex \
-                 operations, yields, sleeps, thread creation and exit)",
+                 operations, yields, sleeps, thread creation and exit) and, in a statically \
+                 linked program with a symbol table, the entries of its mutex, rwlock, \
+                 spinlock, condition and semaphore functions (breakpoints)",
                 r.name
             );
         }

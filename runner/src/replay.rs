@@ -55,6 +55,9 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
         cfg.requested = Some(saved.backend.unwrap_or(session::Backend::Preload));
     }
     session::resolve_backend(&mut cfg)?;
+    if saved.call_points == Some(false) {
+        cfg.call_points = false;
+    }
     // The recorded time rules (a flag given to replay adds to them).
     cfg.timeouts_any |= sch.timeouts == "any";
     cfg.real_sleep |= sch.real_sleep;

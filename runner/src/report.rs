@@ -40,6 +40,15 @@ pub struct SavedSchedule {
     /// choice); `replay --backend auto` uses it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend: Option<crate::session::Backend>,
+    /// Ptrace backend: whether the synchronisation functions had breakpoints
+    /// (`--syscall-points-only` when false); `replay` does the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_points: Option<bool>,
+}
+
+/// [`SavedSchedule::call_points`] of a run with `cfg`.
+pub fn call_points_of(cfg: &crate::session::RunConfig) -> Option<bool> {
+    (cfg.backend == crate::session::Backend::Ptrace).then_some(cfg.call_points)
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -300,6 +309,7 @@ mod tests {
         let s = SavedSchedule {
             cwd: Some("/w".into()),
             backend: Some(crate::session::Backend::Ptrace),
+            call_points: Some(false),
             schedule: Schedule {
                 program: "/bin/x".into(),
                 algo: "pct3".into(),
@@ -317,6 +327,8 @@ mod tests {
         let back = SavedSchedule::load(&p).unwrap();
         assert_eq!(back.schedule, s.schedule);
         assert_eq!(back.pct_k, Some(12));
+        assert_eq!(back.backend, Some(crate::session::Backend::Ptrace));
+        assert_eq!(back.call_points, Some(false));
         std::fs::write(&p, "{").unwrap();
         assert!(SavedSchedule::load(&p).is_err());
     }

@@ -90,6 +90,9 @@ pub struct RunConfig {
     pub backend: Backend,
     /// `--backend`: `None` is `auto` (ptrace for statically linked programs, else preload).
     pub requested: Option<Backend>,
+    /// Ptrace backend: breakpoints at the synchronisation functions of a statically linked
+    /// program with a symbol table make their calls scheduling points (`--call-points`).
+    pub call_points: bool,
 }
 
 /// Settle `cfg.backend` for `cfg.program` from `cfg.requested` (see [`Backend`]); a
@@ -158,6 +161,7 @@ impl RunConfig {
             blocked_after: Some(DEFAULT_BLOCKED_AFTER),
             backend: Backend::Preload,
             requested: None,
+            call_points: true,
         }
     }
 }

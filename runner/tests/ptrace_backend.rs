@@ -308,3 +308,41 @@ fn correct_programs_of_the_futex_time_and_blocking_corpora_built_static_are_neve
         }
     }
 }
+
+#[test]
+fn breakpoints_at_lock_calls_find_an_inversion_with_no_system_call_in_its_window() {
+    for cc in compilers() {
+        let bin = build(cc, "lock_order_plain", false);
+        let (p, saved, o) = run_report(
+            &bin,
+            &[
+                "--algo", "pos", "--tries", "200", "--seed", "1", "--jobs", "2",
+            ],
+        );
+        assert!(outcome_count(&p, "deadlock") > 0, "{cc}: {}", text(&o));
+        let first = p["first_outcome"]["report"].to_string();
+        for needle in ["0.1", "0.2", "first", "second"] {
+            assert!(first.contains(needle), "{cc}: {needle} not in {first}");
+        }
+        let saved = saved.unwrap();
+        let sched = std::fs::read_to_string(&saved).unwrap();
+        assert!(sched.contains("\"call_points\": true"), "{sched}");
+        common::assert_replays(&saved, 20);
+        // System-call points only: each thread takes and releases both locks at once.
+        let (p, _, o) = run_report(
+            &bin,
+            &[
+                "--syscall-points-only",
+                "--algo",
+                "pos",
+                "--tries",
+                "200",
+                "--seed",
+                "1",
+                "--jobs",
+                "2",
+            ],
+        );
+        assert_eq!(p["hits"], 0, "{cc}: {}", text(&o));
+    }
+}

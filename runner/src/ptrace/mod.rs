@@ -57,6 +57,8 @@ const FUTEX_WAKE_BITSET: u64 = 10;
 const FUTEX_PRIVATE_FLAG: u64 = 128;
 const FUTEX_CLOCK_REALTIME: u64 = 256;
 const MATCH_ANY: u32 = u32::MAX;
+/// The breakpoint instruction.
+const INT3: u8 = 0xcc;
 const CLONE_THREAD: u64 = libc::CLONE_THREAD as u64;
 const CLONE_CHILD_CLEARTID: u64 = libc::CLONE_CHILD_CLEARTID as u64;
 
@@ -68,6 +70,61 @@ const DEADLINE_GRAIN: u64 = 10_000_000;
 const EXIT_WAIT: Duration = Duration::from_millis(500);
 /// How long to wait for the output pipes to close after the program is gone.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
+/// The synchronisation functions of a statically linked program that get a breakpoint: an
+/// uncontended call makes no system call, so without it a thread would run through all of
+/// them between two system calls. glibc's and musl's names (aliases share an address).
+const CALL_POINTS: &[&str] = &[
+    "pthread_mutex_lock",
+    "pthread_mutex_trylock",
+    "pthread_mutex_timedlock",
+    "pthread_mutex_clocklock",
+    "pthread_mutex_unlock",
+    "pthread_rwlock_rdlock",
+    "pthread_rwlock_wrlock",
+    "pthread_rwlock_tryrdlock",
+    "pthread_rwlock_trywrlock",
+    "pthread_rwlock_timedrdlock",
+    "pthread_rwlock_timedwrlock",
+    "pthread_rwlock_unlock",
+    "pthread_spin_lock",
+    "pthread_spin_trylock",
+    "pthread_spin_unlock",
+    "pthread_cond_signal",
+    "pthread_cond_broadcast",
+    "pthread_cond_wait",
+    "pthread_cond_timedwait",
+    "sem_wait",
+    "sem_trywait",
+    "sem_timedwait",
+    "sem_post",
+    "mtx_lock",
+    "mtx_trylock",
+    "mtx_timedlock",
+    "mtx_unlock",
+];
+
+/// [`CALL_POINTS`]' addresses in `cfg.program` when it is statically linked (none for a
+/// dynamically linked one: its C library is not loaded yet at the first stop), read once
+/// per program and placement.
+fn call_points(cfg: &RunConfig, maps: &[Mapping]) -> Vec<u64> {
+    type Cache = std::sync::Mutex<HashMap<(std::path::PathBuf, u64), Vec<u64>>>;
+    static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
+    let base = maps.first().map_or(0, |m| m.start);
+    let key = (cfg.program.clone(), base);
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(v) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return v;
+    }
+    let v = match elf::check(&cfg.program) {
+        Ok(info) if info.is_static => elf::function_addresses(&cfg.program, CALL_POINTS, maps),
+        _ => Vec::new(),
+    };
+    if let Ok(mut c) = cache.lock() {
+        c.insert(key, v.clone());
+    }
+    v
+}
+
 /// Longest nap between two looks for a tracee's stop.
 const MAX_NAP: Duration = Duration::from_micros(100);
 
@@ -155,6 +212,9 @@ enum OnGrant {
     ExitWake,
     /// The `Exit` of a thread already gone: nothing to do.
     Gone,
+    /// A breakpoint at a synchronisation function: execute its first instruction (the
+    /// original byte put back for one step), put the breakpoint back, go on.
+    StepOver(u64),
     /// First half of a requeue: compare the word (with `Some(val3)`), then post the second.
     Requeue {
         addr: u64,
@@ -218,6 +278,8 @@ struct Tracer<'c> {
     /// The latest thread to send a signal with kill/tgkill/tkill.
     sender: Option<Tid>,
     maps: Vec<Mapping>,
+    /// Breakpoints at [`CALL_POINTS`]: address and the byte the `int3` replaced.
+    breakpoints: HashMap<u64, u8>,
     granted_at: Vec<Option<Instant>>,
     latencies: Vec<u64>,
     trace: Vec<(Event, u64)>,
@@ -247,6 +309,7 @@ impl<'c> Tracer<'c> {
             crash: None,
             sender: None,
             maps: Vec::new(),
+            breakpoints: HashMap::new(),
             granted_at: Vec::new(),
             latencies: Vec::new(),
             trace: Vec::new(),
@@ -301,6 +364,13 @@ impl<'c> Tracer<'c> {
         );
         self.tid_ktid.push(Some(self.pid));
         self.read_maps();
+        if self.cfg.call_points {
+            for addr in call_points(self.cfg, &self.maps) {
+                let orig = sys::set_byte(self.pid, addr, INT3)
+                    .map_err(|e| format!("cannot set a breakpoint at {addr:#x}: {e}"))?;
+                self.breakpoints.insert(addr, orig);
+            }
+        }
         sys::cont(self.pid, 0).map_err(|e| format!("PTRACE_CONT: {e}"))?;
         Ok(())
     }
@@ -462,6 +532,13 @@ impl<'c> Tracer<'c> {
                 Some(_) => {}
             }
         }
+        if sig == libc::SIGTRAP && !self.breakpoints.is_empty() {
+            let regs = sys::get_regs(k).map_err(|e| format!("PTRACE_GETREGS: {e}"))?;
+            let at = regs.rip.wrapping_sub(1);
+            if self.breakpoints.contains_key(&at) {
+                return self.breakpoint(coord, k, regs, at);
+            }
+        }
         // A signal to deliver: remember who gets it and where (a death by it is blamed
         // there), then deliver it.
         if let Some(t) = self.tid_of(k) {
@@ -469,6 +546,97 @@ impl<'c> Tracer<'c> {
             self.crash = Some((sig, pc, t));
         }
         self.resume(k, sig).map(|_| Step::Nothing)
+    }
+
+    /// Thread `k` hit the breakpoint at `addr` (the entry of a synchronisation function): a
+    /// scheduling point, posted as a write of the object its first argument points to (so
+    /// that calls on one object conflict for the strategies and exploration). A thread that
+    /// cannot post any more (its process's exit was granted) steps over at once.
+    fn breakpoint(
+        &mut self,
+        coord: &mut Coordinator<'_>,
+        k: pid_t,
+        regs: user_regs_struct,
+        addr: u64,
+    ) -> Result<Step, String> {
+        let Some(th) = self.threads.get_mut(&k) else {
+            return self.step_over(k, addr).map(|_| Step::Nothing);
+        };
+        th.regs = regs;
+        th.regs.rip = addr;
+        let t = th.tid;
+        let can_post = !coord.state().is_over()
+            && matches!(coord.state().status(t), Status::Running | Status::Outside);
+        if !can_post {
+            return self.step_over(k, addr).map(|_| Step::Nothing);
+        }
+        let op = Op::Write {
+            addr: regs.rdi,
+            size: 1,
+        };
+        self.post(coord, k, op, OnGrant::StepOver(addr))
+    }
+
+    /// Execute the instruction at breakpoint `addr` of stopped thread `k` and let it go on.
+    fn step_over(&mut self, k: pid_t, addr: u64) -> Result<(), String> {
+        let Some(&orig) = self.breakpoints.get(&addr) else {
+            return self.resume(k, 0);
+        };
+        let mut regs = match sys::get_regs(k) {
+            Ok(r) => r,
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(()),
+            Err(e) => return Err(format!("PTRACE_GETREGS: {e}")),
+        };
+        regs.rip = addr;
+        let fail = |e: std::io::Error| format!("stepping over the breakpoint at {addr:#x}: {e}");
+        match sys::set_regs(k, &regs) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(()),
+            Err(e) => return Err(fail(e)),
+        }
+        sys::set_byte(k, addr, orig).map_err(fail)?;
+        sys::single_step(k).map_err(fail)?;
+        let start = Instant::now();
+        let mut pending = 0;
+        loop {
+            let mut st: c_int = 0;
+            // SAFETY: waitpid on our tracee with a valid status pointer.
+            let r = unsafe { libc::waitpid(k, &mut st, libc::__WALL | libc::WNOHANG) };
+            if r == k {
+                if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) {
+                    // Gone (its process is ending): the breakpoint goes back through
+                    // another thread, if any is left.
+                    self.threads.remove(&k);
+                    if let Some(&other) = self.threads.keys().next() {
+                        let _ = sys::set_byte(other, addr, INT3);
+                    }
+                    return Ok(());
+                }
+                if libc::WIFSTOPPED(st) {
+                    let sig = libc::WSTOPSIG(st);
+                    if sig != libc::SIGTRAP {
+                        pending = sig;
+                    }
+                    break;
+                }
+            } else if r < 0 {
+                return Ok(());
+            }
+            if start.elapsed() >= EXIT_WAIT {
+                return Err(format!(
+                    "stepping over the breakpoint at {addr:#x}: no stop"
+                ));
+            }
+            std::hint::spin_loop();
+        }
+        sys::set_byte(k, addr, INT3).map_err(fail)?;
+        if pending != 0 {
+            if let Some(t) = self.tid_of(k) {
+                let pc = sys::get_regs(k).map_or(0, |r| r.rip);
+                self.crash = Some((pending, pc, t));
+            }
+        }
+        self.resume(k, pending)
     }
 
     fn resume(&self, k: pid_t, sig: i32) -> Result<(), String> {
@@ -894,6 +1062,7 @@ impl<'c> Tracer<'c> {
                 self.post(coord, k, op, OnGrant::SkipCount)?;
                 return Ok(());
             }
+            OnGrant::StepOver(addr) => return self.step_over(k, addr),
             OnGrant::Run | OnGrant::Exit | OnGrant::ExitWake => None,
         };
         match ret {

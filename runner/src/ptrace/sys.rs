@@ -302,3 +302,43 @@ pub fn tail_reader(fd: Option<OwnedFd>) -> Result<crossbeam_channel::Receiver<Ve
         .context("cannot start an output reader thread")?;
     Ok(rx)
 }
+
+/// The word at `addr` of stopped tracee `tid`.
+pub fn peek(tid: pid_t, addr: u64) -> io::Result<u64> {
+    // SAFETY: errno is thread-local; PEEKDATA returns the word or -1 with errno set.
+    unsafe {
+        *libc::__errno_location() = 0;
+        let w = libc::ptrace(libc::PTRACE_PEEKDATA, tid, addr as *mut libc::c_void, 0);
+        if w == -1 && *libc::__errno_location() != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(w as u64)
+    }
+}
+
+/// Write `word` at `addr` of stopped tracee `tid` (text included: ptrace writes through
+/// the page protection).
+pub fn poke(tid: pid_t, addr: u64, word: u64) -> io::Result<()> {
+    // SAFETY: a ptrace request; the kernel checks the address.
+    check(unsafe {
+        libc::ptrace(
+            libc::PTRACE_POKEDATA,
+            tid,
+            addr as *mut libc::c_void,
+            word as *mut libc::c_void,
+        )
+    })
+}
+
+/// Set the byte at `addr` of `tid`, returning the one it replaces.
+pub fn set_byte(tid: pid_t, addr: u64, byte: u8) -> io::Result<u8> {
+    let w = peek(tid, addr)?;
+    poke(tid, addr, (w & !0xff) | u64::from(byte))?;
+    Ok((w & 0xff) as u8)
+}
+
+/// Execute one instruction of stopped tracee `tid`.
+pub fn single_step(tid: pid_t) -> io::Result<()> {
+    // SAFETY: a ptrace request; the kernel checks the tracee.
+    check(unsafe { libc::ptrace(libc::PTRACE_SINGLESTEP, tid, 0, 0) })
+}
