@@ -597,6 +597,7 @@ impl<'c> Tracer<'c> {
         sys::set_byte(k, addr, orig).map_err(fail)?;
         sys::single_step(k).map_err(fail)?;
         let start = Instant::now();
+        let mut nap = Duration::from_micros(5);
         let mut pending = 0;
         loop {
             let mut st: c_int = 0;
@@ -622,12 +623,19 @@ impl<'c> Tracer<'c> {
             } else if r < 0 {
                 return Ok(());
             }
-            if start.elapsed() >= EXIT_WAIT {
+            // One instruction: it stops at once unless the machine is busy; yield the CPU
+            // to it, then nap (a busy-wait starved it on a loaded machine).
+            if start.elapsed() >= self.cfg.step_timeout.max(Duration::from_secs(2)) {
                 return Err(format!(
-                    "stepping over the breakpoint at {addr:#x}: no stop"
+                    "stepping over the breakpoint at {addr:#x}: thread {k} did not stop"
                 ));
             }
-            std::hint::spin_loop();
+            if start.elapsed() < Duration::from_micros(50) {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(nap);
+                nap = (nap * 2).min(MAX_NAP);
+            }
         }
         sys::set_byte(k, addr, INT3).map_err(fail)?;
         if pending != 0 {
