@@ -80,12 +80,14 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
         .iter()
         .any(|p| p.p_type == program_header::PT_INTERP);
     if !has_interp || elf.dynamic.is_none() {
-        // Statically linked: what it links in is in its own symbol table.
-        let makes_threads = elf.syms.iter().any(|s| {
-            s.is_function()
-                && s.st_value != 0
-                && elf.strtab.get_at(s.st_name).is_some_and(makes_threads)
-        });
+        // Statically linked: what it links in is in its own symbol table (a stripped one
+        // has none: it may make threads).
+        let makes_threads = elf.syms.is_empty()
+            || elf.syms.iter().any(|s| {
+                s.is_function()
+                    && s.st_value != 0
+                    && elf.strtab.get_at(s.st_name).is_some_and(makes_threads)
+            });
         return Ok(ElfInfo {
             makes_threads,
             instrumented: false,
