@@ -346,3 +346,40 @@ fn breakpoints_at_lock_calls_find_an_inversion_with_no_system_call_in_its_window
         assert_eq!(p["hits"], 0, "{cc}: {}", text(&o));
     }
 }
+
+#[test]
+fn nothing_survives_a_sigint_sigterm_or_kill_9_of_poscheck() {
+    let bin = build("gcc", "spin_forever", false);
+    for sig in ["-INT", "-TERM", "-KILL"] {
+        let mut child = Command::new(POSCHECK)
+            .args(["run", "--algo", "rw", "--tries", "100", "--jobs", "2"])
+            .args(["--step-timeout", "60", "--seed", "1"])
+            .arg(&bin)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait until the programs run (spinning under the tracer).
+        let start = std::time::Instant::now();
+        while running(&bin).is_empty() {
+            assert!(start.elapsed().as_secs() < 30, "the program never started");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let st = Command::new("kill")
+            .args([sig, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let _ = child.wait().unwrap();
+        let t = std::time::Instant::now();
+        while !running(&bin).is_empty() && t.elapsed().as_secs() < 5 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(
+            running(&bin).is_empty(),
+            "{sig}: {:?} survived",
+            running(&bin)
+        );
+    }
+}
