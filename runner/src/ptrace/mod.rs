@@ -11,9 +11,9 @@
 //! | system call | operation |
 //! |---|---|
 //! | `clone`/`clone3` of a thread | `Create`; the new thread is kept stopped until its `Start` is granted |
-//! | `exit` | `Exit` (the next decision waits until the kernel shows the thread gone) |
+//! | `exit` | `FutexWake` of its `CLONE_CHILD_CLEARTID` word (the kernel's wake at a thread's end: glibc's `pthread_join`, musl's thread-list lock), then `Exit`; the next decision waits until the kernel shows the thread gone |
 //! | `exit_group` | `ProcessExit { code }` |
-//! | `futex` `WAIT`/`WAIT_BITSET` | `FutexWait` (EAGAIN at once, no point, when the word differs), or `Join`/`TimedJoin` when the word is a live thread's `CLONE_CHILD_CLEARTID` word (`pthread_join`) |
+//! | `futex` `WAIT`/`WAIT_BITSET` | `FutexWait` (EAGAIN at once, no point, when the word differs) |
 //! | `futex` `WAKE`/`WAKE_BITSET` | `FutexWake` |
 //! | `futex` `REQUEUE`/`CMP_REQUEUE` | `FutexRequeue` then `FutexRequeued` |
 //! | `sched_yield` | `Yield` |
@@ -26,9 +26,12 @@
 //! and `wait4`/`waitid`, are not scheduling points: they stop only so that a death by
 //! signal is blamed on the right thread.
 //!
-//! What this sees: only the calls above. An uncontended mutex, condvar or semaphore makes
-//! no system call, so a program is scheduled at the granularity of its contended
-//! operations, yields, sleeps, thread creations and exits (see the README).
+//! An uncontended mutex, condvar or semaphore makes no system call. In a statically linked
+//! program with a symbol table, breakpoints at the entries of its synchronisation functions
+//! ([`CALL_POINTS`]) make those calls points too (a `Write` of the object, no state change);
+//! otherwise (stripped, dynamically linked, `--syscall-points-only`) a program is scheduled
+//! at the granularity of its contended operations, yields, sleeps, thread creations and
+//! exits (see the README).
 
 pub mod sys;
 
