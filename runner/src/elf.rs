@@ -331,8 +331,8 @@ pub fn symbolise(pc: u64, maps: &[Mapping]) -> Option<String> {
 }
 
 /// The run-time addresses of the functions named `names` defined in `program` (a statically
-/// linked program: its own symbol table), deduplicated (aliases share an address). A
-/// position-independent program is placed by its mapping in `maps`.
+/// linked program, or a shared library: its symbol tables), deduplicated (aliases share an
+/// address). A position-independent file is placed by its mapping in `maps`.
 pub fn function_addresses(program: &Path, names: &[&str], maps: &[Mapping]) -> Vec<u64> {
     let Ok(bytes) = fs::read(program) else {
         return Vec::new();
@@ -360,13 +360,11 @@ pub fn function_addresses(program: &Path, names: &[&str], maps: &[Mapping]) -> V
     let mut out: Vec<u64> = elf
         .syms
         .iter()
-        .filter(|s| s.is_function() && s.st_value != 0 && s.st_shndx != 0)
-        .filter(|s| {
-            elf.strtab
-                .get_at(s.st_name)
-                .is_some_and(|n| names.contains(&n))
-        })
-        .map(|s| s.st_value + bias)
+        .map(|s| (s, &elf.strtab))
+        .chain(elf.dynsyms.iter().map(|s| (s, &elf.dynstrtab)))
+        .filter(|(s, _)| s.is_function() && s.st_value != 0 && s.st_shndx != 0)
+        .filter(|(s, tab)| tab.get_at(s.st_name).is_some_and(|n| names.contains(&n)))
+        .map(|(s, _)| s.st_value + bias)
         .collect();
     out.sort_unstable();
     out.dedup();

@@ -246,6 +246,23 @@ fn a_dynamic_program_runs_under_backend_ptrace_and_replays_with_it() {
     // `replay` (backend auto) takes the recorded backend: the preload backend would see
     // other scheduling points and diverge.
     common::assert_replays(&saved.unwrap(), 10);
+    // The breakpoints go into the C library once the loader has mapped it.
+    let bin = build("gcc", "lock_order_plain", true);
+    let (p, saved, o) = run_report(
+        &bin,
+        &[
+            "--backend",
+            "ptrace",
+            "--algo",
+            "pos",
+            "--tries",
+            "200",
+            "--seed",
+            "1",
+        ],
+    );
+    assert!(outcome_count(&p, "deadlock") > 0, "{}", text(&o));
+    common::assert_replays(&saved.unwrap(), 10);
 }
 
 #[test]

@@ -106,9 +106,9 @@ const CALL_POINTS: &[&str] = &[
     "mtx_unlock",
 ];
 
-/// [`CALL_POINTS`]' addresses in `cfg.program` when it is statically linked (none for a
-/// dynamically linked one: its C library is not loaded yet at the first stop), read once
-/// per program and placement.
+/// [`CALL_POINTS`]' addresses: in `cfg.program` when it is statically linked, else in the C
+/// library `maps` show loaded (`libc.so.*`, `libpthread.so.*`), read once per program and
+/// placement.
 fn call_points(cfg: &RunConfig, maps: &[Mapping]) -> Vec<u64> {
     type Cache = std::sync::Mutex<HashMap<(std::path::PathBuf, u64), Vec<u64>>>;
     static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
@@ -120,7 +120,25 @@ fn call_points(cfg: &RunConfig, maps: &[Mapping]) -> Vec<u64> {
     }
     let v = match elf::check(&cfg.program) {
         Ok(info) if info.is_static => elf::function_addresses(&cfg.program, CALL_POINTS, maps),
-        _ => Vec::new(),
+        Ok(_) => {
+            let mut libs: Vec<&str> = maps
+                .iter()
+                .map(|m| m.path.as_str())
+                .filter(|p| {
+                    let name = p.rsplit('/').next().unwrap_or_default();
+                    name.starts_with("libc.so") || name.starts_with("libpthread.so")
+                })
+                .collect();
+            libs.dedup();
+            let mut v: Vec<u64> = libs
+                .iter()
+                .flat_map(|l| elf::function_addresses(std::path::Path::new(l), CALL_POINTS, maps))
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        }
+        Err(_) => Vec::new(),
     };
     if let Ok(mut c) = cache.lock() {
         c.insert(key, v.clone());
@@ -283,6 +301,9 @@ struct Tracer<'c> {
     maps: Vec<Mapping>,
     /// Breakpoints at [`CALL_POINTS`]: address and the byte the `int3` replaced.
     breakpoints: HashMap<u64, u8>,
+    /// A dynamically linked program: the breakpoints go into its C library at the first
+    /// stop (the loader has mapped it by then).
+    lazy_points: bool,
     granted_at: Vec<Option<Instant>>,
     latencies: Vec<u64>,
     trace: Vec<(Event, u64)>,
@@ -313,6 +334,7 @@ impl<'c> Tracer<'c> {
             sender: None,
             maps: Vec::new(),
             breakpoints: HashMap::new(),
+            lazy_points: false,
             granted_at: Vec::new(),
             latencies: Vec::new(),
             trace: Vec::new(),
@@ -366,19 +388,38 @@ impl<'c> Tracer<'c> {
             },
         );
         self.tid_ktid.push(Some(self.pid));
-        self.read_maps();
-        if self.cfg.call_points {
-            for addr in call_points(self.cfg, &self.maps) {
-                let orig = sys::set_byte(self.pid, addr, INT3)
-                    .map_err(|e| format!("cannot set a breakpoint at {addr:#x}: {e}"))?;
-                self.breakpoints.insert(addr, orig);
-            }
+        let is_static = elf::check(&self.cfg.program).is_ok_and(|i| i.is_static);
+        self.read_maps(is_static);
+        if self.cfg.call_points && is_static {
+            self.set_breakpoints(self.pid)?;
         }
+        self.lazy_points = self.cfg.call_points && !is_static;
         sys::cont(self.pid, 0).map_err(|e| format!("PTRACE_CONT: {e}"))?;
         Ok(())
     }
 
-    fn read_maps(&mut self) {
+    /// Breakpoints at [`CALL_POINTS`], through stopped thread `k`.
+    fn set_breakpoints(&mut self, k: pid_t) -> Result<(), String> {
+        for addr in call_points(self.cfg, &self.maps) {
+            let orig = sys::set_byte(k, addr, INT3)
+                .map_err(|e| format!("cannot set a breakpoint at {addr:#x}: {e}"))?;
+            self.breakpoints.insert(addr, orig);
+        }
+        Ok(())
+    }
+
+    /// The program's mappings (`cache`: shared with the later runs of the program; a
+    /// dynamically linked program's are read again once its libraries are mapped).
+    fn read_maps(&mut self, cache: bool) {
+        let fresh = || {
+            std::fs::read_to_string(format!("/proc/{}/maps", self.pid))
+                .map(|text| elf::parse_maps(&text))
+                .unwrap_or_default()
+        };
+        if !cache {
+            self.maps = fresh();
+            return;
+        }
         self.maps = match self.cfg.maps.get() {
             Some(m) if !m.is_empty() => m.clone(),
             _ => {
@@ -745,6 +786,10 @@ impl<'c> Tracer<'c> {
                          (int 0x80) system calls"
                     .into(),
             }));
+        }
+        if std::mem::take(&mut self.lazy_points) {
+            self.read_maps(false);
+            self.set_breakpoints(k)?;
         }
         let regs = sys::get_regs(k).map_err(|e| format!("PTRACE_GETREGS: {e}"))?;
         let Some(th) = self.threads.get_mut(&k) else {
