@@ -85,8 +85,8 @@ pub struct ControlArgs {
     /// programs, else preload; replay: the schedule's).
     #[arg(long, default_value = "auto", value_name = "WHICH")]
     pub backend: String,
-    /// Ptrace backend: no breakpoints at the synchronisation functions of a statically
-    /// linked program (`pthread_mutex_lock`, `sem_post`, ...); only system calls are points.
+    /// Ptrace backend: no breakpoints at the synchronisation functions (`pthread_mutex_lock`,
+    /// `sem_post`, ...); only system calls are points.
     #[arg(long)]
     pub syscall_points_only: bool,
 }

@@ -408,9 +408,9 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
         sayln!(
             "backend ptrace: the exploration covers the orders of its points only: system \
              calls (contended futex operations, yields, sleeps, thread creation and exit) and \
-             the breakpoints at synchronisation functions of a statically linked program with \
-             symbols; what runs between them (atomics, memory accesses, synchronisation in a \
-             stripped or dynamically linked program) is not reordered"
+             the breakpoints at the synchronisation functions; what runs between them \
+             (atomics, memory accesses, any synchronisation of a stripped static program) is \
+             not reordered"
         );
     }
     if let Some(path) = &a.json {

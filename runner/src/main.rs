@@ -267,9 +267,9 @@ fn run_cmd(r: &cli::RunArgs) -> Result<i32> {
         if r.backend == session::Backend::Ptrace.name() {
             sayln!(
                 "{}: backend ptrace: the scheduling points are system calls (contended futex \
-                 operations, yields, sleeps, thread creation and exit) and, in a statically \
-                 linked program with a symbol table, the entries of its mutex, rwlock, \
-                 spinlock, condition and semaphore functions (breakpoints)",
+                 operations, yields, sleeps, thread creation and exit) and the entries of the \
+                 mutex, rwlock, spinlock, condition and semaphore functions (breakpoints; \
+                 not in a stripped static program)",
                 r.name
             );
         }

@@ -90,8 +90,9 @@ pub struct RunConfig {
     pub backend: Backend,
     /// `--backend`: `None` is `auto` (ptrace for statically linked programs, else preload).
     pub requested: Option<Backend>,
-    /// Ptrace backend: breakpoints at the synchronisation functions of a statically linked
-    /// program with a symbol table make their calls scheduling points (`--call-points`).
+    /// Ptrace backend: breakpoints at the synchronisation functions (of a statically linked
+    /// program with a symbol table, or of a dynamic program's C library) make their calls
+    /// scheduling points (off: `--syscall-points-only`).
     pub call_points: bool,
 }
 

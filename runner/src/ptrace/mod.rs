@@ -26,12 +26,12 @@
 //! and `wait4`/`waitid`, are not scheduling points: they stop only so that a death by
 //! signal is blamed on the right thread.
 //!
-//! An uncontended mutex, condvar or semaphore makes no system call. In a statically linked
-//! program with a symbol table, breakpoints at the entries of its synchronisation functions
-//! ([`CALL_POINTS`]) make those calls points too (a `Write` of the object, no state change);
-//! otherwise (stripped, dynamically linked, `--syscall-points-only`) a program is scheduled
-//! at the granularity of its contended operations, yields, sleeps, thread creations and
-//! exits (see the README).
+//! An uncontended mutex, condvar or semaphore makes no system call. Breakpoints at the
+//! entries of the synchronisation functions ([`CALL_POINTS`]: in a statically linked
+//! program with a symbol table, or in a dynamically linked one's C library) make those
+//! calls points too (a `Write` of the object, no state change); otherwise (a stripped static
+//! program, `--syscall-points-only`) a program is scheduled at the granularity of its
+//! contended operations, yields, sleeps, thread creations and exits (see the README).
 
 pub mod sys;
 
