@@ -108,7 +108,30 @@ pub fn resolve_backend(cfg: &mut RunConfig) -> Result<()> {
         None if info.is_static => Backend::Ptrace,
         None => Backend::Preload,
     };
+    if cfg.backend == Backend::Ptrace {
+        refuse_set_id(&cfg.program)?;
+    }
     Ok(())
+}
+
+/// A set-user-ID or set-group-ID program cannot be traced as what it is: the kernel drops the
+/// privileges of a traced exec (and the tracer sets `no_new_privs`), so it would run as the
+/// user and misbehave in ways that are no bug of its own.
+fn refuse_set_id(program: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(program)
+        .with_context(|| format!("cannot read {}", program.display()))?
+        .permissions()
+        .mode();
+    let which = match (mode & 0o4000 != 0, mode & 0o2000 != 0) {
+        (true, _) => "set-user-ID",
+        (false, true) => "set-group-ID",
+        (false, false) => return Ok(()),
+    };
+    anyhow::bail!(
+        "{} is {which}: a traced program runs without its privileges (ptrace backend); test a copy without the {which} bit",
+        program.display()
+    )
 }
 
 /// How a run controls its program (`--backend`).

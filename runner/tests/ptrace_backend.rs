@@ -400,3 +400,22 @@ fn nothing_survives_a_sigint_sigterm_or_kill_9_of_poscheck() {
         );
     }
 }
+
+#[test]
+fn a_set_user_id_program_is_refused_in_one_line() {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = build("gcc", "lost_update", false);
+    let copy = build_dir().join("lost_update_setuid");
+    std::fs::copy(&bin, &copy).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o4755)).unwrap();
+    let o = Command::new(POSCHECK)
+        .args(["run", "--algo", "rw", "--tries", "2"])
+        .arg(&copy)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("set-user-ID"), "{err}");
+    assert!(running(&copy).is_empty());
+}
