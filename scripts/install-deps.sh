@@ -14,6 +14,9 @@ command -v clang-14 >/dev/null 2>&1 || command -v clang >/dev/null 2>&1 || need+
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 # clang++-14 builds the C++ corpus programs (tests/corpus/*/*.cpp) next to g++.
 command -v clang++-14 >/dev/null 2>&1 || need+=(clang-14)
+# musl-gcc builds the musl-linked static test programs of the ptrace backend
+# (runner/tests/ptrace_*.rs), next to gcc -static (glibc).
+command -v musl-gcc >/dev/null 2>&1 || need+=(musl-tools)
 wait_s=${APT_LOCK_WAIT:-600}
 
 # apt-get with the dpkg lock timeout; `apt-get update` takes the lists lock, which that

@@ -78,6 +78,17 @@ pub struct ControlArgs {
     /// 0: never (a silent thread is a hang after the step timeout).
     #[arg(long, default_value_t = 30, value_name = "MS")]
     pub blocked_after: u64,
+    /// How programs are controlled: preload (libpos.so through LD_PRELOAD: every
+    /// synchronisation call is a point), ptrace (a seccomp filter and ptrace: only system
+    /// calls are points, i.e. contended futex operations, yields, sleeps, thread creation
+    /// and exit; works on statically linked programs) or auto (ptrace for statically linked
+    /// programs, else preload; replay: the schedule's).
+    #[arg(long, default_value = "auto", value_name = "WHICH")]
+    pub backend: String,
+    /// Ptrace backend: no breakpoints at the synchronisation functions (`pthread_mutex_lock`,
+    /// `sem_post`, ...); only system calls are points.
+    #[arg(long)]
+    pub syscall_points_only: bool,
 }
 
 #[derive(Args, Debug)]
@@ -165,6 +176,10 @@ pub struct BenchArgs {
     /// Process runs measured for the throughput ratio.
     #[arg(long, default_value_t = 300)]
     pub runs: u64,
+    /// The backend measured: preload (dynamically linked programs, libpos.so) or ptrace
+    /// (the same programs linked statically, traced; one spawn per run).
+    #[arg(long, default_value = "preload", value_name = "WHICH")]
+    pub backend: String,
 }
 
 #[derive(Args, Debug)]

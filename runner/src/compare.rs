@@ -31,6 +31,8 @@ pub struct Job {
     pub points: Option<String>,
     /// From the manifest; `None` for programs given by path.
     pub expect: Option<Expect>,
+    /// The manifest's `backend` (`None`: auto, or a program given by path).
+    pub backend: Option<crate::session::Backend>,
     /// Position in the full list (manifest order), before sharding.
     pub index: usize,
 }
@@ -123,6 +125,12 @@ pub fn jobs_of(paths: &[PathBuf], args: &[String], shard: Option<Shard>) -> Resu
                     args: e.args.clone(),
                     points: Some(e.points.clone()),
                     expect: Some(e.expect),
+                    backend: e
+                        .backend
+                        .as_deref()
+                        .map(crate::session::Backend::parse)
+                        .transpose()?
+                        .flatten(),
                     index: 0,
                 });
             }
@@ -134,6 +142,7 @@ pub fn jobs_of(paths: &[PathBuf], args: &[String], shard: Option<Shard>) -> Resu
                     args: args.to_vec(),
                     points: None,
                     expect: None,
+                    backend: None,
                     index: 0,
                 });
             }
@@ -237,6 +246,10 @@ pub fn run_program(s: &Session, algo: &str, job: &Job) -> Result<ProgramRun> {
     // The memory map read in the first run belongs to this program only: another program
     // of the same session must not symbolise its crashes with it.
     plan.cfg.maps = Default::default();
+    if plan.cfg.requested.is_none() {
+        plan.cfg.requested = job.backend;
+    }
+    crate::session::resolve_backend(&mut plan.cfg)?;
     let tally = harness::run_tries(&plan, &job.name)
         .with_context(|| format!("{} under {algo}", job.name))?;
     let mut saved_at = None;
@@ -260,11 +273,14 @@ pub fn run_program(s: &Session, algo: &str, job: &Job) -> Result<ProgramRun> {
             cwd: report::current_dir(),
             detail: Some(r.outcome.to_string()),
             partial: (r.outside > 0).then_some(r.outside),
+            backend: Some(plan.cfg.backend),
+            call_points: report::call_points_of(&plan.cfg),
         }
         .save(&path)?;
         saved_at = Some(path);
     }
     let mut report = ProgramReport::new(&job.name, &job.path, &tally, saved_at.as_deref());
+    report.backend = plan.cfg.backend.name().to_string();
     report.index = Some(job.index);
     report.expect = job.expect.map(|e| e.kind().to_string());
     let mut counted = tally.outcomes.clone();
@@ -740,6 +756,7 @@ mod tests {
             args: Vec::new(),
             points: None,
             expect: None,
+            backend: None,
             index: 0,
         };
         let mut jobs = vec![

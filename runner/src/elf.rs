@@ -26,7 +26,7 @@ pub enum ElfError {
     Bits32(String),
     #[error("{0}: ELF for another machine (e_machine {1}); only x86-64 is supported")]
     Machine(String, u16),
-    #[error("{0}: statically linked; LD_PRELOAD cannot interpose (relink dynamically)")]
+    #[error("{0}: statically linked; LD_PRELOAD cannot interpose (use --backend ptrace or auto, or relink dynamically)")]
     Static(String),
     #[error("{0}: cannot read: {1}")]
     Io(String, String),
@@ -42,9 +42,13 @@ pub struct ElfInfo {
     /// Compiled with `-fsanitize=thread` (imports `__tsan_init` or `__tsan_func_entry`, as
     /// every instrumented unit does): its memory accesses can be scheduling points.
     pub instrumented: bool,
+    /// Statically linked (no program interpreter): LD_PRELOAD cannot reach it, only the
+    /// ptrace backend can control it.
+    pub is_static: bool,
 }
 
-/// Check that `path` is an x86-64, dynamically linked, executable ELF.
+/// Check that `path` is an x86-64 executable ELF (statically linked or not: see
+/// [`ElfInfo::is_static`]; the preload backend refuses static ones).
 pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
     let name = path.display().to_string();
     let meta = fs::metadata(path).map_err(|_| ElfError::Missing(name.clone()))?;
@@ -76,7 +80,19 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
         .iter()
         .any(|p| p.p_type == program_header::PT_INTERP);
     if !has_interp || elf.dynamic.is_none() {
-        return Err(ElfError::Static(name));
+        // Statically linked: what it links in is in its own symbol table (a stripped one
+        // has none: it may make threads).
+        let makes_threads = elf.syms.is_empty()
+            || elf.syms.iter().any(|s| {
+                s.is_function()
+                    && s.st_value != 0
+                    && elf.strtab.get_at(s.st_name).is_some_and(makes_threads)
+            });
+        return Ok(ElfInfo {
+            makes_threads,
+            instrumented: false,
+            is_static: true,
+        });
     }
     let makes_threads = creates_threads(path, &elf);
     let instrumented = elf.dynsyms.iter().any(|s| {
@@ -89,6 +105,7 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
     Ok(ElfInfo {
         makes_threads,
         instrumented,
+        is_static: false,
     })
 }
 
@@ -311,6 +328,104 @@ pub fn symbolise(pc: u64, maps: &[Mapping]) -> Option<String> {
         Some((name, off)) => format!("{name}+{off:#x} in {short}"),
         None => format!("{vaddr:#x} in {short}"),
     })
+}
+
+/// The run-time addresses of the functions named `names` defined in `program` (a statically
+/// linked program, or a shared library: its symbol tables), deduplicated (aliases share an
+/// address). A position-independent file is placed by its mapping in `maps`.
+pub fn function_addresses(program: &Path, names: &[&str], maps: &[Mapping]) -> Vec<u64> {
+    let Ok(bytes) = fs::read(program) else {
+        return Vec::new();
+    };
+    let Ok(elf) = Elf::parse(&bytes) else {
+        return Vec::new();
+    };
+    let path = program.display().to_string();
+    let bias = if elf.header.e_type == header::ET_DYN {
+        let canon = fs::canonicalize(program).map(|p| p.display().to_string());
+        match maps
+            .iter()
+            .filter(|m| {
+                m.offset == 0 && (m.path == path || canon.as_ref().is_ok_and(|c| *c == m.path))
+            })
+            .map(|m| m.start)
+            .min()
+        {
+            Some(b) => b,
+            None => return Vec::new(),
+        }
+    } else {
+        0
+    };
+    let mut out: Vec<u64> = elf
+        .syms
+        .iter()
+        .map(|s| (s, &elf.strtab))
+        .chain(elf.dynsyms.iter().map(|s| (s, &elf.dynstrtab)))
+        .filter(|(s, _)| s.is_function() && s.st_value != 0 && s.st_shndx != 0)
+        .filter(|(s, tab)| tab.get_at(s.st_name).is_some_and(|n| names.contains(&n)))
+        .map(|(s, _)| s.st_value + bias)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The data symbol (`name` or `name+0xoff`) that holds the absolute address `addr` in one of
+/// the mapped files (a static program's globals: a deadlock's futex words). Reads the files'
+/// symbol tables, so for reports only.
+pub fn data_symbol(addr: u64, maps: &[Mapping]) -> Option<String> {
+    let mut seen: Vec<&str> = Vec::new();
+    for m in maps {
+        if seen.contains(&m.path.as_str()) {
+            continue;
+        }
+        seen.push(&m.path);
+        let Ok(bytes) = fs::read(&m.path) else {
+            continue;
+        };
+        let Ok(elf) = Elf::parse(&bytes) else {
+            continue;
+        };
+        let bias = if elf.header.e_type == header::ET_DYN {
+            match maps
+                .iter()
+                .filter(|x| x.path == m.path && x.offset == 0)
+                .map(|x| x.start)
+                .min()
+            {
+                Some(b) => b,
+                None => continue,
+            }
+        } else {
+            0
+        };
+        let Some(vaddr) = addr.checked_sub(bias) else {
+            continue;
+        };
+        let found = elf
+            .syms
+            .iter()
+            .map(|s| (s, &elf.strtab))
+            .chain(elf.dynsyms.iter().map(|s| (s, &elf.dynstrtab)))
+            .filter(|(s, _)| {
+                s.st_type() == goblin::elf::sym::STT_OBJECT
+                    && s.st_value <= vaddr
+                    && vaddr < s.st_value + s.st_size.max(1)
+            })
+            .find_map(|(s, tab)| {
+                tab.get_at(s.st_name)
+                    .map(|n| (n.to_string(), vaddr - s.st_value))
+            });
+        if let Some((name, off)) = found {
+            return Some(if off == 0 {
+                name
+            } else {
+                format!("{name}+{off:#x}")
+            });
+        }
+    }
+    None
 }
 
 #[cfg(test)]

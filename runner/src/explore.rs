@@ -371,6 +371,7 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
     };
     let mut cfg = RunConfig::new(a.program.clone(), a.args.clone(), crate::libpos::find()?);
     crate::apply_control(&mut cfg, &a.control)?;
+    crate::session::resolve_backend(&mut cfg)?;
     if a.control.max_steps == pos_sched::coordinator::DEFAULT_MAX_STEPS {
         cfg.max_steps = EXPLORE_MAX_STEPS;
     }
@@ -403,6 +404,15 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
     let report = explore::explore_with(algo, &mut exec, limits, opts);
     let doc = summarise(a, algo, &prepared.recorded(), &report, &exec)?;
     print_summary(&doc, &report);
+    if prepared.cfg.backend == crate::session::Backend::Ptrace {
+        sayln!(
+            "backend ptrace: the exploration covers the orders of its points only: system \
+             calls (contended futex operations, yields, sleeps, thread creation and exit) and \
+             the breakpoints at the synchronisation functions; what runs between them \
+             (atomics, memory accesses, any synchronisation of a stripped static program) is \
+             not reordered"
+        );
+    }
     if let Some(path) = &a.json {
         let json = serde_json::to_string_pretty(&doc).context("cannot encode the report")?;
         std::fs::write(path, json + "\n")
@@ -461,6 +471,8 @@ fn summarise(
                 cwd: crate::report::current_dir(),
                 detail: Some(b.description.clone()),
                 partial: None,
+                backend: Some(exec.cfg.backend),
+                call_points: crate::report::call_points_of(exec.cfg),
             };
             saved.save(&path)?;
             Some(path.display().to_string())

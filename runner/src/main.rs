@@ -36,6 +36,7 @@ mod merge;
 mod outcome;
 mod points;
 mod process;
+mod ptrace;
 mod pump;
 mod races;
 mod replay;
@@ -159,6 +160,8 @@ pub(crate) fn apply_control(cfg: &mut session::RunConfig, c: &cli::ControlArgs) 
         other => bail!("--timeouts must be `deadline` or `any`, not {other:?}"),
     };
     cfg.fork_server = !c.no_fork_server;
+    cfg.requested = session::Backend::parse(&c.backend)?;
+    cfg.call_points = !c.syscall_points_only;
     cfg.blocked_after = (c.blocked_after > 0).then(|| Duration::from_millis(c.blocked_after));
     Ok(())
 }
@@ -260,6 +263,15 @@ fn run_cmd(r: &cli::RunArgs) -> Result<i32> {
         }
         if let Some(e) = &r.first_error {
             sayln!("{}: run error: {e}", r.name);
+        }
+        if r.backend == session::Backend::Ptrace.name() {
+            sayln!(
+                "{}: backend ptrace: the scheduling points are system calls (contended futex \
+                 operations, yields, sleeps, thread creation and exit) and the entries of the \
+                 mutex, rwlock, spinlock, condition and semaphore functions (breakpoints; \
+                 not in a stripped static program)",
+                r.name
+            );
         }
         if r.partial > 0 {
             sayln!(

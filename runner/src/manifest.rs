@@ -57,6 +57,10 @@ pub struct Entry {
     /// Extra compiler flags for `poscheck build`.
     #[serde(default)]
     pub flags: Vec<String>,
+    /// How the program is controlled: `preload`, `ptrace` or `auto` (the default: ptrace for
+    /// a statically linked binary). A `--backend` other than `auto` overrides it.
+    #[serde(default)]
+    pub backend: Option<String>,
     /// The bug in one line (for people reading the manifest; parsed so that typos in field
     /// names are caught by `deny_unknown_fields`).
     #[serde(default)]
@@ -119,6 +123,10 @@ impl Manifest {
                     j + 1,
                     k + 1
                 );
+            }
+            if let Some(b) = &e.backend {
+                crate::session::Backend::parse(b)
+                    .with_context(|| format!("program {:?}: backend = {b:?}", e.name))?;
             }
             if !matches!(e.points.as_str(), "sync" | "mem" | "races" | "auto") {
                 bail!(
@@ -231,6 +239,13 @@ flags = ["-DN=2"]
         assert!(Manifest::parse(&unknown, Path::new(".")).is_err());
         let path = TEXT.replace("name = \"a\"", "name = \"../a\"");
         assert!(Manifest::parse(&path, Path::new(".")).is_err());
+        let backend = TEXT.replace("bug = \"x\"", "bug = \"x\"\nbackend = \"ptrace\"");
+        let m = Manifest::parse(&backend, Path::new(".")).unwrap();
+        assert_eq!(m.programs[0].backend.as_deref(), Some("ptrace"));
+        assert_eq!(m.programs[1].backend, None);
+        let wrong = TEXT.replace("bug = \"x\"", "bug = \"x\"\nbackend = \"gdb\"");
+        let e = Manifest::parse(&wrong, Path::new(".")).unwrap_err();
+        assert!(format!("{e:#}").contains("backend"), "{e:#}");
     }
 
     #[test]

@@ -234,7 +234,17 @@ fn races_dir() -> Result<(tempfile::TempDir, crate::cleanup::Guard)> {
 /// In `auto` mode, no profile: the file holds the `known` sites (or none), and
 /// [`Prepared::set_pcs`] replaces it as the tries learn.
 pub fn prepare(cfg: &RunConfig, seed: u64, known: Option<BTreeSet<u64>>) -> Result<Prepared> {
-    let mode = resolve(cfg.points.as_deref(), &cfg.program)?;
+    let ptrace = cfg.backend == crate::session::Backend::Ptrace;
+    // The ptrace backend has system-call points only: sync unless asked otherwise.
+    let requested = cfg.points.as_deref().or(ptrace.then_some(SYNC));
+    if let Some(mode) = requested.filter(|&m| ptrace && m != SYNC) {
+        bail!(
+            "--points {mode}: not available with the ptrace backend, whose scheduling points are \
+             system calls only (use --points sync, or --backend preload on a dynamically linked \
+             build)"
+        );
+    }
+    let mode = resolve(requested, &cfg.program)?;
     let mut cfg = cfg.clone();
     cfg.points = (mode != SYNC).then(|| mode.clone());
     if mode == AUTO && cfg.races_file.is_none() {

@@ -30,6 +30,7 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
     let program = std::fs::canonicalize(&a.program).unwrap_or_else(|_| a.program.clone());
     let mut cfg = RunConfig::new(program.clone(), a.args.clone(), libpos::find()?);
     crate::apply_control(&mut cfg, &a.control)?;
+    crate::session::resolve_backend(&mut cfg)?;
     let runs = a.runs.max(1);
     let prof = points::profile(&cfg, a.seed, runs)?;
     for n in &prof.notes {

@@ -2,9 +2,9 @@
 //! say where and why the program left the schedule if it did.
 
 use crate::cli::ReplayArgs;
+use crate::libpos;
 use crate::report::{tail_text, SavedSchedule};
 use crate::session::{self, RunConfig};
-use crate::{elf, libpos};
 use anyhow::{bail, Context, Result};
 use pos_sched::strategy;
 use std::path::PathBuf;
@@ -43,7 +43,6 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
         schedule,
         ..a.clone()
     };
-    elf::check(&program)?;
     let args = if a.args.is_empty() {
         sch.args.clone()
     } else {
@@ -51,6 +50,14 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
     };
     let mut cfg = RunConfig::new(program, args, libpos::find()?);
     crate::apply_control(&mut cfg, &a.control)?;
+    // `--backend auto`: the recorded one (preload for files saved before the choice).
+    if cfg.requested.is_none() {
+        cfg.requested = Some(saved.backend.unwrap_or(session::Backend::Preload));
+    }
+    session::resolve_backend(&mut cfg)?;
+    if saved.call_points == Some(false) {
+        cfg.call_points = false;
+    }
     // The recorded time rules (a flag given to replay adds to them).
     cfg.timeouts_any |= sch.timeouts == "any";
     cfg.real_sleep |= sch.real_sleep;

@@ -36,6 +36,19 @@ pub struct SavedSchedule {
     /// that opens files by relative path does something else elsewhere).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    /// The backend the run used (`preload` when absent: files saved before there was a
+    /// choice); `replay --backend auto` uses it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<crate::session::Backend>,
+    /// Ptrace backend: whether the synchronisation functions had breakpoints
+    /// (`--syscall-points-only` when false); `replay` does the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_points: Option<bool>,
+}
+
+/// [`SavedSchedule::call_points`] of a run with `cfg`.
+pub fn call_points_of(cfg: &crate::session::RunConfig) -> Option<bool> {
+    (cfg.backend == crate::session::Backend::Ptrace).then_some(cfg.call_points)
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -91,6 +104,8 @@ pub struct ProgramReport {
     pub first_error: Option<String>,
     /// Scheduling points the tries used (`sync`, `mem`, `races`, `auto`).
     pub points: String,
+    /// How the program was controlled (`preload`, `ptrace`).
+    pub backend: String,
     /// `--points races`: racing sites the profiling runs found (0: tries used sync points).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub racing_sites: Option<usize>,
@@ -194,6 +209,7 @@ impl ProgramReport {
             first_outcome: t.first_hit.as_ref().map(|(_, r)| r.outcome.clone()),
             first_error: t.first_error.clone(),
             points: t.points.split(':').next().unwrap_or_default().to_string(),
+            backend: crate::session::Backend::Preload.name().to_string(),
             racing_sites: t.racing_sites,
             partial: t.partial,
             outside_episodes: t.outside,
@@ -292,6 +308,8 @@ mod tests {
     fn saved_schedules_round_trip_with_extras() {
         let s = SavedSchedule {
             cwd: Some("/w".into()),
+            backend: Some(crate::session::Backend::Ptrace),
+            call_points: Some(false),
             schedule: Schedule {
                 program: "/bin/x".into(),
                 algo: "pct3".into(),
@@ -309,6 +327,8 @@ mod tests {
         let back = SavedSchedule::load(&p).unwrap();
         assert_eq!(back.schedule, s.schedule);
         assert_eq!(back.pct_k, Some(12));
+        assert_eq!(back.backend, Some(crate::session::Backend::Ptrace));
+        assert_eq!(back.call_points, Some(false));
         std::fs::write(&p, "{").unwrap();
         assert!(SavedSchedule::load(&p).is_err());
     }

@@ -85,6 +85,82 @@ pub struct RunConfig {
     /// call libpos does not control is set aside ([`Status::Outside`]) and the others run;
     /// `None`: never (every silence is a hang after the step timeout).
     pub blocked_after: Option<Duration>,
+    /// How the program is controlled: libpos preloaded, or traced ([`crate::ptrace`]).
+    /// Settled per program by [`resolve_backend`] from `requested`.
+    pub backend: Backend,
+    /// `--backend`: `None` is `auto` (ptrace for statically linked programs, else preload).
+    pub requested: Option<Backend>,
+    /// Ptrace backend: breakpoints at the synchronisation functions (of a statically linked
+    /// program with a symbol table, or of a dynamic program's C library) make their calls
+    /// scheduling points (off: `--syscall-points-only`).
+    pub call_points: bool,
+}
+
+/// Settle `cfg.backend` for `cfg.program` from `cfg.requested` (see [`Backend`]); a
+/// statically linked program under `--backend preload` is refused with the reason.
+pub fn resolve_backend(cfg: &mut RunConfig) -> Result<()> {
+    let info = elf::check(&cfg.program)?;
+    cfg.backend = match cfg.requested {
+        Some(Backend::Preload) if info.is_static => {
+            return Err(elf::ElfError::Static(cfg.program.display().to_string()).into())
+        }
+        Some(b) => b,
+        None if info.is_static => Backend::Ptrace,
+        None => Backend::Preload,
+    };
+    if cfg.backend == Backend::Ptrace {
+        refuse_set_id(&cfg.program)?;
+    }
+    Ok(())
+}
+
+/// A set-user-ID or set-group-ID program cannot be traced as what it is: the kernel drops the
+/// privileges of a traced exec (and the tracer sets `no_new_privs`), so it would run as the
+/// user and misbehave in ways that are no bug of its own.
+fn refuse_set_id(program: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(program)
+        .with_context(|| format!("cannot read {}", program.display()))?
+        .permissions()
+        .mode();
+    let which = match (mode & 0o4000 != 0, mode & 0o2000 != 0) {
+        (true, _) => "set-user-ID",
+        (false, true) => "set-group-ID",
+        (false, false) => return Ok(()),
+    };
+    anyhow::bail!(
+        "{} is {which}: a traced program runs without its privileges (ptrace backend); test a copy without the {which} bit",
+        program.display()
+    )
+}
+
+/// How a run controls its program (`--backend`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Backend {
+    /// libpos.so through LD_PRELOAD (dynamically linked programs).
+    Preload,
+    /// ptrace and a seccomp filter: system-call scheduling points only.
+    Ptrace,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Preload => "preload",
+            Backend::Ptrace => "ptrace",
+        }
+    }
+
+    /// `--backend WHICH`: `Some` backend, or `None` for `auto`.
+    pub fn parse(which: &str) -> Result<Option<Backend>> {
+        match which {
+            "auto" => Ok(None),
+            "preload" => Ok(Some(Backend::Preload)),
+            "ptrace" => Ok(Some(Backend::Ptrace)),
+            other => anyhow::bail!("--backend must be preload, ptrace or auto, not {other:?}"),
+        }
+    }
 }
 
 impl RunConfig {
@@ -107,6 +183,9 @@ impl RunConfig {
             fork_server: true,
             spin: SPIN,
             blocked_after: Some(DEFAULT_BLOCKED_AFTER),
+            backend: Backend::Preload,
+            requested: None,
+            call_points: true,
         }
     }
 }
@@ -138,6 +217,9 @@ pub struct RunResult {
 /// Run `cfg.program` once under `strategy` with `seed`. Setup failures (temp dir, socket,
 /// spawn) are `Err`; everything that happens once the program runs is an [`Outcome`].
 pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Result<RunResult> {
+    if cfg.backend == Backend::Ptrace {
+        return crate::ptrace::run_once(cfg, strategy, seed);
+    }
     let (dir, sock, listener) = socket_dir()?;
     let env = program_env(cfg);
     let key = forkserver::Key {

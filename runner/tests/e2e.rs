@@ -590,8 +590,14 @@ fn bad_input_is_one_clear_error_line_and_exit_2() {
         ),
     ];
     if st.success() {
+        // The preload backend cannot control a static program (auto picks ptrace for it).
         cases.push((
-            vec!["run".into(), static_bin.display().to_string()],
+            vec![
+                "run".into(),
+                "--backend".into(),
+                "preload".into(),
+                static_bin.display().to_string(),
+            ],
             "statically linked",
         ));
     }

@@ -280,6 +280,8 @@ fn save(cfg: &RunConfig, points: &str, r: &RunResult, path: &Path, index: u64) -
         cwd: crate::report::current_dir(),
         detail: Some(r.outcome.to_string()),
         partial: (r.outside > 0).then_some(r.outside),
+        backend: Some(cfg.backend),
+        call_points: crate::report::call_points_of(cfg),
     };
     saved.save(path)?;
     Ok(path.display().to_string())
@@ -305,6 +307,13 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
     let program = std::fs::canonicalize(&a.program)
         .with_context(|| format!("cannot resolve {}", a.program.display()))?;
     let info = elf::check(&program)?;
+    if info.is_static {
+        bail!(
+            "{}: statically linked: races --classify needs the preload backend (libpos.so \
+             through LD_PRELOAD); relink dynamically",
+            program.display()
+        );
+    }
     let mode = mode(a, info.instrumented)?;
     let mut cfg = RunConfig::new(program.clone(), a.args.clone(), libpos::find()?);
     crate::apply_control(&mut cfg, &a.control)?;
