@@ -178,6 +178,17 @@ pub fn compile(lang: Lang, args: &[String], libpos_dir: &Path) -> Result<i32> {
         bail!("no input files (usage: poscheck cc [compiler arguments...])");
     }
     let p = parse(args);
+    if !p.no_link {
+        if let Some(f) = p
+            .flags
+            .iter()
+            .find(|f| matches!(f.as_str(), "-static" | "-static-pie"))
+        {
+            bail!(
+                "{f}: memory-access points need libpos.so's __tsan_* callbacks, which a statically linked program cannot load; build without {f} (preload backend), or build the static program with the plain compiler and test it at system-call and lock-call points (ptrace backend)"
+            );
+        }
+    }
     if p.no_link {
         let mut cmd = Command::new(&cc);
         cmd.args(COMPILE_FLAGS).args(args);

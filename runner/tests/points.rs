@@ -101,6 +101,32 @@ fn run_json(bin: &Path, extra: &[&str]) -> (Output, Value) {
 }
 
 #[test]
+fn cc_refuses_a_static_link_in_one_line() {
+    let bin = out_dir().join("delay_7-static");
+    for flag in ["-static", "-static-pie"] {
+        let o = poscheck(
+            &[
+                "cc",
+                flag,
+                "-O1",
+                "-o",
+                bin.to_str().unwrap(),
+                root().join("benchmarks/src/delay_7.c").to_str().unwrap(),
+            ],
+            &[],
+        );
+        assert_eq!(o.status.code(), Some(2), "{flag}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(
+            err.contains(flag) && err.contains("ptrace backend"),
+            "{err}"
+        );
+        assert!(!bin.exists());
+    }
+}
+
+#[test]
 fn cc_builds_link_libpos_not_libtsan_with_gcc_and_clang() {
     let mut compilers = vec!["gcc"];
     if has("clang-14") {
