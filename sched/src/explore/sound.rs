@@ -582,8 +582,8 @@ fn random_program(seed: u64) -> Prog {
                 3 => body.extend([
                     I::RecLock(k(2)),
                     I::RecLock(k(2)),
-                    I::Unlock(k(2)),
-                    I::Unlock(k(2)),
+                    I::RecUnlock(k(2)),
+                    I::RecUnlock(k(2)),
                 ]),
                 4 => body.push(I::SemWait(k(0))),
                 5 => body.push(I::SemPost(k(0))),

@@ -52,6 +52,8 @@ pub enum I {
     Lock(E),
     /// `pthread_mutex_lock` of a recursive mutex (the owner may lock it again).
     RecLock(E),
+    /// `pthread_mutex_unlock` of a recursive mutex.
+    RecUnlock(E),
     Unlock(E),
     SemWait(E),
     SemPost(E),
@@ -289,6 +291,10 @@ impl Interp {
                 I::Unlock(m) => Op::Unlock {
                     m: MUTEX + m(&r) as u64,
                     kind: MutexKind::Normal,
+                },
+                I::RecUnlock(m) => Op::Unlock {
+                    m: MUTEX + m(&r) as u64,
+                    kind: MutexKind::Recursive,
                 },
                 I::SemWait(s) => Op::SemWait {
                     s: SEM + s(&r) as u64,
@@ -1410,7 +1416,7 @@ pub fn recursive_leak() -> Prog {
                 addr: k(0),
                 val: k(0),
             },
-            I::Unlock(k(0)),
+            I::RecUnlock(k(0)),
         ]
     };
     let append = |at: usize| {
@@ -1431,7 +1437,7 @@ pub fn recursive_leak() -> Prog {
                 addr: k(0),
                 val: f(|r| r[1] + 1),
             },
-            I::Unlock(k(0)),
+            I::RecUnlock(k(0)),
         ]);
         v
     };
@@ -1457,7 +1463,7 @@ pub fn once_then_lock(threads: usize) -> Prog {
         I::OnceEnd(k(0)),
         // 2:
         I::Lock(k(0)),
-        I::Unlock(k(0)),
+        I::RecUnlock(k(0)),
     ];
     let ts: Vec<(usize, i64)> = (0..threads).map(|_| (0, 0)).collect();
     Prog {

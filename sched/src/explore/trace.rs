@@ -72,12 +72,17 @@ pub fn rw_unlock_reads<'a>(mut before: impl Iterator<Item = &'a TEv>, tid: Tid, 
 /// waits on the mutex; a try or timed lock (whose success the event does not record) makes
 /// it unknown: `false`, the conservative answer.
 pub fn nested_in_owner<'a>(before: impl Iterator<Item = &'a TEv>, ev: &Event) -> bool {
+    // Only a recursive mutex nests (an error-checking mutex's relock by its owner fails),
+    // so no other lock or unlock needs the walk over the thread's events.
     let (m, unlock) = match ev.op {
         Op::Lock {
             m,
             kind: MutexKind::Recursive,
         } => (m, false),
-        Op::Unlock { m, .. } => (m, true),
+        Op::Unlock {
+            m,
+            kind: MutexKind::Recursive,
+        } => (m, true),
         _ => return false,
     };
     let mut depth: i64 = 0;
