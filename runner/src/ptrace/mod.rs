@@ -346,26 +346,18 @@ impl<'c> Tracer<'c> {
 
     /// Wait for the stop after the program's exec, set the options and let it run.
     fn start(&mut self) -> Result<(), String> {
-        let deadline = Instant::now() + self.cfg.step_timeout.max(Duration::from_secs(5));
-        let mut nap = Duration::from_micros(5);
+        let limit = self.cfg.step_timeout.max(Duration::from_secs(5));
+        let mut pause = sys::Backoff::new(Duration::ZERO, Duration::from_micros(5), MAX_NAP);
         let st = loop {
-            let mut st: c_int = 0;
-            // SAFETY: waitpid on our own child with a valid status pointer.
-            let r = unsafe { libc::waitpid(self.pid, &mut st, libc::__WALL | libc::WNOHANG) };
-            if r == self.pid {
-                break st;
+            match sys::wait_nohang(self.pid, libc::__WALL) {
+                Ok(Some((r, st))) if r == self.pid => break st,
+                Ok(_) => {}
+                Err(e) => return Err(format!("cannot wait for the traced program: {e}")),
             }
-            if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                return Err(format!(
-                    "cannot wait for the traced program: {}",
-                    std::io::Error::last_os_error()
-                ));
-            }
-            if Instant::now() >= deadline {
+            if pause.elapsed() >= limit {
                 return Err("the traced program did not stop after its exec".into());
             }
-            std::thread::sleep(nap);
-            nap = (nap * 2).min(MAX_NAP);
+            pause.pause(MAX_NAP);
         };
         if !libc::WIFSTOPPED(st) || libc::WSTOPSIG(st) != libc::SIGTRAP {
             if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) {
@@ -483,39 +475,20 @@ impl<'c> Tracer<'c> {
     /// polls, yielding first (a granted thread usually stops again within microseconds),
     /// then napping.
     fn next_stop(&mut self, timeout: Duration) -> Result<Option<(pid_t, c_int)>, String> {
-        let start = Instant::now();
-        let mut nap = Duration::from_micros(10);
+        let mut pause = sys::Backoff::new(self.cfg.spin, Duration::from_micros(10), MAX_NAP);
         loop {
-            let mut st: c_int = 0;
-            // SAFETY: waitpid with a valid status pointer; __WNOTHREAD: only this thread's
-            // children and tracees (other workers run other programs).
-            let r = unsafe {
-                libc::waitpid(
-                    -1,
-                    &mut st,
-                    libc::__WALL | libc::__WNOTHREAD | libc::WNOHANG,
-                )
-            };
-            if r > 0 {
-                return Ok(Some((r, st)));
+            // __WNOTHREAD: only this thread's children and tracees (other workers run other
+            // programs).
+            match sys::wait_nohang(-1, libc::__WALL | libc::__WNOTHREAD) {
+                Ok(Some(got)) => return Ok(Some(got)),
+                Ok(None) => {}
+                Err(e) => return Err(format!("waiting for the traced program: {e}")),
             }
-            if r < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.raw_os_error() == Some(libc::EINTR) {
-                    continue;
-                }
-                return Err(format!("waiting for the traced program: {e}"));
-            }
-            let spent = start.elapsed();
+            let spent = pause.elapsed();
             if spent >= timeout {
                 return Ok(None);
             }
-            if spent < self.cfg.spin {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(nap.min(timeout - spent));
-                nap = (nap * 2).min(MAX_NAP);
-            }
+            pause.pause(timeout - spent);
         }
     }
 
@@ -640,15 +613,14 @@ impl<'c> Tracer<'c> {
         }
         sys::set_byte(k, addr, orig).map_err(fail)?;
         sys::single_step(k).map_err(fail)?;
-        let start = Instant::now();
-        let mut nap = Duration::from_micros(5);
+        // One instruction: it stops at once unless the machine is busy; yield the CPU to it,
+        // then nap (a busy-wait starved it on a loaded machine).
+        let mut pause =
+            sys::Backoff::new(Duration::from_micros(50), Duration::from_micros(5), MAX_NAP);
         let mut pending = 0;
         loop {
-            let mut st: c_int = 0;
-            // SAFETY: waitpid on our tracee with a valid status pointer.
-            let r = unsafe { libc::waitpid(k, &mut st, libc::__WALL | libc::WNOHANG) };
-            if r == k {
-                if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) {
+            match sys::wait_nohang(k, libc::__WALL) {
+                Ok(Some((_, st))) if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) => {
                     // Gone (its process is ending): the breakpoint goes back through
                     // another thread, if any is left.
                     self.threads.remove(&k);
@@ -657,29 +629,22 @@ impl<'c> Tracer<'c> {
                     }
                     return Ok(());
                 }
-                if libc::WIFSTOPPED(st) {
+                Ok(Some((_, st))) if libc::WIFSTOPPED(st) => {
                     let sig = libc::WSTOPSIG(st);
                     if sig != libc::SIGTRAP {
                         pending = sig;
                     }
                     break;
                 }
-            } else if r < 0 {
-                return Ok(());
+                Ok(_) => {}
+                Err(_) => return Ok(()),
             }
-            // One instruction: it stops at once unless the machine is busy; yield the CPU
-            // to it, then nap (a busy-wait starved it on a loaded machine).
-            if start.elapsed() >= self.cfg.step_timeout.max(Duration::from_secs(2)) {
+            if pause.elapsed() >= self.cfg.step_timeout.max(Duration::from_secs(2)) {
                 return Err(format!(
                     "stepping over the breakpoint at {addr:#x}: thread {k} did not stop"
                 ));
             }
-            if start.elapsed() < Duration::from_micros(50) {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(nap);
-                nap = (nap * 2).min(MAX_NAP);
-            }
+            pause.pause(MAX_NAP);
         }
         sys::set_byte(k, addr, INT3).map_err(fail)?;
         if pending != 0 {
@@ -1142,26 +1107,22 @@ impl<'c> Tracer<'c> {
     /// Wait (at most [`EXIT_WAIT`]) until thread `k`, whose exit was granted, is gone: only
     /// then has the kernel cleared its exit word, which a joiner granted next reads.
     fn await_gone(&mut self, k: pid_t) -> Result<(), String> {
-        let start = Instant::now();
+        // Yield only: the thread is about to vanish.
+        let mut pause = sys::Backoff::new(EXIT_WAIT, Duration::ZERO, Duration::ZERO);
         loop {
-            let mut st: c_int = 0;
-            // SAFETY: waitpid on our tracee with a valid status pointer.
-            let r = unsafe { libc::waitpid(k, &mut st, libc::__WALL | libc::WNOHANG) };
-            if r == k {
-                if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) {
-                    return Ok(());
-                }
-                if libc::WIFSTOPPED(st) {
+            match sys::wait_nohang(k, libc::__WALL) {
+                Ok(Some((_, st))) if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) => return Ok(()),
+                Ok(Some((_, st))) if libc::WIFSTOPPED(st) => {
                     let sig = libc::WSTOPSIG(st);
                     self.resume(k, if sig == libc::SIGTRAP { 0 } else { sig })?;
                 }
-            } else if r < 0 {
+                Ok(_) => {}
+                Err(_) => return Ok(()),
+            }
+            if pause.elapsed() >= EXIT_WAIT {
                 return Ok(());
             }
-            if start.elapsed() >= EXIT_WAIT {
-                return Ok(());
-            }
-            std::thread::yield_now();
+            pause.pause(Duration::ZERO);
         }
     }
 
@@ -1256,37 +1217,29 @@ impl<'c> Tracer<'c> {
             // SAFETY: signals our own child's group (its pid is not reaped, so not reused).
             unsafe { libc::kill(-self.pid, libc::SIGKILL) };
         }
-        let deadline = Instant::now() + Duration::from_secs(5);
-        let mut nap = Duration::from_micros(5);
+        let mut pause = sys::Backoff::new(Duration::ZERO, Duration::from_micros(5), MAX_NAP);
         loop {
-            let mut st: c_int = 0;
-            // SAFETY: waitpid with a valid status pointer, on this thread's children only.
-            let r = unsafe {
-                libc::waitpid(
-                    -1,
-                    &mut st,
-                    libc::__WALL | libc::__WNOTHREAD | libc::WNOHANG,
-                )
-            };
-            if r == self.pid && (libc::WIFEXITED(st) || libc::WIFSIGNALED(st)) {
-                self.reaped = true;
-                if self.exit.is_none() {
-                    self.exit = Some(if libc::WIFEXITED(st) {
-                        Exit::Code(libc::WEXITSTATUS(st))
-                    } else {
-                        Exit::Signal(libc::WTERMSIG(st))
-                    });
+            // On this thread's children only.
+            match sys::wait_nohang(-1, libc::__WALL | libc::__WNOTHREAD) {
+                Ok(Some((r, st))) => {
+                    if r == self.pid && (libc::WIFEXITED(st) || libc::WIFSIGNALED(st)) {
+                        self.reaped = true;
+                        if self.exit.is_none() {
+                            self.exit = Some(if libc::WIFEXITED(st) {
+                                Exit::Code(libc::WEXITSTATUS(st))
+                            } else {
+                                Exit::Signal(libc::WTERMSIG(st))
+                            });
+                        }
+                    }
                 }
-            }
-            if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                return; // ECHILD: nothing left
-            }
-            if r == 0 {
-                if Instant::now() >= deadline {
-                    return;
+                Ok(None) => {
+                    if pause.elapsed() >= Duration::from_secs(5) {
+                        return;
+                    }
+                    pause.pause(MAX_NAP);
                 }
-                std::thread::sleep(nap);
-                nap = (nap * 2).min(MAX_NAP);
+                Err(_) => return, // ECHILD: nothing left
             }
         }
     }

@@ -342,3 +342,63 @@ pub fn single_step(tid: pid_t) -> io::Result<()> {
     // SAFETY: a ptrace request; the kernel checks the tracee.
     check(unsafe { libc::ptrace(libc::PTRACE_SINGLESTEP, tid, 0, 0) })
 }
+
+/// One `waitpid(pid, flags | WNOHANG)`: the pid and status of a change, `None` when there is
+/// none yet (or the call was interrupted), the error otherwise (`ECHILD`: nothing to wait for).
+pub fn wait_nohang(pid: pid_t, flags: libc::c_int) -> io::Result<Option<(pid_t, libc::c_int)>> {
+    let mut st: libc::c_int = 0;
+    // SAFETY: waitpid with a valid status pointer.
+    let r = unsafe { libc::waitpid(pid, &mut st, flags | libc::WNOHANG) };
+    if r > 0 {
+        return Ok(Some((r, st)));
+    }
+    if r == 0 {
+        return Ok(None);
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EINTR) {
+        Ok(None)
+    } else {
+        Err(e)
+    }
+}
+
+/// The pause between two polls of [`wait_nohang`]: yield the CPU while less than `spin` has
+/// passed since the start (a resumed tracee usually stops again within microseconds), then
+/// nap, the nap doubling from `first` up to `max`.
+pub struct Backoff {
+    start: std::time::Instant,
+    spin: std::time::Duration,
+    nap: std::time::Duration,
+    max: std::time::Duration,
+}
+
+impl Backoff {
+    pub fn new(
+        spin: std::time::Duration,
+        first: std::time::Duration,
+        max: std::time::Duration,
+    ) -> Self {
+        Backoff {
+            start: std::time::Instant::now(),
+            spin,
+            nap: first,
+            max,
+        }
+    }
+
+    /// Time since the start.
+    pub fn elapsed(&self) -> std::time::Duration {
+        self.start.elapsed()
+    }
+
+    /// Yield or nap, napping at most `cap`.
+    pub fn pause(&mut self, cap: std::time::Duration) {
+        if self.start.elapsed() < self.spin {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(self.nap.min(cap));
+            self.nap = (self.nap * 2).min(self.max);
+        }
+    }
+}
