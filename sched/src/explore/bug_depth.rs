@@ -12,15 +12,14 @@
 //! occurrence (the second `lock` of thread 3), so that they are the same events in every
 //! execution where they occur.
 
-use super::canon::annotate;
+use super::canon::explore_runs;
 use super::guide::{Guide, Rule};
 use super::run_order::RunOrder;
 use super::testprog::{self, Interp, Prog};
 use super::trace::{dependent, TEv};
-use super::{explore, Algo, Execution, Executor, Limits};
+use super::{Algo, Executor};
 use crate::event::Tid;
 use crate::hitting::Order;
-use crate::strategy::Strategy;
 use std::collections::{HashMap, HashSet};
 
 /// An event named across executions: thread, operation name, occurrence (1-based) of that
@@ -84,38 +83,11 @@ impl Trace {
     }
 }
 
-/// Records every complete execution of an exploration.
-struct Collect {
-    inner: Interp,
-    traces: Vec<Trace>,
-}
-
-impl Executor for Collect {
-    fn execute(&mut self, strategy: &mut dyn Strategy) -> Execution {
-        let ex = self.inner.execute(strategy);
-        if ex.diverged.is_none() {
-            let t = annotate(
-                &ex.trace,
-                self.inner.initial_threads(),
-                &self.inner.prog.barrier_counts(),
-            );
-            self.traces.push(Trace::new(&t, ex.bug.is_some()));
-        }
-        ex
-    }
-    fn initial_threads(&self) -> usize {
-        self.inner.initial_threads()
-    }
-}
-
 fn traces(p: &Prog) -> Vec<Trace> {
-    let mut c = Collect {
-        inner: Interp::new(p.clone()),
-        traces: Vec::new(),
-    };
-    let r = explore(Algo::Odpor, &mut c, Limits::default());
-    assert!(r.complete && r.diverged.is_none(), "{r:?}");
-    c.traces
+    let (_, runs) = explore_runs(Algo::Odpor, p);
+    runs.iter()
+        .map(|(t, buggy)| Trace::new(t, *buggy))
+        .collect()
 }
 
 /// The `d`-tuples (in the order a buggy trace can run them) that force the bug.

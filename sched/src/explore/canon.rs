@@ -16,7 +16,7 @@
 
 use super::testprog::{Interp, Prog};
 use super::trace::{barrier_open, dependent, nested_in_owner, rw_unlock_reads, TEv};
-use super::Executor;
+use super::{explore, Algo, Execution, Executor, Limits, Report};
 use crate::event::{Event, Op, Tid};
 use crate::strategy::{Divergence, Strategy};
 use std::collections::{HashMap, HashSet};
@@ -168,4 +168,44 @@ pub fn count_traces(prog: &Prog, max_prefixes: usize) -> Option<Count> {
         }
     }
     Some(count)
+}
+
+/// Records every complete run of an exploration, [`annotate`]d, with whether it hit a bug.
+struct Recorder {
+    inner: Interp,
+    runs: Vec<(Vec<TEv>, bool)>,
+}
+
+impl Executor for Recorder {
+    fn execute(&mut self, strategy: &mut dyn Strategy) -> Execution {
+        let ex = self.inner.execute(strategy);
+        if ex.diverged.is_none() {
+            let t = annotate(
+                &ex.trace,
+                self.inner.initial_threads(),
+                &self.inner.prog.barrier_counts(),
+            );
+            self.runs.push((t, ex.bug.is_some()));
+        }
+        ex
+    }
+    fn initial_threads(&self) -> usize {
+        self.inner.initial_threads()
+    }
+}
+
+/// Explore `prog` completely with `algo`: the report and every complete run (annotated
+/// trace, buggy or not), for tests that compare explorers with [`count_traces`] or inspect
+/// the traces.
+pub fn explore_runs(algo: Algo, prog: &Prog) -> (Report, Vec<(Vec<TEv>, bool)>) {
+    let mut r = Recorder {
+        inner: Interp::new(prog.clone()),
+        runs: Vec::new(),
+    };
+    let report = explore(algo, &mut r, Limits::default());
+    assert!(
+        report.complete && report.diverged.is_none(),
+        "{algo:?}: {report:?}"
+    );
+    (report, r.runs)
 }

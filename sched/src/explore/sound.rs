@@ -3,48 +3,10 @@
 //! trace, and the counts agree with an independent enumeration ([`super::canon`]) and, where
 //! it is small enough, with exhaustive DFS.
 
-use super::canon::{annotate, count_traces, key, Key};
-use super::testprog::{self, Interp, Prog};
-use super::{explore, Algo, Execution, Executor, Limits};
-use crate::strategy::Strategy;
+use super::canon::{count_traces, explore_runs, key, Key};
+use super::testprog::{self, Prog};
+use super::Algo;
 use std::collections::HashSet;
-
-/// Records the canonical form of every complete run of an exploration.
-struct Keys {
-    inner: Interp,
-    seen: HashSet<Key>,
-    duplicates: u64,
-}
-
-impl Keys {
-    fn new(p: &Prog) -> Self {
-        Keys {
-            inner: Interp::new(p.clone()),
-            seen: HashSet::new(),
-            duplicates: 0,
-        }
-    }
-}
-
-impl Executor for Keys {
-    fn execute(&mut self, strategy: &mut dyn Strategy) -> Execution {
-        let ex = self.inner.execute(strategy);
-        if ex.diverged.is_none() {
-            let t = annotate(
-                &ex.trace,
-                self.inner.initial_threads(),
-                &self.inner.prog.barrier_counts(),
-            );
-            if !self.seen.insert(key(&t)) {
-                self.duplicates += 1;
-            }
-        }
-        ex
-    }
-    fn initial_threads(&self) -> usize {
-        self.inner.initial_threads()
-    }
-}
 
 /// One explorer's result: complete runs, sleep-set-blocked runs, distinct traces, repeats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,16 +18,21 @@ struct Run {
 }
 
 fn explore_keys(algo: Algo, p: &Prog) -> (Run, HashSet<Key>) {
-    let mut k = Keys::new(p);
-    let r = explore(algo, &mut k, Limits::default());
-    assert!(r.complete && r.diverged.is_none(), "{algo:?}: {r:?}");
+    let (r, runs) = explore_runs(algo, p);
+    let mut seen = HashSet::new();
+    let mut duplicates = 0;
+    for (t, _) in &runs {
+        if !seen.insert(key(t)) {
+            duplicates += 1;
+        }
+    }
     let run = Run {
         executions: r.executions,
         blocked: r.blocked,
-        distinct: k.seen.len(),
-        duplicates: k.duplicates,
+        distinct: seen.len(),
+        duplicates,
     };
-    (run, k.seen)
+    (run, seen)
 }
 
 /// Measurement table (not an assertion): `cargo test --release -p pos-sched sound::table --
@@ -425,34 +392,11 @@ fn transfers_and_a_nested_auditor_match_the_independent_count() {
 
 /// The canonical forms of the bug-free complete runs of an exploration.
 fn bug_free_keys(algo: Algo, p: &Prog) -> HashSet<Key> {
-    struct Good {
-        inner: Interp,
-        seen: HashSet<Key>,
-    }
-    impl Executor for Good {
-        fn execute(&mut self, strategy: &mut dyn Strategy) -> Execution {
-            let ex = self.inner.execute(strategy);
-            if ex.diverged.is_none() && ex.bug.is_none() {
-                let t = annotate(
-                    &ex.trace,
-                    self.inner.initial_threads(),
-                    &self.inner.prog.barrier_counts(),
-                );
-                self.seen.insert(key(&t));
-            }
-            ex
-        }
-        fn initial_threads(&self) -> usize {
-            self.inner.initial_threads()
-        }
-    }
-    let mut g = Good {
-        inner: Interp::new(p.clone()),
-        seen: HashSet::new(),
-    };
-    let r = explore(algo, &mut g, Limits::default());
-    assert!(r.complete && r.diverged.is_none(), "{algo:?}: {r:?}");
-    g.seen
+    let (_, runs) = explore_runs(algo, p);
+    runs.iter()
+        .filter(|(_, buggy)| !buggy)
+        .map(|(t, _)| key(t))
+        .collect()
 }
 
 /// A run cut short by a failed assertion still has races: the events the other threads
