@@ -41,7 +41,7 @@ const PTHREAD_CANCELED: *mut c_void = usize::MAX as *mut c_void;
 static EXIT_KEY: AtomicU32 = AtomicU32::new(0);
 
 /// The note about asynchronous cancellation (after the uncontrolled-note prefix); the runner
-/// recognises it (`runner/src/outcome.rs`, `ASYNC_CANCEL`) to tell a run that waited for an
+/// recognises it (`runner/src/suite/outcome.rs`, `ASYNC_CANCEL`) to tell a run that waited for an
 /// asynchronous cancellation from a hang of the program.
 const ASYNC_NOTE: &str = "asynchronous cancellation (PTHREAD_CANCEL_ASYNCHRONOUS): a thread \
                           computing with it runs outside control (partial runs) and is \

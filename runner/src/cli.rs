@@ -42,7 +42,7 @@ pub enum Command {
     /// Merge the JSON of sharded `compare` (or `run`) sessions into one comparison table.
     Merge(MergeArgs),
     /// Explore the schedules of a program systematically (DFS, DPOR, ODPOR, bounded, RT).
-    Explore(crate::explore::ExploreArgs),
+    Explore(crate::cmd::explore::ExploreArgs),
 }
 
 /// Options of a controlled run shared by `run` and `replay`.

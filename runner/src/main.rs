@@ -18,33 +18,17 @@ macro_rules! sayln {
     }};
 }
 
-mod bench;
-mod build;
-mod cc;
 mod classify;
-mod cleanup;
 mod cli;
 mod cmd;
-mod compare;
-mod elf;
-mod explore;
-mod forkserver;
-mod harness;
-mod libpos;
-mod manifest;
-mod merge;
-mod outcome;
+mod exec;
 mod points;
-mod process;
-mod ptrace;
-mod pump;
-mod races;
-mod replay;
 mod report;
-mod session;
+mod suite;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
+use exec::{cleanup, elf, forkserver, libpos, process, session};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -63,12 +47,12 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let r = match &cli.command {
-        cli::Command::Run(a) => run_cmd(a),
-        cli::Command::Replay(a) => replay::run(a),
-        cli::Command::Bench(a) => bench::run(a),
+        cli::Command::Run(a) => cmd::run::run(a),
+        cli::Command::Replay(a) => cmd::replay::run(a),
+        cli::Command::Bench(a) => cmd::bench::run(a),
         cli::Command::Model(a) => cmd::model::run(a),
         cli::Command::Micro(a) => cmd::micro::run(a),
-        cli::Command::Build(a) => build::run(
+        cli::Command::Build(a) => cmd::build::run(
             &a.dir,
             &a.names,
             a.cc.as_deref(),
@@ -76,12 +60,16 @@ fn main() -> ExitCode {
             a.jobs
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         ),
-        cli::Command::Compare(a) => compare::cmd(a),
-        cli::Command::Cc(a) => libpos_dir().and_then(|d| cc::compile(cc::Lang::C, &a.args, &d)),
-        cli::Command::Cxx(a) => libpos_dir().and_then(|d| cc::compile(cc::Lang::Cxx, &a.args, &d)),
-        cli::Command::Races(a) => races::run(a),
-        cli::Command::Merge(a) => merge::cmd(a),
-        cli::Command::Explore(a) => explore::run(a),
+        cli::Command::Compare(a) => cmd::compare::cmd(a),
+        cli::Command::Cc(a) => {
+            libpos_dir().and_then(|d| cmd::cc::compile(cmd::cc::Lang::C, &a.args, &d))
+        }
+        cli::Command::Cxx(a) => {
+            libpos_dir().and_then(|d| cmd::cc::compile(cmd::cc::Lang::Cxx, &a.args, &d))
+        }
+        cli::Command::Races(a) => cmd::races::run(a),
+        cli::Command::Merge(a) => cmd::merge::cmd(a),
+        cli::Command::Explore(a) => cmd::explore::run(a),
     };
     forkserver::shut_down();
     match r {
@@ -219,163 +207,4 @@ fn program_name(p: &Path) -> String {
         || p.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     )
-}
-
-fn run_cmd(r: &cli::RunArgs) -> Result<i32> {
-    let a = &r.tries;
-    let (mut s, programs) = compare::Session::prepare(a, std::slice::from_ref(&r.algo), "--algo")?;
-    s.plan.algo = r.algo.clone();
-    s.plan.stop_on_first = r.stop_on_first;
-    let seed = s.plan.seed;
-    sayln!(
-        "poscheck: algo={} seed={seed} tries={} jobs={}{}",
-        r.algo,
-        a.tries,
-        s.plan.jobs,
-        s.shard.map_or(String::new(), |s| format!(" shard={s}"))
-    );
-    let results = compare::run_algo(&s, &r.algo, &programs)?;
-    let all_errors = results
-        .iter()
-        .any(|r| r.tally.tries > 0 && r.tally.outcomes.get("error") == Some(&r.tally.tries));
-    let table: Vec<report::ProgramReport> = results.iter().map(|r| r.report.clone()).collect();
-    say!("{}", report::table(&table));
-    for one in &results {
-        let (r, t) = (&one.report, &one.tally);
-        if let Some((i, run)) = &t.first_hit {
-            sayln!("{}: first bug at try {i}: {}", r.name, run.outcome);
-            if let Some(s) = &r.schedule {
-                sayln!("  schedule: {s} (poscheck replay {s})");
-            }
-            if run.outside > 0 {
-                sayln!(
-                    "  partial run: {} time(s) a thread was blocked outside control; the \
-                     schedule may not replay exactly",
-                    run.outside
-                );
-            }
-            if !run.stdout.is_empty() {
-                say!("  stdout (tail):\n{}", report::tail_text(&run.stdout, 2048));
-            }
-            if !run.stderr.is_empty() {
-                say!("  stderr (tail):\n{}", report::tail_text(&run.stderr, 2048));
-            }
-        }
-        if let Some(e) = &r.first_error {
-            sayln!("{}: run error: {e}", r.name);
-        }
-        if r.backend == session::Backend::Ptrace.name() {
-            sayln!(
-                "{}: backend ptrace: the scheduling points are system calls (contended futex \
-                 operations, yields, sleeps, thread creation and exit) and the entries of the \
-                 mutex, rwlock, spinlock, condition and semaphore functions (breakpoints; \
-                 not in a stripped static program)",
-                r.name
-            );
-        }
-        if r.partial > 0 {
-            sayln!(
-                "{}: {} of {} runs partial: a thread blocked in a call libpos does not control \
-                 (read, poll, waitpid, ...), running without a scheduling point (a spin-wait) or \
-                 computing with asynchronous cancellation was set aside while the others ran ({} \
-                 time(s) in all); their schedules may not replay exactly",
-                r.name,
-                r.partial,
-                r.tries,
-                r.outside_episodes
-            );
-        }
-        for what in &r.uncontrolled {
-            sayln!("{}: warning: {what}", r.name);
-        }
-        if r.step_limits > 0 && !s.plan.step_limit_is_bug {
-            sayln!(
-                "{}: {} run(s) reached the step limit (--max-steps {}): shown apart, not \
-                 counted as bugs (--step-limit-is-bug counts them)",
-                r.name,
-                r.step_limits,
-                s.plan.cfg.max_steps
-            );
-        }
-        if r.profiling_cut_off > 0 {
-            sayln!(
-                "{}: points races: profiling was incomplete: {} of {} profiling run(s) reached \
-                 the step limit (--max-steps {}), so races after it were not seen{}",
-                r.name,
-                r.profiling_cut_off,
-                crate::points::PROFILE_RUNS,
-                s.plan.cfg.max_steps,
-                if r.racing_sites == Some(0) {
-                    "; no race found in what ran, the tries used sync and atomic points"
-                } else {
-                    ""
-                }
-            );
-        }
-        if r.points == crate::points::AUTO {
-            let first = r.learned_sites.iter().map(|l| l.try_index).min();
-            sayln!(
-                "{}: points auto: {} racing site(s) at the end, {} learned{}",
-                r.name,
-                r.racing_sites.unwrap_or(0),
-                r.learned_sites.len(),
-                first.map_or(String::new(), |t| format!(" (first from try {t})"))
-            );
-        }
-        if !r.members.is_empty() {
-            let parts: Vec<String> = r
-                .members
-                .iter()
-                .map(|(m, t)| format!("{m} {}/{}", t.hits, t.tries))
-                .collect();
-            sayln!("{}: hits by member: {}", r.name, parts.join(", "));
-        }
-        if let Some(c) = &r.corpus {
-            sayln!(
-                "{}: rff corpus: {} schedule(s), {} reads-from pair(s)",
-                r.name,
-                c.entries,
-                c.pairs
-            );
-        }
-        match r.racing_sites {
-            _ if r.points == crate::points::AUTO => {}
-            Some(0) if r.profiling_cut_off > 0 => {}
-            Some(0) => sayln!(
-                "{}: points races: the profiling runs found no race; the tries used sync and \
-                 atomic points",
-                r.name
-            ),
-            Some(n) => sayln!("{}: points races: {n} racing site(s)", r.name),
-            None => {}
-        }
-        if let Some(f) = &r.flag {
-            sayln!("{}: FLAG: {f}", r.name);
-            eprintln!("poscheck: {}: {f}", r.name);
-        }
-    }
-    if let Some(path) = &a.json {
-        let doc = report::SessionReport {
-            algo: r.algo.clone(),
-            seed,
-            tries: a.tries,
-            programs: table,
-            interrupted: cleanup::interrupted(),
-        };
-        let json = serde_json::to_string_pretty(&doc).context("cannot encode the report")?;
-        std::fs::write(path, json + "\n")
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    if cleanup::interrupted() {
-        sayln!("poscheck: interrupted (SIGINT): the results above are those of the finished tries");
-        return Ok(cleanup::INTERRUPTED_EXIT);
-    }
-    let bug = results.iter().any(|r| r.report.hits > 0);
-    Ok(if bug {
-        1
-    } else if all_errors {
-        2
-    } else {
-        0
-    })
 }

@@ -32,8 +32,8 @@
 //! profiling run is the same in every later run. A saved schedule records them in its
 //! `points` field as `races:0xPC,0xPC,...` ([`encode`]), so a replay needs nothing else.
 
-use crate::elf;
-use crate::session::{self, RunConfig};
+use crate::exec::elf;
+use crate::exec::session::{self, RunConfig};
 use anyhow::{anyhow, bail, Context, Result};
 use pos_sched::race::{Detector, Race};
 use pos_sched::rng::try_seed;
@@ -124,7 +124,7 @@ pub fn profile(cfg: &RunConfig, seed: u64, runs: u64) -> Result<Profile> {
         }
         out.cut_off += u64::from(matches!(
             r.outcome,
-            crate::outcome::Outcome::StepLimit { .. }
+            crate::suite::outcome::Outcome::StepLimit { .. }
         ));
         if r.outcome.kind() != "ok" {
             out.notes.push(format!("profiling run {j}: {}", r.outcome));
@@ -189,7 +189,7 @@ pub struct Prepared {
     pub cut_off: u64,
     pub pcs: BTreeSet<u64>,
     /// Holds the races file while the tries run.
-    _dir: Option<(tempfile::TempDir, crate::cleanup::Guard)>,
+    _dir: Option<(tempfile::TempDir, crate::exec::cleanup::Guard)>,
     /// `auto` mode: site files written so far (each set gets a new file, so a fork server
     /// started for an older set, keyed by the environment, is never reused for a newer).
     generation: u32,
@@ -218,12 +218,12 @@ impl Prepared {
 }
 
 /// A temporary directory for races files, removed on exit or interrupt.
-fn races_dir() -> Result<(tempfile::TempDir, crate::cleanup::Guard)> {
+fn races_dir() -> Result<(tempfile::TempDir, crate::exec::cleanup::Guard)> {
     let dir = tempfile::Builder::new()
         .prefix("poscheck-races-")
         .tempdir()
         .context("cannot create a temporary directory for the races file")?;
-    let guard = crate::cleanup::Guard::dir(dir.path());
+    let guard = crate::exec::cleanup::Guard::dir(dir.path());
     Ok((dir, guard))
 }
 
@@ -234,7 +234,7 @@ fn races_dir() -> Result<(tempfile::TempDir, crate::cleanup::Guard)> {
 /// In `auto` mode, no profile: the file holds the `known` sites (or none), and
 /// [`Prepared::set_pcs`] replaces it as the tries learn.
 pub fn prepare(cfg: &RunConfig, seed: u64, known: Option<BTreeSet<u64>>) -> Result<Prepared> {
-    let ptrace = cfg.backend == crate::session::Backend::Ptrace;
+    let ptrace = cfg.backend == crate::exec::session::Backend::Ptrace;
     // The ptrace backend has system-call points only: sync unless asked otherwise.
     let requested = cfg.points.as_deref().or(ptrace.then_some(SYNC));
     if let Some(mode) = requested.filter(|&m| ptrace && m != SYNC) {

@@ -1,4 +1,4 @@
-//! The ptrace backend (`runner/src/ptrace/`): statically linked programs (glibc with
+//! The ptrace backend (`runner/src/exec/ptrace/`): statically linked programs (glibc with
 //! `gcc -static`, musl with `musl-gcc -static`), and a dynamically linked one with
 //! `--backend ptrace`, from `tests/ptrace/`.
 //!

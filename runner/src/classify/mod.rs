@@ -19,7 +19,7 @@
 //!
 //! A harmful race's reversed run and the recorded run are saved as schedules
 //! (`poscheck replay`). The program's standard output is compared as the session captures it
-//! (its last [`crate::pump::CAPTURE_BYTES`] bytes), in memory: no file is written per run.
+//! (its last [`crate::exec::pump::CAPTURE_BYTES`] bytes), in memory: no file is written per run.
 //!
 //! Exit codes: 1 when a race is harmful, 0 otherwise, 2 on error.
 
@@ -28,11 +28,12 @@ pub mod rule;
 pub mod target;
 
 use crate::cli::RacesArgs;
-use crate::outcome::Outcome;
-use crate::races::Symbols;
+use crate::cmd::races::Symbols;
+use crate::exec::session::{self, RunConfig, RunResult};
+use crate::exec::{elf, libpos};
+use crate::points;
 use crate::report::SavedSchedule;
-use crate::session::{self, RunConfig, RunResult};
-use crate::{elf, libpos, points};
+use crate::suite::outcome::Outcome;
 use anyhow::{bail, Context, Result};
 use pos_sched::event::{Event, Obj, Op};
 use pos_sched::explore::guide::{Guide, Rule};
@@ -49,7 +50,7 @@ use std::time::Instant;
 use target::{Conflict, Kind, Rest};
 
 /// The seed of every run (the guide makes every decision; recorded in saved schedules).
-const SEED: u64 = crate::explore::SEED;
+const SEED: u64 = crate::cmd::explore::SEED;
 
 /// One event of a race, for the report.
 #[derive(Clone, Debug, Serialize)]
@@ -318,7 +319,7 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
     let mut cfg = RunConfig::new(program.clone(), a.args.clone(), libpos::find()?);
     crate::apply_control(&mut cfg, &a.control)?;
     if a.control.max_steps == pos_sched::coordinator::DEFAULT_MAX_STEPS {
-        cfg.max_steps = crate::explore::EXPLORE_MAX_STEPS;
+        cfg.max_steps = crate::cmd::explore::EXPLORE_MAX_STEPS;
     }
     cfg.points = Some(mode.to_string());
     let mut profiled = BTreeSet::new();
@@ -594,7 +595,7 @@ struct PairCtx<'a> {
     /// Groups of the recorded run with a race harmful alone.
     alone: &'a BTreeSet<usize>,
     sync: bool,
-    maps: &'a [crate::elf::Mapping],
+    maps: &'a [crate::exec::elf::Mapping],
 }
 
 /// Race A (group `g`, its reversal `n`, the conflict `c`), harmless alone, together with

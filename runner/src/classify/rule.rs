@@ -11,7 +11,7 @@
 //!   assertion, crash, deadlock, ...) or the standard output differs;
 //! - **harmless**: realised, same outcome, same output.
 
-use crate::outcome::Outcome;
+use crate::suite::outcome::Outcome;
 use serde::Serialize;
 
 /// What one run ended with, as far as the rule compares runs.

@@ -5,7 +5,7 @@
 //! The inputs must agree on the seed and the tries per program, and no program may appear
 //! twice under the same algorithm; programs are put back in manifest order.
 
-use crate::compare::{AlgoRun, CompareDoc, Line, Table};
+use crate::cmd::compare::{AlgoRun, CompareDoc, Line, Table};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -131,7 +131,7 @@ pub fn cmd(a: &crate::cli::MergeArgs) -> Result<i32> {
         say!("{}", t.render(doc.tries, doc.seed));
     }
     if let Some(path) = &a.json {
-        crate::compare::write_doc(&doc, path)?;
+        crate::cmd::compare::write_doc(&doc, path)?;
     }
     Ok(0)
 }

@@ -9,8 +9,8 @@
 //!    binary. Target ≥ 0.5×. The ratio with one spawn per run (`--no-fork-server`) follows.
 
 use crate::cli::BenchArgs;
-use crate::libpos;
-use crate::session::{self, RunConfig};
+use crate::exec::libpos;
+use crate::exec::session::{self, RunConfig};
 use anyhow::{bail, Context, Result};
 use nix::unistd::{fork, ForkResult};
 use pos_sched::protocol::{MSG_LEN, REPLY_LEN};
@@ -151,7 +151,7 @@ pub fn run(a: &BenchArgs) -> Result<i32> {
             }
         }
         *rate = a.runs as f64 / t.elapsed().as_secs_f64();
-        crate::forkserver::shut_down();
+        crate::exec::forkserver::shut_down();
     }
     let native = native_rate(&two, a.runs)?;
 

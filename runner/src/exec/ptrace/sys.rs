@@ -268,7 +268,7 @@ pub fn clock_now(c: libc::clockid_t) -> Option<u64> {
 }
 
 /// Read `fd` until EOF in a thread of its own, keeping the last
-/// [`crate::pump::CAPTURE_BYTES`]; the tail arrives on the returned channel at EOF.
+/// [`crate::exec::pump::CAPTURE_BYTES`]; the tail arrives on the returned channel at EOF.
 pub fn tail_reader(fd: Option<OwnedFd>) -> Result<crossbeam_channel::Receiver<Vec<u8>>> {
     use std::io::Read;
     let (tx, rx) = crossbeam_channel::bounded(1);
@@ -276,7 +276,7 @@ pub fn tail_reader(fd: Option<OwnedFd>) -> Result<crossbeam_channel::Receiver<Ve
         .name("poscheck-out".into())
         .spawn(move || {
             let mut kept = Vec::new();
-            let cap = crate::pump::CAPTURE_BYTES;
+            let cap = crate::exec::pump::CAPTURE_BYTES;
             if let Some(fd) = fd {
                 let mut f = std::fs::File::from(fd);
                 let mut chunk = [0u8; 8192];

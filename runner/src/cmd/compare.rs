@@ -10,10 +10,10 @@
 //! measured); the mean over the programs every algorithm hit needs no such substitution and
 //! is printed as well.
 
-use crate::harness::{self, Plan, Tally};
-use crate::manifest::{Expect, Manifest, Shard};
 use crate::report::MemberTally;
 use crate::report::{self, ProgramReport, SavedSchedule, SessionReport};
+use crate::suite::harness::{self, Plan, Tally};
+use crate::suite::manifest::{Expect, Manifest, Shard};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -32,7 +32,7 @@ pub struct Job {
     /// From the manifest; `None` for programs given by path.
     pub expect: Option<Expect>,
     /// The manifest's `backend` (`None`: auto, or a program given by path).
-    pub backend: Option<crate::session::Backend>,
+    pub backend: Option<crate::exec::session::Backend>,
     /// Position in the full list (manifest order), before sharding.
     pub index: usize,
 }
@@ -74,8 +74,8 @@ impl Session {
         if a.depth == Some(0) {
             anyhow::bail!("--depth must be at least 1");
         }
-        let libpos = crate::libpos::find()?;
-        let mut cfg = crate::session::RunConfig::new(PathBuf::new(), Vec::new(), libpos);
+        let libpos = crate::exec::libpos::find()?;
+        let mut cfg = crate::exec::session::RunConfig::new(PathBuf::new(), Vec::new(), libpos);
         crate::apply_control(&mut cfg, &a.control)?;
         let mut plan = Plan {
             algo: String::new(),
@@ -128,7 +128,7 @@ pub fn jobs_of(paths: &[PathBuf], args: &[String], shard: Option<Shard>) -> Resu
                     backend: e
                         .backend
                         .as_deref()
-                        .map(crate::session::Backend::parse)
+                        .map(crate::exec::session::Backend::parse)
                         .transpose()?
                         .flatten(),
                     index: 0,
@@ -249,7 +249,7 @@ pub fn run_program(s: &Session, algo: &str, job: &Job) -> Result<ProgramRun> {
     if plan.cfg.requested.is_none() {
         plan.cfg.requested = job.backend;
     }
-    crate::session::resolve_backend(&mut plan.cfg)?;
+    crate::exec::session::resolve_backend(&mut plan.cfg)?;
     let tally = harness::run_tries(&plan, &job.name)
         .with_context(|| format!("{} under {algo}", job.name))?;
     let mut saved_at = None;
@@ -299,7 +299,7 @@ pub fn run_algo(s: &Session, algo: &str, jobs: &[Job]) -> Result<Vec<ProgramRun>
     let start = Instant::now();
     let out = jobs
         .iter()
-        .take_while(|_| !crate::cleanup::interrupted())
+        .take_while(|_| !crate::exec::cleanup::interrupted())
         .map(|j| run_program(s, algo, j))
         .collect::<Result<Vec<_>>>()?;
     eprintln!(
@@ -698,7 +698,7 @@ pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
     let mut runs = Vec::new();
     let mut bug = false;
     for algo in &c.algos {
-        if crate::cleanup::interrupted() {
+        if crate::exec::cleanup::interrupted() {
             break;
         }
         let results = run_algo(&s, algo, &programs)?;
@@ -729,13 +729,13 @@ pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
             algos: c.algos.clone(),
             runs,
             table: Some(table),
-            interrupted: crate::cleanup::interrupted(),
+            interrupted: crate::exec::cleanup::interrupted(),
         };
         write_doc(&doc, path)?;
     }
-    if crate::cleanup::interrupted() {
+    if crate::exec::cleanup::interrupted() {
         sayln!("poscheck: interrupted (SIGINT): the results above are those of the finished tries");
-        return Ok(crate::cleanup::INTERRUPTED_EXIT);
+        return Ok(crate::exec::cleanup::INTERRUPTED_EXIT);
     }
     Ok(i32::from(bug))
 }

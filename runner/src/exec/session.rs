@@ -1,16 +1,16 @@
 //! One controlled run of a real program: a temp dir with a Unix socket, the program (with
-//! libpos.so preloaded) forked by the worker's fork server ([`crate::forkserver`]) or
+//! libpos.so preloaded) forked by the worker's fork server ([`crate::exec::forkserver`]) or
 //! spawned, one connection per program thread, the run's I/O thread
-//! ([`crate::pump`]) feeding one channel, and one decision loop over
+//! ([`crate::exec::pump`]) feeding one channel, and one decision loop over
 //! [`pos_sched::Coordinator`] that owns all the state and lets at most one program thread
 //! run at a time.
 
-use crate::cleanup;
-use crate::elf::{self, Mapping};
-use crate::forkserver;
-use crate::outcome::Outcome;
-use crate::process::{self, Exit};
-use crate::pump::{self, Ev, ExitWatch, Pump, Sources};
+use crate::exec::cleanup;
+use crate::exec::elf::{self, Mapping};
+use crate::exec::forkserver;
+use crate::exec::process::{self, Exit};
+use crate::exec::pump::{self, Ev, ExitWatch, Pump, Sources};
+use crate::suite::outcome::Outcome;
 use anyhow::{Context, Result};
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, TryRecvError};
 use pos_sched::coordinator::{Coordinator, Decision};
@@ -75,7 +75,7 @@ pub struct RunConfig {
     /// addresses, and reading the maps each time cost a noticeable share of a short run).
     pub maps: Arc<OnceLock<Vec<Mapping>>>,
     /// Fork runs from one started copy of the program per worker thread
-    /// ([`crate::forkserver`]) instead of spawning it every time.
+    /// ([`crate::exec::forkserver`]) instead of spawning it every time.
     pub fork_server: bool,
     /// How long the decision loop busy-waits for a granted thread's next post before
     /// parking. Worth it only when a core is free for it: `run` sets zero when its jobs
@@ -85,7 +85,7 @@ pub struct RunConfig {
     /// call libpos does not control is set aside ([`Status::Outside`]) and the others run;
     /// `None`: never (every silence is a hang after the step timeout).
     pub blocked_after: Option<Duration>,
-    /// How the program is controlled: libpos preloaded, or traced ([`crate::ptrace`]).
+    /// How the program is controlled: libpos preloaded, or traced ([`crate::exec::ptrace`]).
     /// Settled per program by [`resolve_backend`] from `requested`.
     pub backend: Backend,
     /// `--backend`: `None` is `auto` (ptrace for statically linked programs, else preload).
@@ -218,7 +218,7 @@ pub struct RunResult {
 /// spawn) are `Err`; everything that happens once the program runs is an [`Outcome`].
 pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Result<RunResult> {
     if cfg.backend == Backend::Ptrace {
-        return crate::ptrace::run_once(cfg, strategy, seed);
+        return crate::exec::ptrace::run_once(cfg, strategy, seed);
     }
     let (dir, sock, listener) = socket_dir()?;
     let env = program_env(cfg);
@@ -296,7 +296,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
 
     program.reap();
     let (stdout, stderr) = pump.finish();
-    let outcome = crate::outcome::refine(harness_failure(outcome, &stderr), &stderr);
+    let outcome = crate::suite::outcome::refine(harness_failure(outcome, &stderr), &stderr);
     if let Some(mut s) = server {
         // The server's next notice must be about the next run: take this child's end if
         // the I/O thread did not.

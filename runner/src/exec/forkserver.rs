@@ -13,10 +13,10 @@
 //! configuration at a time. A server that cannot start or breaks is reported once and the
 //! runs go back to spawning the program (`--no-fork-server` asks for that from the start).
 
-use crate::cleanup;
-use crate::process::{self, Program};
-use crate::pump;
-use crate::session::{self, RunDir};
+use crate::exec::cleanup;
+use crate::exec::process::{self, Program};
+use crate::exec::pump;
+use crate::exec::session::{self, RunDir};
 use anyhow::{anyhow, bail, Context, Result};
 use pos_sched::protocol::fork::{request, Notice, ENV_FORK_SERVER, NOTICE_LEN};
 use std::cell::RefCell;

@@ -17,9 +17,9 @@
 //! `poscheck replay` reads.
 
 use crate::cli::ControlArgs;
-use crate::outcome::Outcome;
+use crate::exec::session::{self, RunConfig};
 use crate::report::SavedSchedule;
-use crate::session::{self, RunConfig};
+use crate::suite::outcome::Outcome;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use pos_sched::explore::{self, Algo, Execution, Executor, Limits, Report};
@@ -360,7 +360,7 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
         max_executions: a.max_executions,
         time_limit: a.time_limit.as_deref().map(parse_duration).transpose()?,
     };
-    crate::elf::check(&a.program)?;
+    crate::exec::elf::check(&a.program)?;
     // An absolute path: a bare `prog` is the file in the working directory (not a PATH
     // search), and the saved schedules replay from any directory.
     let program = std::fs::canonicalize(&a.program)
@@ -369,9 +369,13 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
         program,
         ..a.clone()
     };
-    let mut cfg = RunConfig::new(a.program.clone(), a.args.clone(), crate::libpos::find()?);
+    let mut cfg = RunConfig::new(
+        a.program.clone(),
+        a.args.clone(),
+        crate::exec::libpos::find()?,
+    );
     crate::apply_control(&mut cfg, &a.control)?;
-    crate::session::resolve_backend(&mut cfg)?;
+    crate::exec::session::resolve_backend(&mut cfg)?;
     if a.control.max_steps == pos_sched::coordinator::DEFAULT_MAX_STEPS {
         cfg.max_steps = EXPLORE_MAX_STEPS;
     }
@@ -379,7 +383,7 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
     // traces must hold scheduled events only, and sites learned mid-search would change the
     // program's event structure under the algorithm.
     cfg.points = a.points.clone().or_else(|| {
-        crate::elf::check(&a.program)
+        crate::exec::elf::check(&a.program)
             .is_ok_and(|i| i.instrumented)
             .then(|| crate::points::RACES.to_string())
     });
@@ -404,7 +408,7 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
     let report = explore::explore_with(algo, &mut exec, limits, opts);
     let doc = summarise(a, algo, &prepared.recorded(), &report, &exec)?;
     print_summary(&doc, &report);
-    if prepared.cfg.backend == crate::session::Backend::Ptrace {
+    if prepared.cfg.backend == crate::exec::session::Backend::Ptrace {
         sayln!(
             "backend ptrace: the exploration covers the orders of its points only: system \
              calls (contended futex operations, yields, sleeps, thread creation and exit) and \

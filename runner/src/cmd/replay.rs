@@ -2,9 +2,9 @@
 //! say where and why the program left the schedule if it did.
 
 use crate::cli::ReplayArgs;
-use crate::libpos;
+use crate::exec::libpos;
+use crate::exec::session::{self, RunConfig};
 use crate::report::{tail_text, SavedSchedule};
-use crate::session::{self, RunConfig};
 use anyhow::{bail, Context, Result};
 use pos_sched::strategy;
 use std::path::PathBuf;
@@ -78,7 +78,7 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
     for n in 0..a.times.max(1) {
         let mut st = strategy::replay(sch.steps.clone());
         let r = session::run_once(&cfg, st.as_mut(), 0)?;
-        if let crate::outcome::Outcome::Diverged { step, reason } = &r.outcome {
+        if let crate::suite::outcome::Outcome::Diverged { step, reason } = &r.outcome {
             bail!(
                 "replay {} of {}: the program diverged from the schedule at step {step}: {reason}",
                 n + 1,

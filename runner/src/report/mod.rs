@@ -1,7 +1,7 @@
 //! Reports: the per-program table, the JSON document, and saved schedules.
 
-use crate::harness::Tally;
-use crate::outcome::Outcome;
+use crate::suite::harness::Tally;
+use crate::suite::outcome::Outcome;
 use anyhow::{Context, Result};
 use pos_sched::schedule::Schedule;
 use serde::{Deserialize, Serialize};
@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The `timeouts` field of a saved schedule for a run configuration.
-pub fn timeouts_label(cfg: &crate::session::RunConfig) -> String {
+pub fn timeouts_label(cfg: &crate::exec::session::RunConfig) -> String {
     if cfg.timeouts_any {
         "any".into()
     } else {
@@ -39,7 +39,7 @@ pub struct SavedSchedule {
     /// The backend the run used (`preload` when absent: files saved before there was a
     /// choice); `replay --backend auto` uses it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backend: Option<crate::session::Backend>,
+    pub backend: Option<crate::exec::session::Backend>,
     /// Ptrace backend: whether the synchronisation functions had breakpoints
     /// (`--syscall-points-only` when false); `replay` does the same.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -47,8 +47,8 @@ pub struct SavedSchedule {
 }
 
 /// [`SavedSchedule::call_points`] of a run with `cfg`.
-pub fn call_points_of(cfg: &crate::session::RunConfig) -> Option<bool> {
-    (cfg.backend == crate::session::Backend::Ptrace).then_some(cfg.call_points)
+pub fn call_points_of(cfg: &crate::exec::session::RunConfig) -> Option<bool> {
+    (cfg.backend == crate::exec::session::Backend::Ptrace).then_some(cfg.call_points)
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -209,7 +209,7 @@ impl ProgramReport {
             first_outcome: t.first_hit.as_ref().map(|(_, r)| r.outcome.clone()),
             first_error: t.first_error.clone(),
             points: t.points.split(':').next().unwrap_or_default().to_string(),
-            backend: crate::session::Backend::Preload.name().to_string(),
+            backend: crate::exec::session::Backend::Preload.name().to_string(),
             racing_sites: t.racing_sites,
             partial: t.partial,
             outside_episodes: t.outside,
@@ -308,7 +308,7 @@ mod tests {
     fn saved_schedules_round_trip_with_extras() {
         let s = SavedSchedule {
             cwd: Some("/w".into()),
-            backend: Some(crate::session::Backend::Ptrace),
+            backend: Some(crate::exec::session::Backend::Ptrace),
             call_points: Some(false),
             schedule: Schedule {
                 program: "/bin/x".into(),
@@ -327,7 +327,7 @@ mod tests {
         let back = SavedSchedule::load(&p).unwrap();
         assert_eq!(back.schedule, s.schedule);
         assert_eq!(back.pct_k, Some(12));
-        assert_eq!(back.backend, Some(crate::session::Backend::Ptrace));
+        assert_eq!(back.backend, Some(crate::exec::session::Backend::Ptrace));
         assert_eq!(back.call_points, Some(false));
         std::fs::write(&p, "{").unwrap();
         assert!(SavedSchedule::load(&p).is_err());

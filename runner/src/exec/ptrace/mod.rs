@@ -35,11 +35,11 @@
 
 pub mod sys;
 
-use crate::cleanup;
-use crate::elf::{self, Mapping};
-use crate::outcome::Outcome;
-use crate::process::Exit;
-use crate::session::{RunConfig, RunResult};
+use crate::exec::cleanup;
+use crate::exec::elf::{self, Mapping};
+use crate::exec::process::Exit;
+use crate::exec::session::{RunConfig, RunResult};
+use crate::suite::outcome::Outcome;
 use anyhow::{bail, Result};
 use libc::{c_int, pid_t, user_regs_struct};
 use pos_sched::coordinator::{Coordinator, Decision};
@@ -150,7 +150,7 @@ fn call_points(cfg: &RunConfig, maps: &[Mapping]) -> Vec<u64> {
 const MAX_NAP: Duration = Duration::from_micros(100);
 
 /// Run `cfg.program` once under the ptrace backend (see the module doc): the same
-/// [`RunResult`] as [`crate::session::run_once`].
+/// [`RunResult`] as [`crate::exec::session::run_once`].
 pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Result<RunResult> {
     if cfg.points.as_deref().is_some_and(|p| p != "sync") {
         bail!(
@@ -193,7 +193,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         Some(o) => o,
         None => tr.classify_exit(&coord, &stderr),
     };
-    let outcome = crate::outcome::refine(outcome, &stderr);
+    let outcome = crate::suite::outcome::refine(outcome, &stderr);
     let steps = coord.steps();
     let schedule = coord.finish();
     Ok(RunResult {

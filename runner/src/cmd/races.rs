@@ -9,9 +9,10 @@
 //! Exit codes: 0 = no race found, 1 = races found, 2 = error.
 
 use crate::cli::RacesArgs;
-use crate::elf::{self, Mapping};
-use crate::session::RunConfig;
-use crate::{libpos, points};
+use crate::exec::elf::{self, Mapping};
+use crate::exec::libpos;
+use crate::exec::session::RunConfig;
+use crate::points;
 use anyhow::Result;
 use pos_sched::race::Site;
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,7 +31,7 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
     let program = std::fs::canonicalize(&a.program).unwrap_or_else(|_| a.program.clone());
     let mut cfg = RunConfig::new(program.clone(), a.args.clone(), libpos::find()?);
     crate::apply_control(&mut cfg, &a.control)?;
-    crate::session::resolve_backend(&mut cfg)?;
+    crate::exec::session::resolve_backend(&mut cfg)?;
     let runs = a.runs.max(1);
     let prof = points::profile(&cfg, a.seed, runs)?;
     for n in &prof.notes {

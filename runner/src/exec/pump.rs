@@ -7,8 +7,8 @@
 //! run's cost. Connections are read with `MSG_DONTWAIT`, so their descriptors stay blocking
 //! for the decision loop, which writes the replies on its own handle.
 
-use crate::forkserver;
-use crate::process::Exit;
+use crate::exec::forkserver;
+use crate::exec::process::Exit;
 use crossbeam_channel::Sender;
 use pos_sched::protocol::fork::Notice;
 use pos_sched::protocol::{frame_pc, Msg, MSG_LEN};

@@ -206,7 +206,7 @@ pub fn compile(lang: Lang, args: &[String], libpos_dir: &Path) -> Result<i32> {
         .prefix("poscheck-cc-")
         .tempdir()
         .context("cannot create a temporary directory for objects")?;
-    let _tmp_guard = crate::cleanup::Guard::dir(tmp.path());
+    let _tmp_guard = crate::exec::cleanup::Guard::dir(tmp.path());
     let compile_flags: Vec<&String> = p.flags.iter().filter(|f| !is_link_flag(f)).collect();
     let mut objects: Vec<PathBuf> = Vec::new();
     for (k, src) in p.sources.iter().enumerate() {

@@ -6,7 +6,7 @@
 //! it is newer than its source and the headers next to it and was built by the same command
 //! line (recorded in `bin/.NAME.cmd`); up-to-date binaries are skipped.
 
-use crate::manifest::{Entry, Manifest};
+use crate::suite::manifest::{Entry, Manifest};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -134,7 +134,10 @@ pub fn run(
     let m = Manifest::load(dir)?;
     for n in names {
         if !m.programs.iter().any(|e| &e.name == n) {
-            bail!("{n}: not in {}", dir.join(crate::manifest::FILE).display());
+            bail!(
+                "{n}: not in {}",
+                dir.join(crate::suite::manifest::FILE).display()
+            );
         }
     }
     let entries: Vec<&Entry> = m

@@ -125,7 +125,7 @@ impl Manifest {
                 );
             }
             if let Some(b) = &e.backend {
-                crate::session::Backend::parse(b)
+                crate::exec::session::Backend::parse(b)
                     .with_context(|| format!("program {:?}: backend = {b:?}", e.name))?;
             }
             if !matches!(e.points.as_str(), "sync" | "mem" | "races" | "auto") {

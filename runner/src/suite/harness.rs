@@ -15,10 +15,10 @@
 //! `auto` runs try `i` with member [`portfolio::member`]`(try_seed(S, i))` and attributes
 //! its outcome to that member ([`Tally::members`]).
 
-use crate::forkserver;
-use crate::outcome::Outcome;
+use crate::exec::forkserver;
+use crate::exec::session::{self, RunConfig, RunResult};
 use crate::points;
-use crate::session::{self, RunConfig, RunResult};
+use crate::suite::outcome::Outcome;
 use anyhow::{anyhow, Result};
 use pos_sched::race::{Detector, Learner};
 use pos_sched::rng::try_seed;
@@ -207,7 +207,10 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
             opts.corpus = Some(Arc::new(corpus.clone()));
         }
         let mut from = 0;
-        while from < plan.tries && !stop.load(Ordering::Relaxed) && !crate::cleanup::interrupted() {
+        while from < plan.tries
+            && !stop.load(Ordering::Relaxed)
+            && !crate::exec::cleanup::interrupted()
+        {
             let end = (from + learner.batch()).min(plan.tries);
             let mut found = Vec::new();
             let mut fbs = BTreeMap::new();
@@ -291,7 +294,10 @@ fn run_batch(
             s.spawn(move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= end || stop.load(Ordering::Relaxed) || crate::cleanup::interrupted() {
+                    if i >= end
+                        || stop.load(Ordering::Relaxed)
+                        || crate::exec::cleanup::interrupted()
+                    {
                         break;
                     }
                     let r = make_strategy_with(plan, opts).and_then(|mut st| {
@@ -311,7 +317,7 @@ fn run_batch(
         drop(tx);
         let mut setup_error = None;
         for msg in rx.iter() {
-            if crate::cleanup::interrupted() {
+            if crate::exec::cleanup::interrupted() {
                 // Killed by the interrupt (or finished next to it): not a result.
                 continue;
             }
