@@ -57,7 +57,7 @@ fn acquires(op: &Op) -> bool {
         )
 }
 
-/// What a synchronisation operation does to its first object, for [`RunOrder::sync_races`].
+/// What a synchronisation operation does to its object (the first, or a wake's mutex), for [`RunOrder::sync_races`].
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Role {
     /// Mutex acquisition, or a write acquisition of a read-write lock.
@@ -85,9 +85,9 @@ impl Role {
     }
 }
 
-fn sync_role(op: &Op) -> Option<Role> {
+fn sync_role(op: &Op) -> Option<(Obj, Role)> {
     use Op::*;
-    Some(match op {
+    let role = match op {
         Lock { .. } | TryLock { .. } | TimedLock { .. } => Role::Exclusive,
         WrLock { .. } | TryWrLock { .. } | TimedWrLock { .. } => Role::Exclusive,
         RdLock { .. } | TryRdLock { .. } | TimedRdLock { .. } => Role::Shared,
@@ -95,8 +95,13 @@ fn sync_role(op: &Op) -> Option<Role> {
         SemPost { .. } => Role::SemPost,
         CondWait { .. } => Role::CondWait,
         CondSignal { .. } | CondBroadcast { .. } => Role::CondNotify,
+        // The second half of a condition wait re-acquires the mutex: it competes with the
+        // other threads' acquisitions (`cond_if`: the woken consumer and the other one, which
+        // takes the item first when its lock runs before the wake).
+        CondWake { .. } => return op.objects()[1].map(|m| (m, Role::Exclusive)),
         _ => return None,
-    })
+    };
+    op.objects()[0].map(|o| (o, role))
 }
 
 impl RunOrder {
@@ -235,10 +240,8 @@ impl RunOrder {
     pub fn sync_races(&self) -> Vec<(usize, usize)> {
         let mut by_obj: HashMap<(ObjKind, u64), Vec<usize>> = HashMap::new();
         for (i, e) in self.events.iter().enumerate() {
-            if let Some(o) = e.ev.op.objects()[0] {
-                if sync_role(&e.ev.op).is_some() {
-                    by_obj.entry((o.kind, o.addr)).or_default().push(i);
-                }
+            if let Some((o, _)) = sync_role(&e.ev.op) {
+                by_obj.entry((o.kind, o.addr)).or_default().push(i);
             }
         }
         let mut out = Vec::new();
@@ -249,7 +252,9 @@ impl RunOrder {
                     if a.tid() == b.tid() || self.hb(i, j) {
                         continue;
                     }
-                    if let (Some(ra), Some(rb)) = (sync_role(&a.ev.op), sync_role(&b.ev.op)) {
+                    if let (Some((_, ra)), Some((_, rb))) =
+                        (sync_role(&a.ev.op), sync_role(&b.ev.op))
+                    {
                         if ra.conflicts(rb) {
                             out.push((i, j));
                         }
@@ -449,6 +454,53 @@ mod tests {
         let o = RunOrder::new(vec![create(0, 1), w(0, 1), post(0), wait(1), r(1, 1)]);
         assert!(o.hb(1, 4));
         assert!(o.races().is_empty());
+    }
+
+    #[test]
+    fn a_condition_wake_competes_for_the_mutex_with_the_other_threads_locks() {
+        // `cond_if`: thread 1 waits, main signals, thread 2 locks the mutex; whether 2's lock
+        // runs before 1's wake (2 takes the item first) is a reordering of the run.
+        let (c, m) = (7, 3);
+        let o = RunOrder::without_locks(vec![
+            create(0, 1),
+            create(0, 2),
+            ev(
+                1,
+                Op::Lock {
+                    m,
+                    kind: Default::default(),
+                },
+            ), // 2
+            ev(1, Op::CondWait { c, m }), // 3
+            ev(0, Op::CondSignal { c }),  // 4
+            ev(
+                1,
+                Op::CondWake {
+                    c,
+                    m,
+                    deadline: crate::event::NO_DEADLINE,
+                },
+            ), // 5
+            ev(
+                1,
+                Op::Unlock {
+                    m,
+                    kind: Default::default(),
+                },
+            ),
+            ev(
+                2,
+                Op::Lock {
+                    m,
+                    kind: Default::default(),
+                },
+            ), // 7
+        ]);
+        let races = o.sync_races();
+        assert!(races.contains(&(5, 7)), "{races:?}");
+        assert!(races.contains(&(2, 7)), "{races:?}");
+        assert!(races.contains(&(3, 4)), "wait and signal: {races:?}");
+        assert!(o.hb(4, 5), "the signal happens before the wake it causes");
     }
 
     #[test]
