@@ -284,4 +284,28 @@ mod tests {
         assert!(g.skipped >= 1, "thread 2's lock is blocked there");
         assert_eq!(again.trace.len(), trace.len(), "the run still completes");
     }
+
+    #[test]
+    fn cond_if_and_readers_writers_need_four_ordered_events_once_control_flow_is_followed() {
+        // Both bugs have a forcing 3-tuple over all executions (`bug_depth`), but every
+        // schedule of the depth-3 family that orders it also reorders a fourth event the
+        // tuple depends on (`cond_if`: the first consumer must already wait when the producer
+        // locks; readers/writers: the reader's first section must precede the writer's), so
+        // the program takes another branch there and approximate replay cannot follow: these
+        // are depth-4 bugs of the recorded run. The depth-4 family finds both.
+        for (name, prog) in [
+            ("cond_if", testprog::cond_if(true)),
+            ("readers_writers_gap", testprog::readers_writers_gap(true)),
+        ] {
+            let mut exec = Interp::new(prog);
+            let three = explore(hitting(3), &mut exec, Limits::default());
+            assert!(three.complete, "{name}: {three:?}");
+            assert_eq!(
+                three.buggy, 0,
+                "{name}: depth 3 now finds it: update this test and the README"
+            );
+            let four = explore(hitting(4), &mut exec, Limits::default());
+            assert!(four.complete && four.buggy > 0, "{name}: {four:?}");
+        }
+    }
 }
