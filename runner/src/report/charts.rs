@@ -241,7 +241,12 @@ pub fn step_curves(curves: &[Curve], x_max: f64, total: usize, x_label: &str) ->
         }));
     let mut yaxis = El::new("g").class("axis");
     let step = total.div_ceil(8).max(1);
-    for n in (0..=total).step_by(step).chain([total]) {
+    // Multiples of the step, then the total, unless the last multiple is too close to it.
+    let ticks = (0..total)
+        .step_by(step)
+        .filter(|n| *n == 0 || total - n >= step.div_ceil(2))
+        .chain([total]);
+    for n in ticks {
         let y = y_of(n);
         yaxis.push(svg::line(CURVE_L, y, CURVE_W - 10.0, y).class("grid"));
         yaxis.push(
@@ -369,5 +374,15 @@ mod tests {
         // Start, two steps (two points each), the end.
         assert_eq!(d.matches('L').count(), 5, "{d}");
         assert!(text.contains("rw (2)"), "{text}");
+        // The y ticks: 0 to 4 by 1; for 36 bugs by 5, and 36 without 35 next to it.
+        let ticks = |t: &str| -> Vec<String> {
+            t.split("text-anchor=\"end\" class=\"tick\">")
+                .skip(1)
+                .map(|s| s.split('<').next().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(ticks(&text), ["0", "1", "2", "3", "4"]);
+        let many = step_curves(&[], 100.0, 36, "tries").render();
+        assert_eq!(ticks(&many), ["0", "5", "10", "15", "20", "25", "30", "36"]);
     }
 }
