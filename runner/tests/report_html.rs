@@ -468,3 +468,92 @@ fn headless_chromium_renders_the_charts_without_console_errors() {
     assert!(up.first() < up.last(), "{up:?}");
     assert_eq!(console.len(), 2, "{console:?}");
 }
+
+#[test]
+fn run_and_explore_write_the_page_too() {
+    let (dir, _, _) = session();
+    let bin = dir.join("bin/deadlock_2");
+    let out = poscheck(
+        dir,
+        &[
+            "run",
+            "--algo",
+            "pos",
+            "--tries",
+            "20",
+            "--seed",
+            "3",
+            "--jobs",
+            "2",
+            "--json",
+            "run.json",
+            "--html",
+            "run.html",
+            "--out-dir",
+            "out-run",
+        ]
+        .into_iter()
+        .chain([bin.to_str().unwrap()])
+        .collect::<Vec<_>>(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let run: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    let hits = run["programs"][0]["hits"].as_u64().unwrap();
+    assert!(hits > 0, "{run}");
+    let page = std::fs::read_to_string(dir.join("run.html")).unwrap();
+    assert_eq!(
+        page.matches("<tr data-program=\"deadlock_2\" data-algo=\"pos\"")
+            .count(),
+        1
+    );
+    assert_eq!(page.matches("<figure class=\"ratio\"").count(), 1);
+    assert_eq!(page.matches("<article class=\"bug\"").count(), 1);
+    assert!(page.contains(&format!("{hits}/20")), "the bar's label");
+    // explore: its summary row and its bug's interleaving.
+    let out = poscheck(
+        dir,
+        &[
+            "explore",
+            "--algo",
+            "odpor",
+            "--max-executions",
+            "50",
+            "--json",
+            "explore.json",
+            "--html",
+            "explore.html",
+            "--out-dir",
+            "out-explore",
+            bin.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("explore.json")).unwrap()).unwrap();
+    assert!(doc["first_bug_s"].as_f64().unwrap() > 0.0, "{doc}");
+    let page = std::fs::read_to_string(dir.join("explore.html")).unwrap();
+    assert!(page.contains("<section id=\"explore\">"));
+    assert_eq!(
+        page.matches("<tr data-program=\"deadlock_2\" data-algo=\"odpor\"")
+            .count(),
+        1
+    );
+    let art = element(
+        &page,
+        "data-program=\"deadlock_2\" data-algo=\"explore odpor\" data-outcome=\"deadlock\"",
+        "</article>",
+    );
+    assert_eq!(art.matches("class=\"step failing\"").count(), 1);
+    assert!(art.contains("poscheck replay out-explore/deadlock_2.explore-odpor.bug0.json"));
+    // No sampling runs: no comparison table or charts.
+    assert!(!page.contains("comparison-table") && !page.contains("<figure"));
+    // The two together in one page (`report` takes several files of either kind).
+    let out = poscheck(
+        dir,
+        &["report", "run.json", "explore.json", "-o", "both.html"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let both = std::fs::read_to_string(dir.join("both.html")).unwrap();
+    assert_eq!(both.matches("<article class=\"bug\"").count(), 2);
+}
