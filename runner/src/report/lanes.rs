@@ -92,8 +92,20 @@ const MAY_BLOCK: &[&str] = &[
     "sleep_until",
 ];
 
+/// For each step, the index of the next step of the same thread (linear: schedules run to a
+/// million steps).
+pub fn next_of_thread(steps: &[LaneStep]) -> Vec<Option<usize>> {
+    let mut next = vec![None; steps.len()];
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, s) in steps.iter().enumerate().rev() {
+        next[i] = seen.insert(&s.thread, i);
+    }
+    next
+}
+
 /// The switch before each step of `steps`.
 pub fn switches(steps: &[LaneStep]) -> Vec<Switch> {
+    let next_of = next_of_thread(steps);
     // Mutex → holder (None: held by someone the steps cannot tell, e.g. after a trylock).
     let mut held: BTreeMap<&str, Option<&str>> = BTreeMap::new();
     let mut exited: BTreeSet<u64> = BTreeSet::new();
@@ -103,7 +115,7 @@ pub fn switches(steps: &[LaneStep]) -> Vec<Switch> {
             None => Switch::None,
             Some(prev) if prev.thread == s.thread => Switch::None,
             Some(prev) => {
-                let next = steps[i..].iter().find(|n| n.thread == prev.thread);
+                let next = next_of[i - 1].map(|n| &steps[n]);
                 let voluntary = matches!(prev.op.as_str(), "yield" | "sleep" | "exit");
                 let could_run = next.is_some_and(|n| enabled(n, &held, &exited));
                 if could_run && !voluntary {
@@ -210,6 +222,7 @@ fn fit(s: &str, n: usize) -> String {
 /// The diagram of `steps` with step `failing` highlighted (at most [`MAX_DRAWN`] steps).
 pub fn diagram(steps: &[LaneStep], failing: Option<usize>) -> El {
     let sw = switches(steps);
+    let next_of = next_of_thread(steps);
     let first = steps.len().saturating_sub(MAX_DRAWN);
     let mut threads: Vec<&str> = Vec::new();
     for s in steps {
@@ -266,10 +279,7 @@ pub fn diagram(steps: &[LaneStep], failing: Option<usize>) -> El {
                 link = link.tooltip(format!(
                     "preemption: thread {} could have continued (its next step: {})",
                     prev.thread,
-                    steps[i..]
-                        .iter()
-                        .find(|n| n.thread == prev.thread)
-                        .map_or(String::new(), LaneStep::full)
+                    next_of[i - 1].map_or(String::new(), |n| steps[n].full())
                 ));
                 root.push(link);
                 root.push(
@@ -389,6 +399,32 @@ mod tests {
         ]);
         // 0 → 0.1 at step 1: 0's next step is a yield, which could run.
         assert_eq!(switches(&s), vec![None, Preemption, Preemption, Plain]);
+    }
+
+    #[test]
+    fn long_schedules_are_linear_and_drawn_from_their_end() {
+        // 200,000 steps of two threads: quadratic work would take minutes.
+        let long: Vec<LaneStep> = (0..200_000)
+            .map(|i| LaneStep {
+                tid: i % 2,
+                thread: if i % 2 == 0 { "0".into() } else { "0.1".into() },
+                op: "write".into(),
+                object: Some("mem[0x40+4]".into()),
+                location: None,
+            })
+            .collect();
+        let t = std::time::Instant::now();
+        let sw = switches(&long);
+        assert_eq!(
+            sw.iter().filter(|s| **s == Switch::Preemption).count(),
+            199_998
+        );
+        let text = diagram(&long, Some(199_999)).render();
+        assert!(t.elapsed().as_secs() < 10, "{:?}", t.elapsed());
+        assert_eq!(text.matches("<g class=\"step").count(), MAX_DRAWN);
+        assert!(text.contains("data-step=\"199999\""));
+        assert!(!text.contains("data-step=\"199599\""));
+        assert!(text.contains("data-step=\"199600\""));
     }
 
     #[test]
