@@ -277,6 +277,15 @@ fn report_reads_the_json_from_elsewhere_and_older_files() {
     let bugs = html.matches("<article class=\"bug\"").count();
     assert_eq!(again.matches(" class=\"lanes\"").count(), bugs);
     assert!(!again.contains("was not found"));
+    // Its replay commands name the files where they were found.
+    let first = lines(json, "rw")[0]["schedule"].as_str().unwrap();
+    assert!(
+        again.contains(&format!(
+            "poscheck replay {}</pre>",
+            dir.join(first).display()
+        )),
+        "{again}"
+    );
     // A file written before the time to first bug was recorded still loads; the page says
     // the time is missing instead of drawing its curve.
     let mut old = json.clone();
@@ -556,4 +565,22 @@ fn run_and_explore_write_the_page_too() {
     assert!(out.status.success(), "{}", text(&out));
     let both = std::fs::read_to_string(dir.join("both.html")).unwrap();
     assert_eq!(both.matches("<article class=\"bug\"").count(), 2);
+}
+
+#[test]
+fn merge_writes_the_page_of_the_merged_runs() {
+    let (dir, _, html) = session();
+    let out = poscheck(dir, &["merge", "compare.json", "--html", "merged.html"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let page = std::fs::read_to_string(dir.join("merged.html")).unwrap();
+    for p in PROGRAMS {
+        for a in ALGOS {
+            let row = format!("<tr data-program=\"{p}\" data-algo=\"{a}\"");
+            assert_eq!(page.matches(&row).count(), 1, "{row}");
+        }
+    }
+    assert_eq!(
+        page.matches("<article class=\"bug\"").count(),
+        html.matches("<article class=\"bug\"").count()
+    );
 }

@@ -117,7 +117,8 @@ struct Bug {
     algo: String,
     kind: String,
     message: String,
-    /// The schedule file as the JSON names it (the replay command uses it).
+    /// The schedule file where it was found, else as the JSON names it (the replay command
+    /// uses it).
     schedule: String,
     /// The steps, or why there are none.
     steps: std::result::Result<(u64, Vec<LaneStep>), String>,
@@ -297,7 +298,13 @@ fn bug(
     fallback: Option<(String, String)>,
 ) -> Bug {
     let (mut kind, mut message) = fallback.unwrap_or_else(|| ("bug".into(), String::new()));
-    let steps = match resolve(schedule, dir) {
+    let found = resolve(schedule, dir);
+    // The replay command names the file where it was found (the JSON's path may be relative
+    // to another directory).
+    let shown = found
+        .as_ref()
+        .map_or_else(|| schedule.to_string(), |p| p.display().to_string());
+    let steps = match found {
         None => Err(format!(
             "the schedule file {schedule} was not found (next to the JSON file either): no \
              interleaving to show"
@@ -323,7 +330,7 @@ fn bug(
         algo: algo.to_string(),
         kind,
         message,
-        schedule: schedule.to_string(),
+        schedule: shown,
         steps,
     }
 }
