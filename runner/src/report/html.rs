@@ -861,3 +861,78 @@ fn bug_section(bugs: &[Bug]) -> El {
     }
     sec
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run_doc(algo: &str, progs: &[(&str, u64, Option<&str>)]) -> Input {
+        Input {
+            label: format!("{algo}.json"),
+            dir: PathBuf::from("/nonexistent"),
+            value: json!({
+                "algo": algo, "seed": 1, "tries": 10,
+                "programs": progs.iter().enumerate().map(|(k, (name, hits, sched))| json!({
+                    "name": name, "index": k, "expect": "assert", "tries": 10, "hits": hits,
+                    "hit_ratio": *hits as f64 / 10.0,
+                    "first_hit": (*hits > 0).then_some(3),
+                    "schedule": sched,
+                    "first_outcome": {"kind": "assert", "text": "x", "thread": "0.1"},
+                })).collect::<Vec<_>>(),
+            }),
+        }
+    }
+
+    #[test]
+    fn names_from_the_json_are_escaped_everywhere() {
+        let evil = "a<script>alert(1)</script>\"&'";
+        let doc =
+            Doc::from_inputs(vec![run_doc("rw", &[(evil, 2, Some("/no/such.json"))])]).unwrap();
+        let page = render(&doc);
+        assert!(!page.contains("<script>alert"), "unescaped name");
+        assert!(page.contains("a&lt;script&gt;alert(1)&lt;/script&gt;&quot;&amp;&#39;"));
+        // One script element: the report's own.
+        assert_eq!(page.matches("<script>").count(), 1);
+        // The missing schedule file is said, with the outcome from the JSON line.
+        assert!(page.contains("/no/such.json was not found"), "{page}");
+        assert!(page.contains("data-outcome=\"assert\""));
+        assert!(page.contains("poscheck replay /no/such.json</pre>"));
+    }
+
+    #[test]
+    fn runs_of_one_algorithm_from_several_files_are_put_together_once() {
+        let doc = Doc::from_inputs(vec![
+            run_doc("rw", &[("p", 1, None)]),
+            run_doc("rw", &[("q", 0, None)]),
+            run_doc("pos", &[("p", 0, None), ("q", 4, None)]),
+        ])
+        .unwrap();
+        let t = doc.table.as_ref().unwrap();
+        assert_eq!(t.algos, ["rw", "pos"]);
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(t.bugs_hit, [1, 1]);
+        let page = render(&doc);
+        assert_eq!(page.matches("<tr data-program=").count(), 2 + 4);
+        let twice = Doc::from_inputs(vec![
+            run_doc("rw", &[("p", 1, None)]),
+            run_doc("rw", &[("p", 1, None)]),
+        ]);
+        let e = format!("{:#}", twice.err().unwrap());
+        assert!(e.contains("program p appears twice under rw"), "{e}");
+        let none = Doc::from_inputs(vec![Input {
+            label: "x.json".into(),
+            dir: PathBuf::from("."),
+            value: json!({"a": 1}),
+        }]);
+        assert!(format!("{:#}", none.err().unwrap()).starts_with("x.json: not a poscheck"));
+        assert!(Doc::from_inputs(Vec::new()).is_err());
+    }
+
+    #[test]
+    fn shell_words_are_quoted_when_they_need_it() {
+        assert_eq!(shell_word("out/a.rw.seed1.json"), "out/a.rw.seed1.json");
+        assert_eq!(shell_word("out/a b.json"), "'out/a b.json'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+    }
+}
