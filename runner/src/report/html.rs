@@ -133,6 +133,8 @@ pub struct Doc {
     lines: Vec<Vec<(ProgLine, PathBuf)>>,
     table: Option<Table>,
     explores: Vec<(ExploreDoc, PathBuf)>,
+    /// Inputs whose session was interrupted (SIGINT): finished tries only.
+    interrupted: Vec<String>,
 }
 
 impl Doc {
@@ -144,8 +146,12 @@ impl Doc {
         let mut lines: Vec<Vec<(ProgLine, PathBuf)>> = Vec::new();
         let mut explores = Vec::new();
         let mut sources = Vec::new();
+        let mut interrupted = Vec::new();
         for input in inputs {
             let v = &input.value;
+            if v.get("interrupted").and_then(|i| i.as_bool()) == Some(true) {
+                interrupted.push(input.label.clone());
+            }
             let file_runs: Vec<AlgoRun> = if v.get("runs").is_some() {
                 let d: CompareDoc = serde_json::from_value(v.clone())
                     .with_context(|| format!("{}: not a poscheck compare document", input.label))?;
@@ -214,6 +220,7 @@ impl Doc {
             lines,
             table,
             explores,
+            interrupted,
         })
     }
 
@@ -433,6 +440,12 @@ pub fn render(doc: &Doc) -> String {
             .class("meta")
             .text(format!("From {}.", doc.sources.join(", "))),
     );
+    if !doc.interrupted.is_empty() {
+        body.push(El::new("p").class("flag").text(format!(
+            "Interrupted (SIGINT): {} hold(s) the finished tries only.",
+            doc.interrupted.join(", ")
+        )));
+    }
     if let Some(t) = &doc.table {
         let seeds: Vec<String> = doc
             .runs
@@ -914,6 +927,11 @@ mod tests {
         assert_eq!(t.bugs_hit, [1, 1]);
         let page = render(&doc);
         assert_eq!(page.matches("<tr data-program=").count(), 2 + 4);
+        assert!(!page.contains("Interrupted"));
+        let mut cut = run_doc("rw", &[("p", 1, None)]);
+        cut.value["interrupted"] = json!(true);
+        let page = render(&Doc::from_inputs(vec![cut]).unwrap());
+        assert!(page.contains("Interrupted (SIGINT): rw.json hold(s) the finished tries only."));
         let twice = Doc::from_inputs(vec![
             run_doc("rw", &[("p", 1, None)]),
             run_doc("rw", &[("p", 1, None)]),
