@@ -43,6 +43,24 @@ pub enum Command {
     Merge(MergeArgs),
     /// Explore the schedules of a program systematically (DFS, DPOR, ODPOR, bounded, RT).
     Explore(crate::cmd::explore::ExploreArgs),
+    /// Write the HTML report (tables, charts, every bug's interleaving) of JSON files
+    /// written by run, compare, merge or explore.
+    #[command(
+        after_help = "Example:\n  poscheck compare --json out/compare.json benchmarks/\n  \
+                            poscheck report out/compare.json -o out/report.html"
+    )]
+    Report(ReportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// JSON files written by `run --json`, `compare --json`, `merge --json` or
+    /// `explore --json` (several: their programs are shown together).
+    #[arg(required = true, value_name = "FILE.json")]
+    pub files: Vec<PathBuf>,
+    /// The HTML file to write (one self-contained page).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
 }
 
 /// Options of a controlled run shared by `run` and `replay`.
@@ -121,6 +139,9 @@ pub struct TriesArgs {
     /// Write the results (and, for `compare`, the table) as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the HTML report (tables, charts, every bug's interleaving) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// PCT depth for `pct` without a digit.
     #[arg(long)]
     pub depth: Option<u32>,
@@ -221,6 +242,9 @@ pub struct MergeArgs {
     /// Write the merged runs and table as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the HTML report of the merged runs to this file.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -721,17 +721,21 @@ pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
     }
     let table = Table::build(&runs)?;
     say!("{}", table.render(a.tries, seed));
+    let doc = CompareDoc {
+        seed,
+        tries: a.tries,
+        shard: shard.map(|s| s.to_string()),
+        algos: c.algos.clone(),
+        runs,
+        table: Some(table),
+        interrupted: crate::exec::cleanup::interrupted(),
+    };
     if let Some(path) = &a.json {
-        let doc = CompareDoc {
-            seed,
-            tries: a.tries,
-            shard: shard.map(|s| s.to_string()),
-            algos: c.algos.clone(),
-            runs,
-            table: Some(table),
-            interrupted: crate::exec::cleanup::interrupted(),
-        };
         write_doc(&doc, path)?;
+    }
+    if let Some(path) = &a.html {
+        report::html::write(vec![report::html::Input::of("compare", &doc)?], path)?;
+        sayln!("poscheck: report written to {}", path.display());
     }
     if crate::exec::cleanup::interrupted() {
         sayln!("poscheck: interrupted (SIGINT): the results above are those of the finished tries");

@@ -88,6 +88,9 @@ pub struct ExploreArgs {
     /// Write the results as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the HTML report (the bugs' interleavings) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Where the schedules of the bugs found are saved.
     #[arg(long, default_value = "poscheck-out", value_name = "DIR")]
     pub out_dir: PathBuf,
@@ -134,6 +137,10 @@ pub struct RealExecutor<'c> {
     pub bug_outcomes: Vec<Outcome>,
     /// A setup failure or run error: the exploration is stopped and the command fails.
     pub error: Option<String>,
+    /// When the executor was made (the exploration's start) and the seconds from then until
+    /// the first buggy execution finished.
+    started: std::time::Instant,
+    pub first_bug_s: Option<f64>,
 }
 
 impl<'c> RealExecutor<'c> {
@@ -143,6 +150,8 @@ impl<'c> RealExecutor<'c> {
             runs: 0,
             bug_outcomes: Vec::new(),
             error: None,
+            started: std::time::Instant::now(),
+            first_bug_s: None,
         }
     }
 
@@ -182,6 +191,9 @@ impl Executor for RealExecutor<'_> {
             }
             o if o.is_bug() => {
                 ex.bug = Some(o.to_string());
+                let started = self.started;
+                self.first_bug_s
+                    .get_or_insert_with(|| started.elapsed().as_secs_f64());
                 if self.bug_outcomes.len() < explore::MAX_KEPT_BUGS {
                     self.bug_outcomes.push(o);
                 }
@@ -226,6 +238,8 @@ pub struct ExploreReport {
     pub family: Option<FamilyReport>,
     /// The number of the first complete execution that hit a bug (1-based).
     pub first_bug_execution: Option<u64>,
+    /// Seconds from the start of the exploration until the first buggy execution finished.
+    pub first_bug_s: Option<f64>,
     pub complete: bool,
     /// Why the exploration was cut short, when it was (a limit, a divergence, an error).
     pub stopped: Option<String>,
@@ -422,6 +436,10 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
         std::fs::write(path, json + "\n")
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
+    if let Some(path) = &a.html {
+        crate::report::html::write(vec![crate::report::html::Input::of("explore", &doc)?], path)?;
+        sayln!("poscheck: report written to {}", path.display());
+    }
     if report.buggy > 0 {
         return Ok(1);
     }
@@ -532,6 +550,7 @@ fn summarise(
             _ => None,
         },
         first_bug_execution: r.first_bug_execution,
+        first_bug_s: exec.first_bug_s,
         complete: r.complete,
         stopped,
         diverged: r.diverged.as_ref().map(ToString::to_string),

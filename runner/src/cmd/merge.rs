@@ -133,6 +133,10 @@ pub fn cmd(a: &crate::cli::MergeArgs) -> Result<i32> {
     if let Some(path) = &a.json {
         crate::cmd::compare::write_doc(&doc, path)?;
     }
+    if let Some(path) = &a.html {
+        crate::report::html::write(vec![crate::report::html::Input::of("merge", &doc)?], path)?;
+        sayln!("poscheck: report written to {}", path.display());
+    }
     Ok(0)
 }
 

@@ -12,4 +12,5 @@ pub mod micro;
 pub mod model;
 pub mod races;
 pub mod replay;
+pub mod report;
 pub mod run;

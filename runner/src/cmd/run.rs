@@ -139,17 +139,21 @@ pub fn run(r: &cli::RunArgs) -> Result<i32> {
             eprintln!("poscheck: {}: {f}", r.name);
         }
     }
+    let doc = report::SessionReport {
+        algo: r.algo.clone(),
+        seed,
+        tries: a.tries,
+        programs: table,
+        interrupted: cleanup::interrupted(),
+    };
     if let Some(path) = &a.json {
-        let doc = report::SessionReport {
-            algo: r.algo.clone(),
-            seed,
-            tries: a.tries,
-            programs: table,
-            interrupted: cleanup::interrupted(),
-        };
         let json = serde_json::to_string_pretty(&doc).context("cannot encode the report")?;
         std::fs::write(path, json + "\n")
             .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = &a.html {
+        report::html::write(vec![report::html::Input::of("run", &doc)?], path)?;
+        sayln!("poscheck: report written to {}", path.display());
     }
     if cleanup::interrupted() {
         sayln!("poscheck: interrupted (SIGINT): the results above are those of the finished tries");

@@ -1,4 +1,10 @@
-//! Reports: the per-program table, the JSON document, and saved schedules.
+//! Reports: the per-program table, the JSON document, saved schedules, and the HTML report
+//! (`html`: a page of tables, `charts` and `lanes` diagrams drawn with the `svg` builder).
+
+pub mod charts;
+pub mod html;
+pub mod lanes;
+pub mod svg;
 
 use crate::suite::harness::Tally;
 use crate::suite::outcome::Outcome;
@@ -90,6 +96,10 @@ pub struct ProgramReport {
     pub hits: u64,
     pub hit_ratio: f64,
     pub first_hit: Option<u64>,
+    /// Seconds from the start of the program's tries until the first buggy try finished
+    /// (absent in files written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_hit_s: Option<f64>,
     pub outcomes: BTreeMap<String, u64>,
     pub mean_steps: f64,
     pub wall_s: f64,
@@ -197,6 +207,7 @@ impl ProgramReport {
                 t.hits as f64 / t.tries as f64
             },
             first_hit: t.first_hit.as_ref().map(|(i, _)| *i),
+            first_hit_s: t.first_hit_s,
             outcomes: t.outcomes.clone(),
             mean_steps: if t.tries == 0 {
                 0.0

@@ -57,6 +57,12 @@ pub struct Tally {
     pub pct_k: Option<u64>,
     /// The buggy run with the smallest try index, with that index.
     pub first_hit: Option<(u64, RunResult)>,
+    /// Seconds from the start of the program's session (calibration and profiling runs
+    /// included) until the first buggy try finished, whichever try that was: the time to
+    /// first bug a user waits.
+    pub first_hit_s: Option<f64>,
+    /// When the program's session started.
+    pub started: Instant,
     /// The first `error` outcome, for the report.
     pub first_error: Option<String>,
     /// The scheduling-point mode the tries used, as saved schedules record it
@@ -171,6 +177,8 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
         wall_s: 0.0,
         pct_k,
         first_hit: None,
+        first_hit_s: None,
+        started: start,
         first_error: None,
         points: prepared.recorded(),
         racing_sites: prepared.racing_sites,
@@ -356,6 +364,9 @@ fn run_batch(
             }
             if hit {
                 tally.hits += 1;
+                tally
+                    .first_hit_s
+                    .get_or_insert_with(|| tally.started.elapsed().as_secs_f64());
                 if plan.stop_on_first {
                     stop.store(true, Ordering::Relaxed);
                 }
