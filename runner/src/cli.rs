@@ -18,30 +18,56 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run programs many times under a scheduling algorithm and report bug hit ratios.
+    #[command(
+        after_help = "Examples:\n  poscheck run --tries 10000 bench/\n  poscheck run --algo pos --tries 1000 --json out.json ./prog -- arg1"
+    )]
     Run(RunArgs),
     /// Re-run a saved schedule and reproduce its outcome.
+    #[command(
+        after_help = "Example:\n  poscheck replay --times 100 poscheck-out/prog.pos.seed1.json"
+    )]
     Replay(ReplayArgs),
     /// Measure grant latency and throughput against raw baselines.
+    #[command(after_help = "Example:\n  poscheck bench --steps 20000 --runs 300")]
     Bench(BenchArgs),
     /// Simulate abstract program models under the strategies (sched::sim).
+    #[command(after_help = "Example:\n  poscheck model benchmarks/models/delay7.model")]
     Model(crate::cmd::model::ModelArgs),
     /// Micro-benchmarks of the strategies on abstract programs.
+    #[command(after_help = "Example:\n  poscheck micro --threads 4 --events 4 --objects 4")]
     Micro(crate::cmd::micro::MicroArgs),
     /// Compile C with scheduling points at memory accesses (wraps $POSCHECK_CC, default gcc).
-    #[command(name = "cc")]
+    #[command(
+        name = "cc",
+        after_help = "Example:\n  poscheck cc -O1 -g -o prog prog.c"
+    )]
     Cc(CcArgs),
     /// Compile C++ with scheduling points at memory accesses (wraps $POSCHECK_CXX, default g++).
-    #[command(name = "c++")]
+    #[command(
+        name = "c++",
+        after_help = "Example:\n  poscheck c++ -O1 -g -o prog prog.cpp"
+    )]
     Cxx(CcArgs),
     /// Find the data races of an instrumented program (the profiling step of --points races).
+    #[command(
+        after_help = "Examples:\n  poscheck races ./prog\n  poscheck races --classify --sync ./prog"
+    )]
     Races(RacesArgs),
     /// Build every program of a suite's manifest into DIR/bin (with `poscheck cc`).
+    #[command(after_help = "Example:\n  poscheck build benchmarks/")]
     Build(BuildArgs),
     /// Run several algorithms over programs or a suite and print the comparison table.
+    #[command(
+        after_help = "Example:\n  poscheck compare --algos pos,pct3,rw --tries 1000 --json cmp.json benchmarks/"
+    )]
     Compare(CompareArgs),
     /// Merge the JSON of sharded `compare` (or `run`) sessions into one comparison table.
+    #[command(after_help = "Example:\n  poscheck merge --json all.json shard-1.json shard-2.json")]
     Merge(MergeArgs),
     /// Explore the schedules of a program systematically (DFS, DPOR, ODPOR, bounded, RT).
+    #[command(
+        after_help = "Examples:\n  poscheck explore --algo odpor --points mem ./prog\n  poscheck explore --algo hitting --depth 3 ./prog"
+    )]
     Explore(crate::cmd::explore::ExploreArgs),
 }
 

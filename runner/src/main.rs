@@ -43,7 +43,7 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     if let Err(e) = process::disable_aslr() {
-        eprintln!("poscheck: error: {e:#}");
+        eprintln!("poscheck: error: {}", one_line(&e));
         return ExitCode::from(2);
     }
     let r = match &cli.command {
@@ -75,7 +75,7 @@ fn main() -> ExitCode {
     match r {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
         Err(e) => {
-            eprintln!("poscheck: error: {e:#}");
+            eprintln!("poscheck: error: {}", one_line(&e));
             ExitCode::from(2)
         }
     }
@@ -85,30 +85,57 @@ fn main() -> ExitCode {
 /// usage error is one line `poscheck: error: ...` (exit 2) like every other bad input.
 fn usage_error(e: &clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
-    if matches!(
-        e.kind(),
-        ErrorKind::DisplayHelp
-            | ErrorKind::DisplayVersion
-            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-    ) {
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         let _ = e.print();
-        return ExitCode::from(
-            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                2
-            } else {
-                0
-            },
+        return ExitCode::from(0);
+    }
+    eprintln!("poscheck: error: {}", usage_line(e));
+    ExitCode::from(2)
+}
+
+/// clap's error as one line: its message and what follows on the next lines (the missing
+/// arguments, a tip) up to the usage, joined; the subcommands when none was given.
+fn usage_line(e: &clap::Error) -> String {
+    use clap::error::ErrorKind;
+    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        use clap::CommandFactory;
+        let names: Vec<String> = cli::Cli::command()
+            .get_subcommands()
+            .filter(|c| !c.is_hide_set())
+            .map(|c| c.get_name().to_string())
+            .collect();
+        return format!(
+            "no subcommand given (one of {}; see poscheck --help)",
+            names.join(", ")
         );
     }
     let text = e.render().to_string();
-    let line = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("invalid command line");
-    let line = line.strip_prefix("error: ").unwrap_or(line);
-    eprintln!("poscheck: error: {line} (see poscheck --help)");
-    ExitCode::from(2)
+    let mut parts: Vec<&str> = Vec::new();
+    for l in text.lines().map(str::trim) {
+        if l.starts_with("Usage:") || l.starts_with("For more information") {
+            break;
+        }
+        if !l.is_empty() {
+            parts.push(l);
+        }
+    }
+    let line = if parts.is_empty() {
+        "invalid command line".to_string()
+    } else {
+        parts.join(" ")
+    };
+    let line = line.strip_prefix("error: ").unwrap_or(&line).to_string();
+    let line = line.replace(": tip:", "; tip:").replace(" tip:", "; tip:");
+    format!("{} (see poscheck --help)", line.trim_end_matches(':'))
+}
+
+/// An error as one line: every message of the chain, a line break inside one becoming a
+/// space (a usage or setup error is one line `poscheck: error: ...`).
+fn one_line(e: &anyhow::Error) -> String {
+    format!("{e:#}")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Longest accepted `--step-timeout` (a day): longer is surely a typo, and far longer does
