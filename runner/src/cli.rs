@@ -69,6 +69,11 @@ pub enum Command {
         after_help = "Examples:\n  poscheck explore --algo odpor --points mem ./prog\n  poscheck explore --algo hitting --depth 3 ./prog"
     )]
     Explore(crate::cmd::explore::ExploreArgs),
+    /// Print `LD_PRELOAD=<absolute path of libpos.so>` for controlled runs without poscheck.
+    #[command(
+        after_help = "Example:\n  env $(poscheck env) ./prog    # one controlled run (POS), seed printed"
+    )]
+    Env,
 }
 
 /// Options of a controlled run shared by `run` and `replay`.

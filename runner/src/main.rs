@@ -70,6 +70,7 @@ fn main() -> ExitCode {
         cli::Command::Races(a) => cmd::races::run(a),
         cli::Command::Merge(a) => cmd::merge::cmd(a),
         cli::Command::Explore(a) => cmd::explore::run(a),
+        cli::Command::Env => cmd::env::run(),
     };
     forkserver::shut_down();
     match r {

@@ -6,6 +6,7 @@ pub mod bench;
 pub mod build;
 pub mod cc;
 pub mod compare;
+pub mod env;
 pub mod explore;
 pub mod merge;
 pub mod micro;
