@@ -152,6 +152,10 @@ pub struct TriesArgs {
     /// Write the results (and, for `compare`, the table) as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the results as JUnit XML to this file: a test case per program and algorithm,
+    /// a bug is a failure (its outcome, schedule and replay command), no bug a pass.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// PCT depth for `pct` without a digit.
     #[arg(long)]
     pub depth: Option<u32>,

@@ -35,6 +35,8 @@ pub struct Job {
     pub backend: Option<crate::exec::session::Backend>,
     /// Position in the full list (manifest order), before sharding.
     pub index: usize,
+    /// The source file, when known (a suite's manifest names it): where annotations point.
+    pub source: Option<PathBuf>,
 }
 
 /// Session parameters shared by every program and algorithm.
@@ -132,6 +134,7 @@ pub fn jobs_of(paths: &[PathBuf], args: &[String], shard: Option<Shard>) -> Resu
                         .transpose()?
                         .flatten(),
                     index: 0,
+                    source: Some(m.dir.join(&e.source)),
                 });
             }
         } else {
@@ -144,6 +147,7 @@ pub fn jobs_of(paths: &[PathBuf], args: &[String], shard: Option<Shard>) -> Resu
                     expect: None,
                     backend: None,
                     index: 0,
+                    source: None,
                 });
             }
         }
@@ -696,6 +700,7 @@ pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
         shard.map_or(String::new(), |s| format!(" shard={s}"))
     );
     let mut runs = Vec::new();
+    let mut suites = Vec::new();
     let mut bug = false;
     for algo in &c.algos {
         if crate::exec::cleanup::interrupted() {
@@ -711,6 +716,7 @@ pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
                 sayln!("{} [{algo}]: warning: {what}", r.report.name);
             }
         }
+        suites.push(junit_suite(&s, algo, &programs, &results));
         runs.push(AlgoRun::from_session(&SessionReport {
             algo: algo.clone(),
             seed,
@@ -721,6 +727,11 @@ pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
     }
     let table = Table::build(&runs)?;
     say!("{}", table.render(a.tries, seed));
+    let cases: Vec<report::junit::Case> = suites.iter().flat_map(|s| s.cases.clone()).collect();
+    report::github::emit(&cases);
+    if let Some(path) = &a.junit {
+        report::junit::write(path, &suites)?;
+    }
     if let Some(path) = &a.json {
         let doc = CompareDoc {
             seed,
@@ -738,6 +749,28 @@ pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
         return Ok(crate::exec::cleanup::INTERRUPTED_EXIT);
     }
     Ok(i32::from(bug))
+}
+
+/// The JUnit suite of `algo`'s results (in the order of `jobs`, as `run_algo` returns them).
+pub fn junit_suite(
+    s: &Session,
+    algo: &str,
+    jobs: &[Job],
+    results: &[ProgramRun],
+) -> report::junit::Suite {
+    report::junit::Suite {
+        name: algo.to_string(),
+        properties: vec![
+            ("algo".into(), algo.to_string()),
+            ("seed".into(), s.plan.seed.to_string()),
+            ("tries".into(), s.plan.tries.to_string()),
+        ],
+        cases: results
+            .iter()
+            .zip(jobs)
+            .map(|(r, j)| report::junit::case_of(algo, &r.report, j.source.as_deref()))
+            .collect(),
+    }
 }
 
 /// Write a compare document as pretty JSON.
@@ -758,6 +791,7 @@ mod tests {
             expect: None,
             backend: None,
             index: 0,
+            source: None,
         };
         let mut jobs = vec![
             job("/t/x/a/prog"),

@@ -139,6 +139,11 @@ pub fn run(r: &cli::RunArgs) -> Result<i32> {
             eprintln!("poscheck: {}: {f}", r.name);
         }
     }
+    let suite = compare::junit_suite(&s, &r.algo, &programs, &results);
+    report::github::emit(&suite.cases);
+    if let Some(path) = &a.junit {
+        report::junit::write(path, std::slice::from_ref(&suite))?;
+    }
     if let Some(path) = &a.json {
         let doc = report::SessionReport {
             algo: r.algo.clone(),

@@ -1,5 +1,8 @@
 //! Reports: the per-program table, the JSON document, and saved schedules.
 
+pub mod github;
+pub mod junit;
+
 use crate::suite::harness::Tally;
 use crate::suite::outcome::Outcome;
 use anyhow::{Context, Result};
