@@ -19,6 +19,7 @@ pub fn run(r: &cli::RunArgs) -> Result<i32> {
         s.plan.jobs,
         s.shard.map_or(String::new(), |s| format!(" shard={s}"))
     );
+    compare::announce(&s, std::slice::from_ref(&r.algo), &programs);
     let results = compare::run_algo(&s, &r.algo, &programs)?;
     let all_errors = results
         .iter()
