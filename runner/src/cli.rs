@@ -74,6 +74,11 @@ pub enum Command {
         after_help = "Example:\n  env $(poscheck env) ./prog    # one controlled run (POS), seed printed"
     )]
     Env,
+    /// Check results against the bugs an algorithm found before (exit 1 when one is lost).
+    #[command(
+        after_help = "Examples:\n  poscheck baseline comparison.json    # against benchmarks/baseline/pos-bugs.json\n  poscheck baseline --update comparison.json    # take these results as the new baseline"
+    )]
+    Baseline(crate::cmd::baseline::BaselineArgs),
 }
 
 /// Options of a controlled run shared by `run` and `replay`.

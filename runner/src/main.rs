@@ -71,6 +71,7 @@ fn main() -> ExitCode {
         cli::Command::Merge(a) => cmd::merge::cmd(a),
         cli::Command::Explore(a) => cmd::explore::run(a),
         cli::Command::Env => cmd::env::run(),
+        cli::Command::Baseline(a) => cmd::baseline::run(a),
     };
     forkserver::shut_down();
     match r {

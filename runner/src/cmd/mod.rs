@@ -2,6 +2,7 @@
 //! its arguments into work for the suite (`crate::suite`) and the process layer
 //! (`crate::exec`).
 
+pub mod baseline;
 pub mod bench;
 pub mod build;
 pub mod cc;
