@@ -17,6 +17,8 @@ command -v clang++-14 >/dev/null 2>&1 || need+=(clang-14)
 # musl-gcc builds the musl-linked static test programs of the ptrace backend
 # (runner/tests/ptrace_*.rs), next to gcc -static (glibc).
 command -v musl-gcc >/dev/null 2>&1 || need+=(musl-tools)
+# `script` gives runner/tests/progress.rs a pseudo-terminal (the live progress lines).
+command -v script >/dev/null 2>&1 || need+=(bsdutils)
 wait_s=${APT_LOCK_WAIT:-600}
 
 # apt-get with the dpkg lock timeout; `apt-get update` takes the lists lock, which that

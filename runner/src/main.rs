@@ -112,6 +112,18 @@ fn usage_line(e: &clap::Error) -> String {
         );
     }
     let text = e.render().to_string();
+    // `Usage: poscheck run [OPTIONS] ...`: the command whose help to point at.
+    let command = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Usage: "))
+        .map(|u| {
+            u.split_whitespace()
+                .take_while(|w| !w.starts_with(['[', '<', '-']))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|c| c.starts_with("poscheck"))
+        .unwrap_or_else(|| "poscheck".to_string());
     let mut parts: Vec<&str> = Vec::new();
     for l in text.lines().map(str::trim) {
         if l.starts_with("Usage:") || l.starts_with("For more information") {
@@ -128,7 +140,7 @@ fn usage_line(e: &clap::Error) -> String {
     };
     let line = line.strip_prefix("error: ").unwrap_or(&line).to_string();
     let line = line.replace(": tip:", "; tip:").replace(" tip:", "; tip:");
-    format!("{} (see poscheck --help)", line.trim_end_matches(':'))
+    format!("{} (see {command} --help)", line.trim_end_matches(':'))
 }
 
 /// An error as one line: every message of the chain, a line break inside one becoming a

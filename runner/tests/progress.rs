@@ -87,3 +87,39 @@ fn run_announces_its_plan_and_prints_plain_progress_lines() {
         .unwrap();
     assert_eq!(okp["hits"], 0, "{okp}");
 }
+
+/// On a terminal (a pseudo-terminal made by util-linux's `script`): one live line per
+/// worker, `[w] ALGO PROGRAM: done/total tries, hits, tries/s, ETA | try i`, cleared at the
+/// end.
+#[test]
+fn a_terminal_shows_one_live_line_per_worker() {
+    common::require_libpos();
+    let tmp = tempfile::tempdir().unwrap();
+    let racy = build(tmp.path(), "counter_racy");
+    let log = tmp.path().join("tty.log");
+    let cmd = format!(
+        "{POSCHECK} run --algo pos --tries 1500 --seed 3 --jobs 2 --out-dir {} {} >/dev/null",
+        tmp.path().join("out").display(),
+        racy.display()
+    );
+    let o = Command::new("script")
+        .arg("-qec")
+        .arg(&cmd)
+        .arg(&log)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("`script` (util-linux) is needed");
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o));
+    let raw = String::from_utf8_lossy(&std::fs::read(&log).unwrap()).into_owned();
+    for w in ["[1] pos counter_racy: ", "[2] pos counter_racy: "] {
+        let seen = raw
+            .split(['\r', '\n'])
+            .filter_map(|l| l.split_once(w).map(|(_, rest)| rest))
+            .any(|rest| {
+                rest.contains("/1500 tries, ")
+                    && rest.contains(" tries/s, ETA ")
+                    && rest.contains(" | try ")
+            });
+        assert!(seen, "no live line {w:?} in:\n{raw}");
+    }
+}
