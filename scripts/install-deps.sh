@@ -21,6 +21,8 @@ command -v musl-gcc >/dev/null 2>&1 || need+=(musl-tools)
 # Headless Chromium renders the HTML report once in a test (runner/tests/report_html.rs:
 # a screenshot, no console errors); the test is skipped where it is absent.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# `script` gives runner/tests/progress.rs a pseudo-terminal (the live progress lines).
+command -v script >/dev/null 2>&1 || need+=(bsdutils)
 wait_s=${APT_LOCK_WAIT:-600}
 
 # apt-get with the dpkg lock timeout; `apt-get update` takes the lists lock, which that

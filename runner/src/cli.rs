@@ -18,30 +18,56 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run programs many times under a scheduling algorithm and report bug hit ratios.
+    #[command(
+        after_help = "Examples:\n  poscheck run --tries 10000 bench/\n  poscheck run --algo pos --tries 1000 --json out.json ./prog -- arg1"
+    )]
     Run(RunArgs),
     /// Re-run a saved schedule and reproduce its outcome.
+    #[command(
+        after_help = "Example:\n  poscheck replay --times 100 poscheck-out/prog.pos.seed1.json"
+    )]
     Replay(ReplayArgs),
     /// Measure grant latency and throughput against raw baselines.
+    #[command(after_help = "Example:\n  poscheck bench --steps 20000 --runs 300")]
     Bench(BenchArgs),
     /// Simulate abstract program models under the strategies (sched::sim).
+    #[command(after_help = "Example:\n  poscheck model benchmarks/models/delay7.model")]
     Model(crate::cmd::model::ModelArgs),
     /// Micro-benchmarks of the strategies on abstract programs.
+    #[command(after_help = "Example:\n  poscheck micro --threads 4 --events 4 --objects 4")]
     Micro(crate::cmd::micro::MicroArgs),
     /// Compile C with scheduling points at memory accesses (wraps $POSCHECK_CC, default gcc).
-    #[command(name = "cc")]
+    #[command(
+        name = "cc",
+        after_help = "Example:\n  poscheck cc -O1 -g -o prog prog.c"
+    )]
     Cc(CcArgs),
     /// Compile C++ with scheduling points at memory accesses (wraps $POSCHECK_CXX, default g++).
-    #[command(name = "c++")]
+    #[command(
+        name = "c++",
+        after_help = "Example:\n  poscheck c++ -O1 -g -o prog prog.cpp"
+    )]
     Cxx(CcArgs),
     /// Find the data races of an instrumented program (the profiling step of --points races).
+    #[command(
+        after_help = "Examples:\n  poscheck races ./prog\n  poscheck races --classify --sync ./prog"
+    )]
     Races(RacesArgs),
     /// Build every program of a suite's manifest into DIR/bin (with `poscheck cc`).
+    #[command(after_help = "Example:\n  poscheck build benchmarks/")]
     Build(BuildArgs),
     /// Run several algorithms over programs or a suite and print the comparison table.
+    #[command(
+        after_help = "Example:\n  poscheck compare --algos pos,pct3,rw --tries 1000 --json cmp.json benchmarks/"
+    )]
     Compare(CompareArgs),
     /// Merge the JSON of sharded `compare` (or `run`) sessions into one comparison table.
+    #[command(after_help = "Example:\n  poscheck merge --json all.json shard-1.json shard-2.json")]
     Merge(MergeArgs),
     /// Explore the schedules of a program systematically (DFS, DPOR, ODPOR, bounded, RT).
+    #[command(
+        after_help = "Examples:\n  poscheck explore --algo odpor --points mem ./prog\n  poscheck explore --algo hitting --depth 3 ./prog"
+    )]
     Explore(crate::cmd::explore::ExploreArgs),
     /// Write the HTML report (tables, charts, every bug's interleaving) of JSON files
     /// written by run, compare, merge or explore.
@@ -50,6 +76,16 @@ pub enum Command {
                             poscheck report out/compare.json -o out/report.html"
     )]
     Report(ReportArgs),
+    /// Print `LD_PRELOAD=<absolute path of libpos.so>` for controlled runs without poscheck.
+    #[command(
+        after_help = "Example:\n  env $(poscheck env) ./prog    # one controlled run (POS), seed printed"
+    )]
+    Env,
+    /// Check results against the bugs an algorithm found before (exit 1 when one is lost).
+    #[command(
+        after_help = "Examples:\n  poscheck baseline comparison.json    # against benchmarks/baseline/pos-bugs.json\n  poscheck baseline --update comparison.json    # take these results as the new baseline"
+    )]
+    Baseline(crate::cmd::baseline::BaselineArgs),
 }
 
 #[derive(Args, Debug)]
@@ -142,6 +178,10 @@ pub struct TriesArgs {
     /// Write the HTML report (tables, charts, every bug's interleaving) to this file.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Write the results as JUnit XML to this file: a test case per program and algorithm,
+    /// a bug is a failure (its outcome, schedule and replay command), no bug a pass.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// PCT depth for `pct` without a digit.
     #[arg(long)]
     pub depth: Option<u32>,

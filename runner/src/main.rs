@@ -43,7 +43,7 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     if let Err(e) = process::disable_aslr() {
-        eprintln!("poscheck: error: {e:#}");
+        eprintln!("poscheck: error: {}", one_line(&e));
         return ExitCode::from(2);
     }
     let r = match &cli.command {
@@ -71,12 +71,14 @@ fn main() -> ExitCode {
         cli::Command::Merge(a) => cmd::merge::cmd(a),
         cli::Command::Explore(a) => cmd::explore::run(a),
         cli::Command::Report(a) => cmd::report::run(a),
+        cli::Command::Env => cmd::env::run(),
+        cli::Command::Baseline(a) => cmd::baseline::run(a),
     };
     forkserver::shut_down();
     match r {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
         Err(e) => {
-            eprintln!("poscheck: error: {e:#}");
+            eprintln!("poscheck: error: {}", one_line(&e));
             ExitCode::from(2)
         }
     }
@@ -86,30 +88,69 @@ fn main() -> ExitCode {
 /// usage error is one line `poscheck: error: ...` (exit 2) like every other bad input.
 fn usage_error(e: &clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
-    if matches!(
-        e.kind(),
-        ErrorKind::DisplayHelp
-            | ErrorKind::DisplayVersion
-            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-    ) {
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         let _ = e.print();
-        return ExitCode::from(
-            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                2
-            } else {
-                0
-            },
+        return ExitCode::from(0);
+    }
+    eprintln!("poscheck: error: {}", usage_line(e));
+    ExitCode::from(2)
+}
+
+/// clap's error as one line: its message and what follows on the next lines (the missing
+/// arguments, a tip) up to the usage, joined; the subcommands when none was given.
+fn usage_line(e: &clap::Error) -> String {
+    use clap::error::ErrorKind;
+    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        use clap::CommandFactory;
+        let names: Vec<String> = cli::Cli::command()
+            .get_subcommands()
+            .filter(|c| !c.is_hide_set())
+            .map(|c| c.get_name().to_string())
+            .collect();
+        return format!(
+            "no subcommand given (one of {}; see poscheck --help)",
+            names.join(", ")
         );
     }
     let text = e.render().to_string();
-    let line = text
+    // `Usage: poscheck run [OPTIONS] ...`: the command whose help to point at.
+    let command = text
         .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("invalid command line");
-    let line = line.strip_prefix("error: ").unwrap_or(line);
-    eprintln!("poscheck: error: {line} (see poscheck --help)");
-    ExitCode::from(2)
+        .find_map(|l| l.trim().strip_prefix("Usage: "))
+        .map(|u| {
+            u.split_whitespace()
+                .take_while(|w| !w.starts_with(['[', '<', '-']))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|c| c.starts_with("poscheck"))
+        .unwrap_or_else(|| "poscheck".to_string());
+    let mut parts: Vec<&str> = Vec::new();
+    for l in text.lines().map(str::trim) {
+        if l.starts_with("Usage:") || l.starts_with("For more information") {
+            break;
+        }
+        if !l.is_empty() {
+            parts.push(l);
+        }
+    }
+    let line = if parts.is_empty() {
+        "invalid command line".to_string()
+    } else {
+        parts.join(" ")
+    };
+    let line = line.strip_prefix("error: ").unwrap_or(&line).to_string();
+    let line = line.replace(": tip:", "; tip:").replace(" tip:", "; tip:");
+    format!("{} (see {command} --help)", line.trim_end_matches(':'))
+}
+
+/// An error as one line: every message of the chain, a line break inside one becoming a
+/// space (a usage or setup error is one line `poscheck: error: ...`).
+fn one_line(e: &anyhow::Error) -> String {
+    format!("{e:#}")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Longest accepted `--step-timeout` (a day): longer is surely a typo, and far longer does

@@ -35,6 +35,8 @@ pub struct Job {
     pub backend: Option<crate::exec::session::Backend>,
     /// Position in the full list (manifest order), before sharding.
     pub index: usize,
+    /// The source file, when known (a suite's manifest names it): where annotations point.
+    pub source: Option<PathBuf>,
 }
 
 /// Session parameters shared by every program and algorithm.
@@ -132,6 +134,7 @@ pub fn jobs_of(paths: &[PathBuf], args: &[String], shard: Option<Shard>) -> Resu
                         .transpose()?
                         .flatten(),
                     index: 0,
+                    source: Some(m.dir.join(&e.source)),
                 });
             }
         } else {
@@ -144,6 +147,7 @@ pub fn jobs_of(paths: &[PathBuf], args: &[String], shard: Option<Shard>) -> Resu
                     expect: None,
                     backend: None,
                     index: 0,
+                    source: None,
                 });
             }
         }
@@ -236,8 +240,9 @@ pub fn flag(expect: Expect, outcomes: &std::collections::BTreeMap<String, u64>) 
     })
 }
 
-/// Run `job` under `algo`: its tries, the saved first buggy schedule, its report line.
-pub fn run_program(s: &Session, algo: &str, job: &Job) -> Result<ProgramRun> {
+/// The plan of `job` under `algo`: the session's, with the program, its arguments, points
+/// and backend.
+fn job_plan(s: &Session, algo: &str, job: &Job) -> Result<Plan> {
     let mut plan = s.plan.clone();
     plan.algo = algo.to_string();
     plan.cfg.program = job.path.clone();
@@ -250,6 +255,71 @@ pub fn run_program(s: &Session, algo: &str, job: &Job) -> Result<ProgramRun> {
         plan.cfg.requested = job.backend;
     }
     crate::exec::session::resolve_backend(&mut plan.cfg)?;
+    Ok(plan)
+}
+
+/// How long the pilot may take at most; the programs it did not reach are estimated at
+/// the mean of those it ran.
+const PILOT_BUDGET: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Say on stderr what the session is about to do (programs, algorithms, tries) and how
+/// long it should take, from a pilot: one run of each program (random walk, the session's
+/// seed), made before and apart from the tries; it changes no result and no seed.
+pub fn announce(s: &Session, algos: &[String], jobs: &[Job]) {
+    let runs = jobs.len() as u64 * algos.len() as u64 * s.plan.tries;
+    eprintln!(
+        "poscheck: about to run {} program(s) x {} algorithm(s) ({}) x {} tries = {runs} runs \
+         on {} worker(s)",
+        jobs.len(),
+        algos.len(),
+        algos.join(","),
+        s.plan.tries,
+        s.plan.jobs
+    );
+    let start = Instant::now();
+    let mut times = Vec::new();
+    for job in jobs {
+        if start.elapsed() >= PILOT_BUDGET || crate::exec::cleanup::interrupted() {
+            break;
+        }
+        let Some(algo) = algos.first() else { break };
+        let t = pilot_run(s, algo, job);
+        crate::exec::forkserver::shut_down();
+        match t {
+            Ok(t) => times.push(t),
+            // The tries will say what is wrong, with context.
+            Err(_) => continue,
+        }
+    }
+    if times.is_empty() {
+        return;
+    }
+    let mean = times.iter().sum::<f64>() / times.len() as f64;
+    let per_algo: f64 = times.iter().sum::<f64>() + mean * (jobs.len() - times.len()) as f64;
+    let estimate = per_algo * s.plan.tries as f64 * algos.len() as f64 / s.plan.jobs.max(1) as f64;
+    eprintln!(
+        "poscheck: estimated time about {} (pilot, not counted: one run of {} program(s), \
+         {:.1} ms per run on average)",
+        crate::suite::progress::duration_text(estimate),
+        times.len(),
+        mean * 1e3
+    );
+}
+
+/// The seconds of one pilot run of `job`.
+fn pilot_run(s: &Session, algo: &str, job: &Job) -> Result<f64> {
+    let plan = job_plan(s, algo, job)?;
+    let prepared = crate::points::prepare(&plan.cfg, plan.seed, None)?;
+    let mut rw =
+        pos_sched::strategy::by_name("rw", &Default::default()).map_err(|e| anyhow::anyhow!(e))?;
+    let t = Instant::now();
+    crate::exec::session::run_once(&prepared.cfg, rw.as_mut(), plan.seed)?;
+    Ok(t.elapsed().as_secs_f64())
+}
+
+/// Run `job` under `algo`: its tries, the saved first buggy schedule, its report line.
+pub fn run_program(s: &Session, algo: &str, job: &Job) -> Result<ProgramRun> {
+    let plan = job_plan(s, algo, job)?;
     let tally = harness::run_tries(&plan, &job.name)
         .with_context(|| format!("{} under {algo}", job.name))?;
     let mut saved_at = None;
@@ -695,7 +765,9 @@ pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
         programs.len(),
         shard.map_or(String::new(), |s| format!(" shard={s}"))
     );
+    announce(&s, &c.algos, &programs);
     let mut runs = Vec::new();
+    let mut suites = Vec::new();
     let mut bug = false;
     for algo in &c.algos {
         if crate::exec::cleanup::interrupted() {
@@ -711,6 +783,7 @@ pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
                 sayln!("{} [{algo}]: warning: {what}", r.report.name);
             }
         }
+        suites.push(junit_suite(&s, algo, &programs, &results));
         runs.push(AlgoRun::from_session(&SessionReport {
             algo: algo.clone(),
             seed,
@@ -730,6 +803,11 @@ pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
         table: Some(table),
         interrupted: crate::exec::cleanup::interrupted(),
     };
+    let cases: Vec<report::junit::Case> = suites.iter().flat_map(|s| s.cases.clone()).collect();
+    report::github::emit(&cases);
+    if let Some(path) = &a.junit {
+        report::junit::write(path, &suites)?;
+    }
     if let Some(path) = &a.json {
         write_doc(&doc, path)?;
     }
@@ -742,6 +820,28 @@ pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
         return Ok(crate::exec::cleanup::INTERRUPTED_EXIT);
     }
     Ok(i32::from(bug))
+}
+
+/// The JUnit suite of `algo`'s results (in the order of `jobs`, as `run_algo` returns them).
+pub fn junit_suite(
+    s: &Session,
+    algo: &str,
+    jobs: &[Job],
+    results: &[ProgramRun],
+) -> report::junit::Suite {
+    report::junit::Suite {
+        name: algo.to_string(),
+        properties: vec![
+            ("algo".into(), algo.to_string()),
+            ("seed".into(), s.plan.seed.to_string()),
+            ("tries".into(), s.plan.tries.to_string()),
+        ],
+        cases: results
+            .iter()
+            .zip(jobs)
+            .map(|(r, j)| report::junit::case_of(algo, &r.report, j.source.as_deref()))
+            .collect(),
+    }
 }
 
 /// Write a compare document as pretty JSON.
@@ -762,6 +862,7 @@ mod tests {
             expect: None,
             backend: None,
             index: 0,
+            source: None,
         };
         let mut jobs = vec![
             job("/t/x/a/prog"),

@@ -91,6 +91,10 @@ pub struct ExploreArgs {
     /// Write the HTML report (the bugs' interleavings) to this file.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Write the result as JUnit XML to this file: one test case, a failure when a bug was
+    /// found (the first bug's outcome, schedule and replay command).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// Where the schedules of the bugs found are saved.
     #[arg(long, default_value = "poscheck-out", value_name = "DIR")]
     pub out_dir: PathBuf,
@@ -440,6 +444,21 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
         crate::report::html::write(vec![crate::report::html::Input::of("explore", &doc)?], path)?;
         sayln!("poscheck: report written to {}", path.display());
     }
+    let case = junit_case(&doc, exec.error.as_deref());
+    crate::report::github::emit(std::slice::from_ref(&case));
+    if let Some(path) = &a.junit {
+        let suite = crate::report::junit::Suite {
+            name: format!("explore-{}", doc.algo),
+            properties: vec![
+                ("algo".into(), doc.algo.clone()),
+                ("points".into(), doc.points.clone()),
+                ("executions".into(), doc.executions.to_string()),
+                ("complete".into(), doc.complete.to_string()),
+            ],
+            cases: vec![case],
+        };
+        crate::report::junit::write(path, &[suite])?;
+    }
     if report.buggy > 0 {
         return Ok(1);
     }
@@ -453,6 +472,51 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
         );
     }
     Ok(0)
+}
+
+/// The exploration as one JUnit case: a failure when a bug was found (the first one), an
+/// error when the exploration stopped on an error or a divergence, else a pass.
+fn junit_case(d: &ExploreReport, error: Option<&str>) -> crate::report::junit::Case {
+    use crate::report::junit::{Case, Verdict};
+    let program = Path::new(&d.program);
+    let mut text = format!(
+        "{} executions explored ({}), {} buggy\n",
+        d.executions,
+        d.stopped
+            .as_deref()
+            .map_or("complete".to_string(), |s| format!("incomplete: {s}")),
+        d.buggy
+    );
+    let first = d.bugs.first();
+    let verdict = if let Some(b) = first {
+        text += &format!("first bug: {}\n", b.description);
+        if let Some(s) = d.bugs.iter().find_map(|b| b.schedule.as_ref()) {
+            text += &format!("schedule: {s}\nreplay: poscheck replay {s}\n");
+        }
+        Verdict::Failure {
+            kind: b.kind.clone(),
+            message: b
+                .description
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
+        }
+    } else if let Some(why) = error.map(str::to_string).or_else(|| d.diverged.clone()) {
+        Verdict::Error { message: why }
+    } else {
+        Verdict::Pass
+    };
+    Case {
+        classname: format!("explore-{}", d.algo),
+        name: crate::program_name(program),
+        time_s: d.elapsed_s,
+        location: Some(crate::report::github::location(
+            program,
+            first.map(|b| b.description.as_str()),
+        )),
+        verdict,
+        text,
+    }
 }
 
 /// Save the bugs' schedules and build the report document.

@@ -2,10 +2,12 @@
 //! its arguments into work for the suite (`crate::suite`) and the process layer
 //! (`crate::exec`).
 
+pub mod baseline;
 pub mod bench;
 pub mod build;
 pub mod cc;
 pub mod compare;
+pub mod env;
 pub mod explore;
 pub mod merge;
 pub mod micro;

@@ -19,6 +19,7 @@ pub fn run(r: &cli::RunArgs) -> Result<i32> {
         s.plan.jobs,
         s.shard.map_or(String::new(), |s| format!(" shard={s}"))
     );
+    compare::announce(&s, std::slice::from_ref(&r.algo), &programs);
     let results = compare::run_algo(&s, &r.algo, &programs)?;
     let all_errors = results
         .iter()
@@ -146,6 +147,11 @@ pub fn run(r: &cli::RunArgs) -> Result<i32> {
         programs: table,
         interrupted: cleanup::interrupted(),
     };
+    let suite = compare::junit_suite(&s, &r.algo, &programs, &results);
+    report::github::emit(&suite.cases);
+    if let Some(path) = &a.junit {
+        report::junit::write(path, std::slice::from_ref(&suite))?;
+    }
     if let Some(path) = &a.json {
         let json = serde_json::to_string_pretty(&doc).context("cannot encode the report")?;
         std::fs::write(path, json + "\n")

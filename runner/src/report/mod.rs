@@ -6,6 +6,9 @@ pub mod html;
 pub mod lanes;
 pub mod svg;
 
+pub mod github;
+pub mod junit;
+
 use crate::suite::harness::Tally;
 use crate::suite::outcome::Outcome;
 use anyhow::{Context, Result};

@@ -19,6 +19,7 @@ use crate::exec::forkserver;
 use crate::exec::session::{self, RunConfig, RunResult};
 use crate::points;
 use crate::suite::outcome::Outcome;
+use crate::suite::progress::Progress;
 use anyhow::{anyhow, Result};
 use pos_sched::race::{Detector, Learner};
 use pos_sched::rng::try_seed;
@@ -26,7 +27,6 @@ use pos_sched::strategy::rff::{self, Corpus};
 use pos_sched::strategy::surw::{self, Profile};
 use pos_sched::strategy::{self, portfolio, Options};
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -192,6 +192,7 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
         corpus: None,
     };
     let stop = AtomicBool::new(false);
+    let progress = Progress::new(&plan.algo, label, plan.tries, plan.jobs);
     let feedback = rff::uses_feedback(&plan.algo);
     let mut opts = options(&plan, pct_k, profile);
     if !learning && !feedback {
@@ -201,7 +202,7 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
             &opts,
             &stop,
             &mut tally,
-            label,
+            &progress,
             |_, _, _| {},
         )?;
     } else {
@@ -229,7 +230,7 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
                 &opts,
                 &stop,
                 &mut tally,
-                label,
+                &progress,
                 |i, r, fb| {
                     if learning {
                         let mut d = Detector::new();
@@ -271,6 +272,7 @@ pub fn run_tries(plan: &Plan, label: &str) -> Result<Tally> {
             tally.corpus = Some((corpus.len(), corpus.pairs()));
         }
     }
+    progress.finish();
     // The one this thread may hold (from the PCT or profiling runs) serves no other program.
     forkserver::shut_down();
     tally.wall_s = start.elapsed().as_secs_f64();
@@ -282,20 +284,20 @@ type Finished = (u64, RunResult, Option<rff::Feedback>);
 
 /// Run tries `range` of `plan` across its workers into `tally`; `each` sees every finished
 /// try (index, result, feedback) before the tally keeps or drops it.
+#[allow(clippy::too_many_arguments)]
 fn run_batch(
     plan: &Plan,
     range: std::ops::Range<u64>,
     opts: &Options,
     stop: &AtomicBool,
     tally: &mut Tally,
-    label: &str,
+    progress: &Progress,
     mut each: impl FnMut(u64, &RunResult, Option<rff::Feedback>),
 ) -> Result<()> {
     let next = AtomicU64::new(range.start);
     let (tx, rx) = crossbeam_channel::unbounded::<Result<Finished>>();
-    let progress = std::io::stderr().is_terminal();
     std::thread::scope(|s| -> Result<()> {
-        for _ in 0..plan.jobs.max(1) {
+        for w in 0..plan.jobs.max(1) {
             let tx = tx.clone();
             let next = &next;
             let end = range.end;
@@ -308,6 +310,7 @@ fn run_batch(
                     {
                         break;
                     }
+                    progress.started(w, i);
                     let r = make_strategy_with(plan, opts).and_then(|mut st| {
                         let r = session::run_once(&plan.cfg, st.as_mut(), try_seed(plan.seed, i))?;
                         Ok((i, r, st.take_feedback()))
@@ -324,7 +327,15 @@ fn run_batch(
         }
         drop(tx);
         let mut setup_error = None;
-        for msg in rx.iter() {
+        loop {
+            let msg = match rx.recv_timeout(Duration::from_secs(1)) {
+                Ok(m) => m,
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                    progress.tick();
+                    continue;
+                }
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+            };
             if crate::exec::cleanup::interrupted() {
                 // Killed by the interrupt (or finished next to it): not a result.
                 continue;
@@ -374,15 +385,7 @@ fn run_batch(
                     tally.first_hit = Some((i, r));
                 }
             }
-            if progress && (tally.tries.is_multiple_of(50) || tally.tries == plan.tries) {
-                eprint!(
-                    "\r{label}: {}/{} tries, {} hits",
-                    tally.tries, plan.tries, tally.hits
-                );
-            }
-        }
-        if progress {
-            eprint!("\r\x1b[K");
+            progress.update(tally.tries, tally.hits);
         }
         match setup_error {
             Some(e) => Err(e),

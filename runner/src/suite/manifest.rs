@@ -95,51 +95,79 @@ impl Manifest {
         let path = dir.join(FILE);
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("cannot read {}", path.display()))?;
-        let m = Self::parse(&text, dir).with_context(|| format!("in {}", path.display()))?;
-        Ok(m)
+        Self::parse(&text, dir)
     }
 
     /// Parse manifest text; names must be unique file-name-safe stems and points a known mode.
+    /// Errors are one line that starts with `DIR/manifest.toml:LINE:` (the line of the bad
+    /// value, or of the bad entry's `[[program]]` header).
     pub fn parse(text: &str, dir: &Path) -> Result<Manifest> {
-        let f: File = toml::from_str(text).context("not a valid manifest")?;
-        let mut seen = BTreeMap::new();
-        for (k, e) in f.program.iter().enumerate() {
-            if e.name.is_empty()
-                || !e
-                    .name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
-            {
-                bail!(
-                    "program #{}: name {:?} is not a plain file name",
-                    k + 1,
-                    e.name
-                );
-            }
-            if let Some(j) = seen.insert(e.name.clone(), k) {
-                bail!(
-                    "program {:?} is listed twice (entries #{} and #{})",
-                    e.name,
-                    j + 1,
-                    k + 1
-                );
-            }
-            if let Some(b) = &e.backend {
-                crate::exec::session::Backend::parse(b)
-                    .with_context(|| format!("program {:?}: backend = {b:?}", e.name))?;
-            }
-            if !matches!(e.points.as_str(), "sync" | "mem" | "races" | "auto") {
-                bail!(
-                    "program {:?}: points = {:?} (expected sync, mem, races or auto)",
-                    e.name,
-                    e.points
-                );
-            }
-        }
+        let path = dir.join(FILE);
+        let f: File = toml::from_str(text).map_err(|e| {
+            let at = e.span().map_or(String::new(), |s| {
+                let (line, col) = line_col(text, s.start);
+                format!("{line}:{col}:")
+            });
+            anyhow::anyhow!(
+                "{}:{at} not a valid manifest: {}",
+                path.display(),
+                one_line(e.message())
+            )
+        })?;
+        let headers = program_headers(text);
+        Self::check(&f).map_err(|(k, e)| {
+            let line = headers.get(k).map_or(String::new(), |l| format!("{l}:"));
+            anyhow::anyhow!("{}:{line} {e:#}", path.display())
+        })?;
         Ok(Manifest {
             dir: dir.to_path_buf(),
             programs: f.program,
         })
+    }
+
+    /// The checks serde cannot make; an error names the index of the entry at fault.
+    fn check(f: &File) -> std::result::Result<(), (usize, anyhow::Error)> {
+        let mut seen = BTreeMap::new();
+        for (k, e) in f.program.iter().enumerate() {
+            Self::check_entry(k, e, &mut seen).map_err(|err| (k, err))?;
+        }
+        Ok(())
+    }
+
+    /// The checks of entry `k` (0-based); `seen` maps the names so far to their index.
+    fn check_entry(k: usize, e: &Entry, seen: &mut BTreeMap<String, usize>) -> Result<()> {
+        if e.name.is_empty()
+            || !e
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+        {
+            bail!(
+                "program #{}: name {:?} is not a plain file name",
+                k + 1,
+                e.name
+            );
+        }
+        if let Some(j) = seen.insert(e.name.clone(), k) {
+            bail!(
+                "program {:?} is listed twice (entries #{} and #{})",
+                e.name,
+                j + 1,
+                k + 1
+            );
+        }
+        if let Some(b) = &e.backend {
+            crate::exec::session::Backend::parse(b)
+                .with_context(|| format!("program {:?}: backend = {b:?}", e.name))?;
+        }
+        if !matches!(e.points.as_str(), "sync" | "mem" | "races" | "auto") {
+            bail!(
+                "program {:?}: points = {:?} (expected sync, mem, races or auto)",
+                e.name,
+                e.points
+            );
+        }
+        Ok(())
     }
 
     /// Where `poscheck build` puts the binaries.
@@ -151,6 +179,28 @@ impl Manifest {
     pub fn binary(&self, e: &Entry) -> PathBuf {
         self.bin_dir().join(&e.name)
     }
+}
+
+/// 1-based line and column of byte `offset` of `text`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text.as_bytes()[..offset.min(text.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let col = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+    (line, col)
+}
+
+/// The 1-based line of each `[[program]]` header, in order.
+fn program_headers(text: &str) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with("[[program]]"))
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// A message on one line (TOML's can span several).
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// `--shard i/n`: the `i`-th of `n` parts (1-based).
@@ -246,6 +296,39 @@ flags = ["-DN=2"]
         let wrong = TEXT.replace("bug = \"x\"", "bug = \"x\"\nbackend = \"gdb\"");
         let e = Manifest::parse(&wrong, Path::new(".")).unwrap_err();
         assert!(format!("{e:#}").contains("backend"), "{e:#}");
+    }
+
+    #[test]
+    fn errors_are_one_line_with_the_file_and_line() {
+        let bad_type = TEXT.replace("args = [\"3\"]", "args = 3");
+        let e = format!(
+            "{:#}",
+            Manifest::parse(&bad_type, Path::new("s")).unwrap_err()
+        );
+        assert!(
+            e.starts_with("s/manifest.toml:12:8: not a valid manifest: "),
+            "{e}"
+        );
+        assert!(!e.contains('\n'), "{e}");
+        let unknown = TEXT.replace("bug = \"x\"", "bgu = \"x\"");
+        let e = format!(
+            "{:#}",
+            Manifest::parse(&unknown, Path::new("s")).unwrap_err()
+        );
+        assert!(
+            e.starts_with("s/manifest.toml:7:") && e.contains("bgu"),
+            "{e}"
+        );
+        assert!(!e.contains('\n'), "{e}");
+        let points = TEXT.replace("\"races\"", "\"everything\"");
+        let e = format!(
+            "{:#}",
+            Manifest::parse(&points, Path::new("s")).unwrap_err()
+        );
+        assert!(
+            e.starts_with("s/manifest.toml:9: program \"b_ok\": points"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -4,3 +4,4 @@
 pub mod harness;
 pub mod manifest;
 pub mod outcome;
+pub mod progress;
