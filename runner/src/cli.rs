@@ -72,8 +72,8 @@ pub enum Command {
     /// Write the HTML report (tables, charts, every bug's interleaving) of JSON files
     /// written by run, compare, merge or explore.
     #[command(
-        after_help = "Example:\n  poscheck compare --json out/compare.json benchmarks/\n  \
-                            poscheck report out/compare.json -o out/report.html"
+        after_help = "Examples:\n  poscheck report out/compare.json -o out/report.html\n  \
+                      poscheck report run.json explore.json -o both.html"
     )]
     Report(ReportArgs),
     /// Print `LD_PRELOAD=<absolute path of libpos.so>` for controlled runs without poscheck.
