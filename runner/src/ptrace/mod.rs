@@ -146,8 +146,42 @@ fn call_points(cfg: &RunConfig, maps: &[Mapping]) -> Vec<u64> {
     v
 }
 
-/// Longest nap between two looks for a tracee's stop.
-const MAX_NAP: Duration = Duration::from_micros(100);
+/// Whether `program` is statically linked ([`elf::check`]: the whole file read and its
+/// symbols parsed), remembered per file: asked at the start of every run.
+fn is_static(program: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    type Key = (std::path::PathBuf, u64, u64, u64, i64, i64);
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<HashMap<Key, bool>>> =
+        std::sync::OnceLock::new();
+    // The same path rebuilt is another file: its identity is in the key.
+    let key = std::fs::metadata(program).ok().map(|m| {
+        (
+            program.to_path_buf(),
+            m.dev(),
+            m.ino(),
+            m.len(),
+            m.mtime(),
+            m.mtime_nsec(),
+        )
+    });
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(known) = key
+        .as_ref()
+        .and_then(|k| cache.lock().ok().and_then(|c| c.get(k).copied()))
+    {
+        return known;
+    }
+    let known = elf::check(program).is_ok_and(|i| i.is_static);
+    if let (Some(k), Ok(mut c)) = (key, cache.lock()) {
+        c.insert(k, known);
+    }
+    known
+}
+
+/// How long to poll (yielding) for the stop after a single step before blocking.
+const SINGLE_STEP_SPIN: Duration = Duration::from_micros(50);
+/// At most how long to wait for the killed program's tracees to be reaped.
+const REAP_WAIT: Duration = Duration::from_secs(5);
 
 /// Run `cfg.program` once under the ptrace backend (see the module doc): the same
 /// [`RunResult`] as [`crate::session::run_once`].
@@ -158,7 +192,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
             cfg.points.as_deref().unwrap_or_default()
         );
     }
-    // Naps between looks for a stop are short: no timer slack on the tracer thread.
+    // Deadlines of waits are short: no timer slack on the tracer thread.
     // SAFETY: affects this thread's timers only.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1) };
     let mut env: Vec<(OsString, OsString)> = Vec::new();
@@ -170,9 +204,14 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     let started = sys::spawn(&cfg.program, &cfg.args, &env)?;
     let pid = started.pid;
     let _group_guard = cleanup::Guard::group(pid as u32);
-    let out = sys::tail_reader(started.stdout)?;
-    let err = sys::tail_reader(started.stderr)?;
     let mut tr = Tracer::new(cfg, pid);
+    let tails = match sys::tails(started.stdout, started.stderr) {
+        Ok(t) => t,
+        Err(e) => {
+            tr.kill_and_reap();
+            return Err(e);
+        }
+    };
     let mut coord = Coordinator::new(strategy, seed, cfg.max_steps);
     if cfg.timeouts_any {
         coord
@@ -187,8 +226,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         Err(reason) => Some(Outcome::Error { reason }),
     };
     tr.kill_and_reap();
-    let stdout = join_tail(out);
-    let stderr = join_tail(err);
+    let [stdout, stderr] = tails.join(DRAIN_GRACE);
     let outcome = match outcome {
         Some(o) => o,
         None => tr.classify_exit(&coord, &stderr),
@@ -207,11 +245,6 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         maps: tr.maps,
         outside: tr.outside_episodes,
     })
-}
-
-/// The output tail of a reader thread, waiting at most [`DRAIN_GRACE`] for its pipe to close.
-fn join_tail(rx: crossbeam_channel::Receiver<Vec<u8>>) -> Vec<u8> {
-    rx.recv_timeout(DRAIN_GRACE).unwrap_or_default()
 }
 
 /// What a stopped thread does once its posted operation is granted.
@@ -347,17 +380,10 @@ impl<'c> Tracer<'c> {
     /// Wait for the stop after the program's exec, set the options and let it run.
     fn start(&mut self) -> Result<(), String> {
         let limit = self.cfg.step_timeout.max(Duration::from_secs(5));
-        let mut pause = sys::Backoff::new(Duration::ZERO, Duration::from_micros(5), MAX_NAP);
-        let st = loop {
-            match sys::wait_nohang(self.pid, libc::__WALL) {
-                Ok(Some((r, st))) if r == self.pid => break st,
-                Ok(_) => {}
-                Err(e) => return Err(format!("cannot wait for the traced program: {e}")),
-            }
-            if pause.elapsed() >= limit {
-                return Err("the traced program did not stop after its exec".into());
-            }
-            pause.pause(MAX_NAP);
+        let st = match sys::wait_for(self.pid, libc::__WALL, Duration::ZERO, limit) {
+            Ok(Some((_, st))) => st,
+            Ok(None) => return Err("the traced program did not stop after its exec".into()),
+            Err(e) => return Err(format!("cannot wait for the traced program: {e}")),
         };
         if !libc::WIFSTOPPED(st) || libc::WSTOPSIG(st) != libc::SIGTRAP {
             if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) {
@@ -380,7 +406,7 @@ impl<'c> Tracer<'c> {
             },
         );
         self.tid_ktid.push(Some(self.pid));
-        let is_static = elf::check(&self.cfg.program).is_ok_and(|i| i.is_static);
+        let is_static = is_static(&self.cfg.program);
         self.read_maps(is_static);
         if self.cfg.call_points && is_static {
             self.set_breakpoints(self.pid)?;
@@ -472,24 +498,13 @@ impl<'c> Tracer<'c> {
     }
 
     /// The next wait status of a tracee (or of the program), waiting at most `timeout`:
-    /// polls, yielding first (a granted thread usually stops again within microseconds),
-    /// then napping.
+    /// polls, yielding, for the spin time (a granted thread usually stops again within
+    /// microseconds), then blocks until the stop or the deadline ([`sys::wait_for`]).
     fn next_stop(&mut self, timeout: Duration) -> Result<Option<(pid_t, c_int)>, String> {
-        let mut pause = sys::Backoff::new(self.cfg.spin, Duration::from_micros(10), MAX_NAP);
-        loop {
-            // __WNOTHREAD: only this thread's children and tracees (other workers run other
-            // programs).
-            match sys::wait_nohang(-1, libc::__WALL | libc::__WNOTHREAD) {
-                Ok(Some(got)) => return Ok(Some(got)),
-                Ok(None) => {}
-                Err(e) => return Err(format!("waiting for the traced program: {e}")),
-            }
-            let spent = pause.elapsed();
-            if spent >= timeout {
-                return Ok(None);
-            }
-            pause.pause(timeout - spent);
-        }
+        // __WNOTHREAD: only this thread's children and tracees (other workers run other
+        // programs).
+        sys::wait_for(-1, libc::__WALL | libc::__WNOTHREAD, self.cfg.spin, timeout)
+            .map_err(|e| format!("waiting for the traced program: {e}"))
     }
 
     fn tid_of(&self, k: pid_t) -> Option<Tid> {
@@ -614,12 +629,13 @@ impl<'c> Tracer<'c> {
         sys::set_byte(k, addr, orig).map_err(fail)?;
         sys::single_step(k).map_err(fail)?;
         // One instruction: it stops at once unless the machine is busy; yield the CPU to it,
-        // then nap (a busy-wait starved it on a loaded machine).
-        let mut pause =
-            sys::Backoff::new(Duration::from_micros(50), Duration::from_micros(5), MAX_NAP);
+        // then block (a busy-wait starved it on a loaded machine).
+        let limit = self.cfg.step_timeout.max(Duration::from_secs(2));
+        let start = Instant::now();
         let mut pending = 0;
         loop {
-            match sys::wait_nohang(k, libc::__WALL) {
+            let left = limit.saturating_sub(start.elapsed());
+            match sys::wait_for(k, libc::__WALL, SINGLE_STEP_SPIN, left) {
                 Ok(Some((_, st))) if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) => {
                     // Gone (its process is ending): the breakpoint goes back through
                     // another thread, if any is left.
@@ -636,15 +652,14 @@ impl<'c> Tracer<'c> {
                     }
                     break;
                 }
-                Ok(_) => {}
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    return Err(format!(
+                        "stepping over the breakpoint at {addr:#x}: thread {k} did not stop"
+                    ))
+                }
                 Err(_) => return Ok(()),
             }
-            if pause.elapsed() >= self.cfg.step_timeout.max(Duration::from_secs(2)) {
-                return Err(format!(
-                    "stepping over the breakpoint at {addr:#x}: thread {k} did not stop"
-                ));
-            }
-            pause.pause(MAX_NAP);
         }
         sys::set_byte(k, addr, INT3).map_err(fail)?;
         if pending != 0 {
@@ -1107,22 +1122,19 @@ impl<'c> Tracer<'c> {
     /// Wait (at most [`EXIT_WAIT`]) until thread `k`, whose exit was granted, is gone: only
     /// then has the kernel cleared its exit word, which a joiner granted next reads.
     fn await_gone(&mut self, k: pid_t) -> Result<(), String> {
-        // Yield only: the thread is about to vanish.
-        let mut pause = sys::Backoff::new(EXIT_WAIT, Duration::ZERO, Duration::ZERO);
+        let start = Instant::now();
         loop {
-            match sys::wait_nohang(k, libc::__WALL) {
+            let left = EXIT_WAIT.saturating_sub(start.elapsed());
+            // The thread is about to vanish: yield to it first.
+            match sys::wait_for(k, libc::__WALL, self.cfg.spin, left) {
                 Ok(Some((_, st))) if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) => return Ok(()),
                 Ok(Some((_, st))) if libc::WIFSTOPPED(st) => {
                     let sig = libc::WSTOPSIG(st);
                     self.resume(k, if sig == libc::SIGTRAP { 0 } else { sig })?;
                 }
-                Ok(_) => {}
-                Err(_) => return Ok(()),
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => return Ok(()),
             }
-            if pause.elapsed() >= EXIT_WAIT {
-                return Ok(());
-            }
-            pause.pause(Duration::ZERO);
         }
     }
 
@@ -1217,10 +1229,11 @@ impl<'c> Tracer<'c> {
             // SAFETY: signals our own child's group (its pid is not reaped, so not reused).
             unsafe { libc::kill(-self.pid, libc::SIGKILL) };
         }
-        let mut pause = sys::Backoff::new(Duration::ZERO, Duration::from_micros(5), MAX_NAP);
+        let start = Instant::now();
         loop {
+            let left = REAP_WAIT.saturating_sub(start.elapsed());
             // On this thread's children only.
-            match sys::wait_nohang(-1, libc::__WALL | libc::__WNOTHREAD) {
+            match sys::wait_for(-1, libc::__WALL | libc::__WNOTHREAD, Duration::ZERO, left) {
                 Ok(Some((r, st))) => {
                     if r == self.pid && (libc::WIFEXITED(st) || libc::WIFSIGNALED(st)) {
                         self.reaped = true;
@@ -1233,12 +1246,7 @@ impl<'c> Tracer<'c> {
                         }
                     }
                 }
-                Ok(None) => {
-                    if pause.elapsed() >= Duration::from_secs(5) {
-                        return;
-                    }
-                    pause.pause(MAX_NAP);
-                }
+                Ok(None) => return,
                 Err(_) => return, // ECHILD: nothing left
             }
         }
