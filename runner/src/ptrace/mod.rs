@@ -290,6 +290,15 @@ enum At {
     Posted(OnGrant),
 }
 
+/// A breakpoint at one of [`CALL_POINTS`]: the words written over its address to arm it and
+/// to disarm it (the 8 bytes from the address, with the `int3`s of every breakpoint in
+/// them, or with the original byte back at this one), so that each is one `POKEDATA`.
+#[derive(Clone, Copy)]
+struct Breakpoint {
+    armed: u64,
+    disarmed: u64,
+}
+
 struct Th {
     tid: Tid,
     at: At,
@@ -332,8 +341,8 @@ struct Tracer<'c> {
     /// The latest thread to send a signal with kill/tgkill/tkill.
     sender: Option<Tid>,
     maps: Vec<Mapping>,
-    /// Breakpoints at [`CALL_POINTS`]: address and the byte the `int3` replaced.
-    breakpoints: HashMap<u64, u8>,
+    /// Breakpoints at [`CALL_POINTS`], by address.
+    breakpoints: HashMap<u64, Breakpoint>,
     /// A dynamically linked program: the breakpoints go into its C library at the first
     /// stop (the loader has mapped it by then).
     lazy_points: bool,
@@ -416,12 +425,36 @@ impl<'c> Tracer<'c> {
         Ok(())
     }
 
-    /// Breakpoints at [`CALL_POINTS`], through stopped thread `k`.
+    /// Breakpoints at [`CALL_POINTS`], through stopped thread `k`: the original words read
+    /// in one `process_vm_readv` (one `PEEKDATA` each if that fails), then one `POKEDATA`
+    /// each.
     fn set_breakpoints(&mut self, k: pid_t) -> Result<(), String> {
-        for addr in call_points(self.cfg, &self.maps) {
-            let orig = sys::set_byte(k, addr, INT3)
+        let addrs = call_points(self.cfg, &self.maps);
+        let orig = match sys::read_words(self.pid, &addrs) {
+            Ok(w) => w,
+            Err(_) => addrs
+                .iter()
+                .map(|&a| sys::peek(k, a))
+                .collect::<std::io::Result<Vec<u64>>>()
+                .map_err(|e| format!("cannot set a breakpoint: {e}"))?,
+        };
+        for (&addr, &word) in addrs.iter().zip(&orig) {
+            // The int3 of every breakpoint within the word, this one's included.
+            let mut armed = word.to_le_bytes();
+            for (i, b) in armed.iter_mut().enumerate() {
+                if addrs.contains(&(addr + i as u64)) {
+                    *b = INT3;
+                }
+            }
+            let armed = u64::from_le_bytes(armed);
+            let disarmed = (armed & !0xff) | (word & 0xff);
+            self.breakpoints
+                .insert(addr, Breakpoint { armed, disarmed });
+        }
+        for &addr in &addrs {
+            let armed = self.breakpoints[&addr].armed;
+            sys::poke(k, addr, armed)
                 .map_err(|e| format!("cannot set a breakpoint at {addr:#x}: {e}"))?;
-            self.breakpoints.insert(addr, orig);
         }
         Ok(())
     }
@@ -611,10 +644,15 @@ impl<'c> Tracer<'c> {
 
     /// Execute the instruction at breakpoint `addr` of stopped thread `k` and let it go on.
     fn step_over(&mut self, k: pid_t, addr: u64) -> Result<(), String> {
-        let Some(&orig) = self.breakpoints.get(&addr) else {
+        let Some(&bp) = self.breakpoints.get(&addr) else {
             return self.resume(k, 0);
         };
-        let mut regs = match sys::get_regs(k) {
+        // The registers of the stop (the thread has not run since), else read now.
+        let regs = match self.threads.get(&k) {
+            Some(th) => Ok(th.regs),
+            None => sys::get_regs(k),
+        };
+        let mut regs = match regs {
             Ok(r) => r,
             Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(()),
             Err(e) => return Err(format!("PTRACE_GETREGS: {e}")),
@@ -626,7 +664,7 @@ impl<'c> Tracer<'c> {
             Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(()),
             Err(e) => return Err(fail(e)),
         }
-        sys::set_byte(k, addr, orig).map_err(fail)?;
+        sys::poke(k, addr, bp.disarmed).map_err(fail)?;
         sys::single_step(k).map_err(fail)?;
         // One instruction: it stops at once unless the machine is busy; yield the CPU to it,
         // then block (a busy-wait starved it on a loaded machine).
@@ -641,7 +679,7 @@ impl<'c> Tracer<'c> {
                     // another thread, if any is left.
                     self.threads.remove(&k);
                     if let Some(&other) = self.threads.keys().next() {
-                        let _ = sys::set_byte(other, addr, INT3);
+                        let _ = sys::poke(other, addr, bp.armed);
                     }
                     return Ok(());
                 }
@@ -661,7 +699,7 @@ impl<'c> Tracer<'c> {
                 Err(_) => return Ok(()),
             }
         }
-        sys::set_byte(k, addr, INT3).map_err(fail)?;
+        sys::poke(k, addr, bp.armed).map_err(fail)?;
         if pending != 0 {
             if let Some(t) = self.tid_of(k) {
                 let pc = sys::get_regs(k).map_or(0, |r| r.rip);

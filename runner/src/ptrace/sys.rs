@@ -572,11 +572,33 @@ pub fn poke(tid: pid_t, addr: u64, word: u64) -> io::Result<()> {
     })
 }
 
-/// Set the byte at `addr` of `tid`, returning the one it replaces.
-pub fn set_byte(tid: pid_t, addr: u64, byte: u8) -> io::Result<u8> {
-    let w = peek(tid, addr)?;
-    poke(tid, addr, (w & !0xff) | u64::from(byte))?;
-    Ok((w & 0xff) as u8)
+/// The words at `addrs` of process `pid`, in one `process_vm_readv`.
+pub fn read_words(pid: pid_t, addrs: &[u64]) -> io::Result<Vec<u64>> {
+    let mut words = vec![0u64; addrs.len()];
+    if addrs.is_empty() {
+        return Ok(words);
+    }
+    let local = libc::iovec {
+        iov_base: words.as_mut_ptr().cast(),
+        iov_len: words.len() * 8,
+    };
+    let remote: Vec<libc::iovec> = addrs
+        .iter()
+        .map(|&a| libc::iovec {
+            iov_base: a as *mut libc::c_void,
+            iov_len: 8,
+        })
+        .collect();
+    // SAFETY: one local iovec over `words`; the kernel checks the remote ranges.
+    let n =
+        unsafe { libc::process_vm_readv(pid, &local, 1, remote.as_ptr(), remote.len() as u64, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if n as usize != words.len() * 8 {
+        return Err(io::Error::from_raw_os_error(libc::EFAULT));
+    }
+    Ok(words)
 }
 
 /// Execute one instruction of stopped tracee `tid`.
