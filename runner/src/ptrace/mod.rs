@@ -33,6 +33,7 @@
 //! program, `--syscall-points-only`) a program is scheduled at the granularity of its
 //! contended operations, yields, sleeps, thread creations and exits (see the README).
 
+mod emulate;
 pub mod sys;
 
 use crate::cleanup;
@@ -297,6 +298,8 @@ enum At {
 struct Breakpoint {
     armed: u64,
     disarmed: u64,
+    /// The 8 bytes from the address as the program has them (its first instruction).
+    orig: u64,
 }
 
 struct Th {
@@ -448,8 +451,14 @@ impl<'c> Tracer<'c> {
             }
             let armed = u64::from_le_bytes(armed);
             let disarmed = (armed & !0xff) | (word & 0xff);
-            self.breakpoints
-                .insert(addr, Breakpoint { armed, disarmed });
+            self.breakpoints.insert(
+                addr,
+                Breakpoint {
+                    armed,
+                    disarmed,
+                    orig: word,
+                },
+            );
         }
         for &addr in &addrs {
             let armed = self.breakpoints[&addr].armed;
@@ -659,6 +668,23 @@ impl<'c> Tracer<'c> {
         };
         regs.rip = addr;
         let fail = |e: std::io::Error| format!("stepping over the breakpoint at {addr:#x}: {e}");
+        // A simple first instruction is carried out here ([`emulate`]): no single step.
+        if let Some((after, effect)) = emulate::step(&regs, bp.orig) {
+            let done = match effect {
+                emulate::Effect::None => true,
+                // A stack that cannot take it faults in the single step instead.
+                emulate::Effect::Push(at, v) => {
+                    sys::write_mem(self.pid, at, &v.to_le_bytes()).is_ok()
+                }
+            };
+            if done {
+                return match sys::set_regs(k, &after) {
+                    Ok(()) => self.resume(k, 0),
+                    Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(()),
+                    Err(e) => Err(fail(e)),
+                };
+            }
+        }
         match sys::set_regs(k, &regs) {
             Ok(()) => {}
             Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(()),

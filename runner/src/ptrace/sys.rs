@@ -376,6 +376,27 @@ pub fn read_mem(pid: pid_t, addr: u64, buf: &mut [u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// Write `buf` at `addr` of process `pid` (writable memory only).
+pub fn write_mem(pid: pid_t, addr: u64, buf: &[u8]) -> io::Result<()> {
+    let local = libc::iovec {
+        iov_base: buf.as_ptr() as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // SAFETY: one local iovec over buf (only read); the kernel checks the remote range.
+    let n = unsafe { libc::process_vm_writev(pid, &local, 1, &remote, 1, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if n as usize != buf.len() {
+        return Err(io::Error::from_raw_os_error(libc::EFAULT));
+    }
+    Ok(())
+}
+
 /// The 32-bit word at `addr` of `pid`.
 pub fn read_u32(pid: pid_t, addr: u64) -> io::Result<u32> {
     let mut b = [0u8; 4];
