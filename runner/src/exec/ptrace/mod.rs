@@ -33,6 +33,7 @@
 //! program, `--syscall-points-only`) a program is scheduled at the granularity of its
 //! contended operations, yields, sleeps, thread creations and exits (see the README).
 
+mod emulate;
 pub mod sys;
 
 use crate::exec::cleanup;
@@ -146,8 +147,42 @@ fn call_points(cfg: &RunConfig, maps: &[Mapping]) -> Vec<u64> {
     v
 }
 
-/// Longest nap between two looks for a tracee's stop.
-const MAX_NAP: Duration = Duration::from_micros(100);
+/// Whether `program` is statically linked ([`elf::check`]: the whole file read and its
+/// symbols parsed), remembered per file: asked at the start of every run.
+fn is_static(program: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    type Key = (std::path::PathBuf, u64, u64, u64, i64, i64);
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<HashMap<Key, bool>>> =
+        std::sync::OnceLock::new();
+    // The same path rebuilt is another file: its identity is in the key.
+    let key = std::fs::metadata(program).ok().map(|m| {
+        (
+            program.to_path_buf(),
+            m.dev(),
+            m.ino(),
+            m.len(),
+            m.mtime(),
+            m.mtime_nsec(),
+        )
+    });
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(known) = key
+        .as_ref()
+        .and_then(|k| cache.lock().ok().and_then(|c| c.get(k).copied()))
+    {
+        return known;
+    }
+    let known = elf::check(program).is_ok_and(|i| i.is_static);
+    if let (Some(k), Ok(mut c)) = (key, cache.lock()) {
+        c.insert(k, known);
+    }
+    known
+}
+
+/// How long to poll (yielding) for the stop after a single step before blocking.
+const SINGLE_STEP_SPIN: Duration = Duration::from_micros(50);
+/// At most how long to wait for the killed program's tracees to be reaped.
+const REAP_WAIT: Duration = Duration::from_secs(5);
 
 /// Run `cfg.program` once under the ptrace backend (see the module doc): the same
 /// [`RunResult`] as [`crate::exec::session::run_once`].
@@ -158,7 +193,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
             cfg.points.as_deref().unwrap_or_default()
         );
     }
-    // Naps between looks for a stop are short: no timer slack on the tracer thread.
+    // Deadlines of waits are short: no timer slack on the tracer thread.
     // SAFETY: affects this thread's timers only.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1) };
     let mut env: Vec<(OsString, OsString)> = Vec::new();
@@ -170,9 +205,14 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     let started = sys::spawn(&cfg.program, &cfg.args, &env)?;
     let pid = started.pid;
     let _group_guard = cleanup::Guard::group(pid as u32);
-    let out = sys::tail_reader(started.stdout)?;
-    let err = sys::tail_reader(started.stderr)?;
     let mut tr = Tracer::new(cfg, pid);
+    let tails = match sys::tails(started.stdout, started.stderr) {
+        Ok(t) => t,
+        Err(e) => {
+            tr.kill_and_reap();
+            return Err(e);
+        }
+    };
     let mut coord = Coordinator::new(strategy, seed, cfg.max_steps);
     if cfg.timeouts_any {
         coord
@@ -187,8 +227,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         Err(reason) => Some(Outcome::Error { reason }),
     };
     tr.kill_and_reap();
-    let stdout = join_tail(out);
-    let stderr = join_tail(err);
+    let [stdout, stderr] = tails.join(DRAIN_GRACE);
     let outcome = match outcome {
         Some(o) => o,
         None => tr.classify_exit(&coord, &stderr),
@@ -207,11 +246,6 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         maps: tr.maps,
         outside: tr.outside_episodes,
     })
-}
-
-/// The output tail of a reader thread, waiting at most [`DRAIN_GRACE`] for its pipe to close.
-fn join_tail(rx: crossbeam_channel::Receiver<Vec<u8>>) -> Vec<u8> {
-    rx.recv_timeout(DRAIN_GRACE).unwrap_or_default()
 }
 
 /// What a stopped thread does once its posted operation is granted.
@@ -257,6 +291,17 @@ enum At {
     Posted(OnGrant),
 }
 
+/// A breakpoint at one of [`CALL_POINTS`]: the words written over its address to arm it and
+/// to disarm it (the 8 bytes from the address, with the `int3`s of every breakpoint in
+/// them, or with the original byte back at this one), so that each is one `POKEDATA`.
+#[derive(Clone, Copy)]
+struct Breakpoint {
+    armed: u64,
+    disarmed: u64,
+    /// The 8 bytes from the address as the program has them (its first instruction).
+    orig: u64,
+}
+
 struct Th {
     tid: Tid,
     at: At,
@@ -299,8 +344,8 @@ struct Tracer<'c> {
     /// The latest thread to send a signal with kill/tgkill/tkill.
     sender: Option<Tid>,
     maps: Vec<Mapping>,
-    /// Breakpoints at [`CALL_POINTS`]: address and the byte the `int3` replaced.
-    breakpoints: HashMap<u64, u8>,
+    /// Breakpoints at [`CALL_POINTS`], by address.
+    breakpoints: HashMap<u64, Breakpoint>,
     /// A dynamically linked program: the breakpoints go into its C library at the first
     /// stop (the loader has mapped it by then).
     lazy_points: bool,
@@ -347,17 +392,10 @@ impl<'c> Tracer<'c> {
     /// Wait for the stop after the program's exec, set the options and let it run.
     fn start(&mut self) -> Result<(), String> {
         let limit = self.cfg.step_timeout.max(Duration::from_secs(5));
-        let mut pause = sys::Backoff::new(Duration::ZERO, Duration::from_micros(5), MAX_NAP);
-        let st = loop {
-            match sys::wait_nohang(self.pid, libc::__WALL) {
-                Ok(Some((r, st))) if r == self.pid => break st,
-                Ok(_) => {}
-                Err(e) => return Err(format!("cannot wait for the traced program: {e}")),
-            }
-            if pause.elapsed() >= limit {
-                return Err("the traced program did not stop after its exec".into());
-            }
-            pause.pause(MAX_NAP);
+        let st = match sys::wait_for(self.pid, libc::__WALL, Duration::ZERO, limit) {
+            Ok(Some((_, st))) => st,
+            Ok(None) => return Err("the traced program did not stop after its exec".into()),
+            Err(e) => return Err(format!("cannot wait for the traced program: {e}")),
         };
         if !libc::WIFSTOPPED(st) || libc::WSTOPSIG(st) != libc::SIGTRAP {
             if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) {
@@ -380,7 +418,7 @@ impl<'c> Tracer<'c> {
             },
         );
         self.tid_ktid.push(Some(self.pid));
-        let is_static = elf::check(&self.cfg.program).is_ok_and(|i| i.is_static);
+        let is_static = is_static(&self.cfg.program);
         self.read_maps(is_static);
         if self.cfg.call_points && is_static {
             self.set_breakpoints(self.pid)?;
@@ -390,12 +428,42 @@ impl<'c> Tracer<'c> {
         Ok(())
     }
 
-    /// Breakpoints at [`CALL_POINTS`], through stopped thread `k`.
+    /// Breakpoints at [`CALL_POINTS`], through stopped thread `k`: the original words read
+    /// in one `process_vm_readv` (one `PEEKDATA` each if that fails), then one `POKEDATA`
+    /// each.
     fn set_breakpoints(&mut self, k: pid_t) -> Result<(), String> {
-        for addr in call_points(self.cfg, &self.maps) {
-            let orig = sys::set_byte(k, addr, INT3)
+        let addrs = call_points(self.cfg, &self.maps);
+        let orig = match sys::read_words(self.pid, &addrs) {
+            Ok(w) => w,
+            Err(_) => addrs
+                .iter()
+                .map(|&a| sys::peek(k, a))
+                .collect::<std::io::Result<Vec<u64>>>()
+                .map_err(|e| format!("cannot set a breakpoint: {e}"))?,
+        };
+        for (&addr, &word) in addrs.iter().zip(&orig) {
+            // The int3 of every breakpoint within the word, this one's included.
+            let mut armed = word.to_le_bytes();
+            for (i, b) in armed.iter_mut().enumerate() {
+                if addrs.contains(&(addr + i as u64)) {
+                    *b = INT3;
+                }
+            }
+            let armed = u64::from_le_bytes(armed);
+            let disarmed = (armed & !0xff) | (word & 0xff);
+            self.breakpoints.insert(
+                addr,
+                Breakpoint {
+                    armed,
+                    disarmed,
+                    orig: word,
+                },
+            );
+        }
+        for &addr in &addrs {
+            let armed = self.breakpoints[&addr].armed;
+            sys::poke(k, addr, armed)
                 .map_err(|e| format!("cannot set a breakpoint at {addr:#x}: {e}"))?;
-            self.breakpoints.insert(addr, orig);
         }
         Ok(())
     }
@@ -472,24 +540,13 @@ impl<'c> Tracer<'c> {
     }
 
     /// The next wait status of a tracee (or of the program), waiting at most `timeout`:
-    /// polls, yielding first (a granted thread usually stops again within microseconds),
-    /// then napping.
+    /// polls, yielding, for the spin time (a granted thread usually stops again within
+    /// microseconds), then blocks until the stop or the deadline ([`sys::wait_for`]).
     fn next_stop(&mut self, timeout: Duration) -> Result<Option<(pid_t, c_int)>, String> {
-        let mut pause = sys::Backoff::new(self.cfg.spin, Duration::from_micros(10), MAX_NAP);
-        loop {
-            // __WNOTHREAD: only this thread's children and tracees (other workers run other
-            // programs).
-            match sys::wait_nohang(-1, libc::__WALL | libc::__WNOTHREAD) {
-                Ok(Some(got)) => return Ok(Some(got)),
-                Ok(None) => {}
-                Err(e) => return Err(format!("waiting for the traced program: {e}")),
-            }
-            let spent = pause.elapsed();
-            if spent >= timeout {
-                return Ok(None);
-            }
-            pause.pause(timeout - spent);
-        }
+        // __WNOTHREAD: only this thread's children and tracees (other workers run other
+        // programs).
+        sys::wait_for(-1, libc::__WALL | libc::__WNOTHREAD, self.cfg.spin, timeout)
+            .map_err(|e| format!("waiting for the traced program: {e}"))
     }
 
     fn tid_of(&self, k: pid_t) -> Option<Tid> {
@@ -596,36 +653,59 @@ impl<'c> Tracer<'c> {
 
     /// Execute the instruction at breakpoint `addr` of stopped thread `k` and let it go on.
     fn step_over(&mut self, k: pid_t, addr: u64) -> Result<(), String> {
-        let Some(&orig) = self.breakpoints.get(&addr) else {
+        let Some(&bp) = self.breakpoints.get(&addr) else {
             return self.resume(k, 0);
         };
-        let mut regs = match sys::get_regs(k) {
+        // The registers of the stop (the thread has not run since), else read now.
+        let regs = match self.threads.get(&k) {
+            Some(th) => Ok(th.regs),
+            None => sys::get_regs(k),
+        };
+        let mut regs = match regs {
             Ok(r) => r,
             Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(()),
             Err(e) => return Err(format!("PTRACE_GETREGS: {e}")),
         };
         regs.rip = addr;
         let fail = |e: std::io::Error| format!("stepping over the breakpoint at {addr:#x}: {e}");
+        // A simple first instruction is carried out here ([`emulate`]): no single step.
+        if let Some((after, effect)) = emulate::step(&regs, bp.orig) {
+            let done = match effect {
+                emulate::Effect::None => true,
+                // A stack that cannot take it faults in the single step instead.
+                emulate::Effect::Push(at, v) => {
+                    sys::write_mem(self.pid, at, &v.to_le_bytes()).is_ok()
+                }
+            };
+            if done {
+                return match sys::set_regs(k, &after) {
+                    Ok(()) => self.resume(k, 0),
+                    Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(()),
+                    Err(e) => Err(fail(e)),
+                };
+            }
+        }
         match sys::set_regs(k, &regs) {
             Ok(()) => {}
             Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(()),
             Err(e) => return Err(fail(e)),
         }
-        sys::set_byte(k, addr, orig).map_err(fail)?;
+        sys::poke(k, addr, bp.disarmed).map_err(fail)?;
         sys::single_step(k).map_err(fail)?;
         // One instruction: it stops at once unless the machine is busy; yield the CPU to it,
-        // then nap (a busy-wait starved it on a loaded machine).
-        let mut pause =
-            sys::Backoff::new(Duration::from_micros(50), Duration::from_micros(5), MAX_NAP);
+        // then block (a busy-wait starved it on a loaded machine).
+        let limit = self.cfg.step_timeout.max(Duration::from_secs(2));
+        let start = Instant::now();
         let mut pending = 0;
         loop {
-            match sys::wait_nohang(k, libc::__WALL) {
+            let left = limit.saturating_sub(start.elapsed());
+            match sys::wait_for(k, libc::__WALL, SINGLE_STEP_SPIN, left) {
                 Ok(Some((_, st))) if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) => {
                     // Gone (its process is ending): the breakpoint goes back through
                     // another thread, if any is left.
                     self.threads.remove(&k);
                     if let Some(&other) = self.threads.keys().next() {
-                        let _ = sys::set_byte(other, addr, INT3);
+                        let _ = sys::poke(other, addr, bp.armed);
                     }
                     return Ok(());
                 }
@@ -636,17 +716,16 @@ impl<'c> Tracer<'c> {
                     }
                     break;
                 }
-                Ok(_) => {}
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    return Err(format!(
+                        "stepping over the breakpoint at {addr:#x}: thread {k} did not stop"
+                    ))
+                }
                 Err(_) => return Ok(()),
             }
-            if pause.elapsed() >= self.cfg.step_timeout.max(Duration::from_secs(2)) {
-                return Err(format!(
-                    "stepping over the breakpoint at {addr:#x}: thread {k} did not stop"
-                ));
-            }
-            pause.pause(MAX_NAP);
         }
-        sys::set_byte(k, addr, INT3).map_err(fail)?;
+        sys::poke(k, addr, bp.armed).map_err(fail)?;
         if pending != 0 {
             if let Some(t) = self.tid_of(k) {
                 let pc = sys::get_regs(k).map_or(0, |r| r.rip);
@@ -1107,22 +1186,19 @@ impl<'c> Tracer<'c> {
     /// Wait (at most [`EXIT_WAIT`]) until thread `k`, whose exit was granted, is gone: only
     /// then has the kernel cleared its exit word, which a joiner granted next reads.
     fn await_gone(&mut self, k: pid_t) -> Result<(), String> {
-        // Yield only: the thread is about to vanish.
-        let mut pause = sys::Backoff::new(EXIT_WAIT, Duration::ZERO, Duration::ZERO);
+        let start = Instant::now();
         loop {
-            match sys::wait_nohang(k, libc::__WALL) {
+            let left = EXIT_WAIT.saturating_sub(start.elapsed());
+            // The thread is about to vanish: yield to it first.
+            match sys::wait_for(k, libc::__WALL, self.cfg.spin, left) {
                 Ok(Some((_, st))) if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) => return Ok(()),
                 Ok(Some((_, st))) if libc::WIFSTOPPED(st) => {
                     let sig = libc::WSTOPSIG(st);
                     self.resume(k, if sig == libc::SIGTRAP { 0 } else { sig })?;
                 }
-                Ok(_) => {}
-                Err(_) => return Ok(()),
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => return Ok(()),
             }
-            if pause.elapsed() >= EXIT_WAIT {
-                return Ok(());
-            }
-            pause.pause(Duration::ZERO);
         }
     }
 
@@ -1217,10 +1293,11 @@ impl<'c> Tracer<'c> {
             // SAFETY: signals our own child's group (its pid is not reaped, so not reused).
             unsafe { libc::kill(-self.pid, libc::SIGKILL) };
         }
-        let mut pause = sys::Backoff::new(Duration::ZERO, Duration::from_micros(5), MAX_NAP);
+        let start = Instant::now();
         loop {
+            let left = REAP_WAIT.saturating_sub(start.elapsed());
             // On this thread's children only.
-            match sys::wait_nohang(-1, libc::__WALL | libc::__WNOTHREAD) {
+            match sys::wait_for(-1, libc::__WALL | libc::__WNOTHREAD, Duration::ZERO, left) {
                 Ok(Some((r, st))) => {
                     if r == self.pid && (libc::WIFEXITED(st) || libc::WIFSIGNALED(st)) {
                         self.reaped = true;
@@ -1233,12 +1310,7 @@ impl<'c> Tracer<'c> {
                         }
                     }
                 }
-                Ok(None) => {
-                    if pause.elapsed() >= Duration::from_secs(5) {
-                        return;
-                    }
-                    pause.pause(MAX_NAP);
-                }
+                Ok(None) => return,
                 Err(_) => return, // ECHILD: nothing left
             }
         }
