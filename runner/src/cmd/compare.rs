@@ -258,9 +258,9 @@ fn job_plan(s: &Session, algo: &str, job: &Job) -> Result<Plan> {
     Ok(plan)
 }
 
-/// Say on stderr what the session is about to do: programs, algorithms, tries. Every
-/// program's set-up is checked first, so that a program that cannot be run is the command's
-/// one error line, with nothing said before it. The estimated time follows once the first
+/// Say what the session is about to do: programs, algorithms, tries (on stdout, with the
+/// session's other facts: stderr keeps a failing command's one error line alone). Every
+/// program's set-up is checked first. The estimated time follows once the first
 /// program's tries are done ([`run_algo`]): they are the pilot, and they count.
 pub fn announce(s: &Session, algos: &[String], jobs: &[Job]) -> Result<()> {
     for algo in algos {
@@ -269,7 +269,7 @@ pub fn announce(s: &Session, algos: &[String], jobs: &[Job]) -> Result<()> {
         }
     }
     let runs = jobs.len() as u64 * algos.len() as u64 * s.plan.tries;
-    eprintln!(
+    sayln!(
         "poscheck: about to run {} program(s) x {} algorithm(s) ({}) x {} tries = {runs} runs \
          on {} worker(s)",
         jobs.len(),
@@ -355,7 +355,7 @@ pub fn run_algo(
         }
         let r = run_program(s, algo, j)?;
         if let Some(pairs) = estimate.filter(|&p| out.is_empty() && p > 1) {
-            eprintln!(
+            sayln!(
                 "{}",
                 estimate_line(&j.name, algo, r.tally.tries, r.tally.wall_s, pairs)
             );
