@@ -1,5 +1,6 @@
 //! What `run` and `compare` say while they work, off a terminal: the plan at the start
-//! (programs, algorithms, tries, an estimated time from a pilot that is not counted) and a
+//! on stdout (programs, algorithms, tries; after the first program, an estimated time from
+//! its tries, which count) and a
 //! plain progress line every `$POSCHECK_PROGRESS_SECS` (10 s by default) on stderr; the
 //! results are those of the tries alone.
 
@@ -44,18 +45,21 @@ fn run_announces_its_plan_and_prints_plain_progress_lines() {
         .unwrap();
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
+    let out = String::from_utf8_lossy(&o.stdout);
     assert!(
-        err.contains(
+        out.contains(
             "poscheck: about to run 2 program(s) x 1 algorithm(s) (pos) x 600 tries = 1200 runs \
              on 2 worker(s)"
         ),
         "{}",
         text(&o)
     );
+    // After the first program, the estimate from its tries (which count).
     assert!(
-        err.lines()
+        out.lines()
             .any(|l| l.starts_with("poscheck: estimated time about ")
-                && l.contains("(pilot, not counted: one run of 2 program(s)")),
+                && l.contains("(the first program, counter_racy under pos, took ")
+                && l.contains(" s for its 600 tries; times 2 program-algorithm pairs)")),
         "{}",
         text(&o)
     );
@@ -72,7 +76,7 @@ fn run_announces_its_plan_and_prints_plain_progress_lines() {
         );
     }
     assert!(!err.contains('\x1b'), "{err}");
-    // The pilot is not a try: each program has exactly its 600 tries.
+    // No extra run: each program has exactly its 600 tries.
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     for p in doc["programs"].as_array().unwrap() {

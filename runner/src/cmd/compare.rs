@@ -258,16 +258,18 @@ fn job_plan(s: &Session, algo: &str, job: &Job) -> Result<Plan> {
     Ok(plan)
 }
 
-/// How long the pilot may take at most; the programs it did not reach are estimated at
-/// the mean of those it ran.
-const PILOT_BUDGET: std::time::Duration = std::time::Duration::from_secs(3);
-
-/// Say on stderr what the session is about to do (programs, algorithms, tries) and how
-/// long it should take, from a pilot: one run of each program (random walk, the session's
-/// seed), made before and apart from the tries; it changes no result and no seed.
-pub fn announce(s: &Session, algos: &[String], jobs: &[Job]) {
+/// Say what the session is about to do: programs, algorithms, tries (on stdout, with the
+/// session's other facts: stderr keeps a failing command's one error line alone). Every
+/// program's set-up is checked first. The estimated time follows once the first
+/// program's tries are done ([`run_algo`]): they are the pilot, and they count.
+pub fn announce(s: &Session, algos: &[String], jobs: &[Job]) -> Result<()> {
+    for algo in algos {
+        for job in jobs {
+            job_plan(s, algo, job)?;
+        }
+    }
     let runs = jobs.len() as u64 * algos.len() as u64 * s.plan.tries;
-    eprintln!(
+    sayln!(
         "poscheck: about to run {} program(s) x {} algorithm(s) ({}) x {} tries = {runs} runs \
          on {} worker(s)",
         jobs.len(),
@@ -276,45 +278,17 @@ pub fn announce(s: &Session, algos: &[String], jobs: &[Job]) {
         s.plan.tries,
         s.plan.jobs
     );
-    let start = Instant::now();
-    let mut times = Vec::new();
-    for job in jobs {
-        if start.elapsed() >= PILOT_BUDGET || crate::exec::cleanup::interrupted() {
-            break;
-        }
-        let Some(algo) = algos.first() else { break };
-        let t = pilot_run(s, algo, job);
-        crate::exec::forkserver::shut_down();
-        match t {
-            Ok(t) => times.push(t),
-            // The tries will say what is wrong, with context.
-            Err(_) => continue,
-        }
-    }
-    if times.is_empty() {
-        return;
-    }
-    let mean = times.iter().sum::<f64>() / times.len() as f64;
-    let per_algo: f64 = times.iter().sum::<f64>() + mean * (jobs.len() - times.len()) as f64;
-    let estimate = per_algo * s.plan.tries as f64 * algos.len() as f64 / s.plan.jobs.max(1) as f64;
-    eprintln!(
-        "poscheck: estimated time about {} (pilot, not counted: one run of {} program(s), \
-         {:.1} ms per run on average)",
-        crate::suite::progress::duration_text(estimate),
-        times.len(),
-        mean * 1e3
-    );
+    Ok(())
 }
 
-/// The seconds of one pilot run of `job`.
-fn pilot_run(s: &Session, algo: &str, job: &Job) -> Result<f64> {
-    let plan = job_plan(s, algo, job)?;
-    let prepared = crate::points::prepare(&plan.cfg, plan.seed, None)?;
-    let mut rw =
-        pos_sched::strategy::by_name("rw", &Default::default()).map_err(|e| anyhow::anyhow!(e))?;
-    let t = Instant::now();
-    crate::exec::session::run_once(&prepared.cfg, rw.as_mut(), plan.seed)?;
-    Ok(t.elapsed().as_secs_f64())
+/// The estimated time of `pairs` program-algorithm sessions like the first one, which took
+/// `first_s` seconds for `tries` tries, as a line.
+pub fn estimate_line(name: &str, algo: &str, tries: u64, first_s: f64, pairs: usize) -> String {
+    format!(
+        "poscheck: estimated time about {} in all (the first program, {name} under {algo}, \
+         took {first_s:.1} s for its {tries} tries; times {pairs} program-algorithm pairs)",
+        crate::suite::progress::duration_text(first_s * pairs as f64)
+    )
 }
 
 /// Run `job` under `algo`: its tries, the saved first buggy schedule, its report line.
@@ -364,14 +338,30 @@ pub fn run_program(s: &Session, algo: &str, job: &Job) -> Result<ProgramRun> {
     Ok(ProgramRun { report, tally })
 }
 
-/// Run every job under `algo`, printing one progress line per algorithm to stderr.
-pub fn run_algo(s: &Session, algo: &str, jobs: &[Job]) -> Result<Vec<ProgramRun>> {
+/// Run every job under `algo`, printing one progress line per algorithm to stderr. With
+/// `estimate` (the number of program-algorithm pairs of the session, given for its first
+/// algorithm), the first program's tries are the pilot of the session's estimated time.
+pub fn run_algo(
+    s: &Session,
+    algo: &str,
+    jobs: &[Job],
+    estimate: Option<usize>,
+) -> Result<Vec<ProgramRun>> {
     let start = Instant::now();
-    let out = jobs
-        .iter()
-        .take_while(|_| !crate::exec::cleanup::interrupted())
-        .map(|j| run_program(s, algo, j))
-        .collect::<Result<Vec<_>>>()?;
+    let mut out = Vec::new();
+    for j in jobs {
+        if crate::exec::cleanup::interrupted() {
+            break;
+        }
+        let r = run_program(s, algo, j)?;
+        if let Some(pairs) = estimate.filter(|&p| out.is_empty() && p > 1) {
+            sayln!(
+                "{}",
+                estimate_line(&j.name, algo, r.tally.tries, r.tally.wall_s, pairs)
+            );
+        }
+        out.push(r);
+    }
     eprintln!(
         "poscheck: {algo}: {} program(s), {} tries each, {:.1} s",
         jobs.len(),
@@ -765,15 +755,16 @@ pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
         programs.len(),
         shard.map_or(String::new(), |s| format!(" shard={s}"))
     );
-    announce(&s, &c.algos, &programs);
+    announce(&s, &c.algos, &programs)?;
     let mut runs = Vec::new();
     let mut suites = Vec::new();
     let mut bug = false;
-    for algo in &c.algos {
+    for (k, algo) in c.algos.iter().enumerate() {
         if crate::exec::cleanup::interrupted() {
             break;
         }
-        let results = run_algo(&s, algo, &programs)?;
+        let pairs = (k == 0).then_some(programs.len() * c.algos.len());
+        let results = run_algo(&s, algo, &programs, pairs)?;
         for r in &results {
             bug |= r.report.hits > 0;
             if let Some(e) = &r.report.first_error {

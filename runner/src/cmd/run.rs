@@ -19,8 +19,8 @@ pub fn run(r: &cli::RunArgs) -> Result<i32> {
         s.plan.jobs,
         s.shard.map_or(String::new(), |s| format!(" shard={s}"))
     );
-    compare::announce(&s, std::slice::from_ref(&r.algo), &programs);
-    let results = compare::run_algo(&s, &r.algo, &programs)?;
+    compare::announce(&s, std::slice::from_ref(&r.algo), &programs)?;
+    let results = compare::run_algo(&s, &r.algo, &programs, Some(programs.len()))?;
     let all_errors = results
         .iter()
         .any(|r| r.tally.tries > 0 && r.tally.outcomes.get("error") == Some(&r.tally.tries));
