@@ -192,12 +192,106 @@ extern "C" {
     fn pthread_setcancelstate(state: c_int, old: *mut c_int) -> c_int;
 }
 
+/// Send a [`Msg::At`] with the caller's pc before every post (`POSCHECK_CALLER_PCS=1`, set
+/// by the runner for `replay --trace` and the schedules it annotates).
+pub static CALLER_PCS: AtomicBool = AtomicBool::new(false);
+
+/// libpos's own code: `[start, end)` of its loaded segments, to skip its frames.
+static OWN_START: AtomicU64 = AtomicU64::new(0);
+static OWN_END: AtomicU64 = AtomicU64::new(0);
+
+/// Find where libpos itself is loaded (the object that holds this function), once at
+/// start-up, so that [`caller_pc`] can skip its frames.
+pub fn locate_self() {
+    unsafe extern "C" fn each(
+        info: *mut libc::dl_phdr_info,
+        _: usize,
+        _: *mut libc::c_void,
+    ) -> c_int {
+        // SAFETY: the loader passes a valid info for the duration of the call.
+        let info = &*info;
+        let here = locate_self as *const () as u64;
+        let base = info.dlpi_addr;
+        let (mut lo, mut hi) = (u64::MAX, 0);
+        for i in 0..info.dlpi_phnum as usize {
+            // SAFETY: dlpi_phdr has dlpi_phnum entries.
+            let ph = &*info.dlpi_phdr.add(i);
+            if ph.p_type == libc::PT_LOAD {
+                lo = lo.min(base + ph.p_vaddr);
+                hi = hi.max(base + ph.p_vaddr + ph.p_memsz);
+            }
+        }
+        if lo <= here && here < hi {
+            OWN_START.store(lo, Ordering::Relaxed);
+            OWN_END.store(hi, Ordering::Relaxed);
+            return 1;
+        }
+        0
+    }
+    // SAFETY: plain iteration over the loaded objects with a callback that only reads.
+    unsafe { libc::dl_iterate_phdr(Some(each), std::ptr::null_mut()) };
+}
+
+/// `_URC_NO_REASON` and `_URC_NORMAL_STOP` of the unwinder's interface.
+const URC_CONTINUE: c_int = 0;
+const URC_STOP: c_int = 4;
+
+/// The return address of the first frame on the calling thread's stack that is not
+/// libpos's own: where the program called into the interposed function (0 if none is found
+/// within a few frames, e.g. the start and exit of a thread, posted from libpos's trampoline
+/// under the C library's thread start). Uses the unwinder's tables (no frame pointers), so
+/// only when [`CALLER_PCS`] asks for it.
+fn caller_pc() -> u64 {
+    struct Walk {
+        pc: u64,
+        frames: u32,
+    }
+    use crate::process::{_Unwind_Backtrace, _Unwind_GetIP, UnwindContext};
+    extern "C" fn frame(ctx: *mut UnwindContext, arg: *mut libc::c_void) -> c_int {
+        // SAFETY: arg is the Walk below; ctx is the unwinder's context for this frame.
+        let (w, ip) = unsafe { (&mut *(arg as *mut Walk), _Unwind_GetIP(ctx) as u64) };
+        w.frames += 1;
+        let own =
+            (OWN_START.load(Ordering::Relaxed)..OWN_END.load(Ordering::Relaxed)).contains(&ip);
+        if ip != 0 && !own {
+            w.pc = ip;
+            return URC_STOP;
+        }
+        if w.frames >= 64 {
+            URC_STOP
+        } else {
+            URC_CONTINUE
+        }
+    }
+    let mut w = Walk { pc: 0, frames: 0 };
+    // SAFETY: the callback only touches `w`, which outlives the walk.
+    unsafe { _Unwind_Backtrace(frame, (&mut w as *mut Walk).cast()) };
+    w.pc
+}
+
+/// Where gdb stops under `poscheck debug`: a thread whose grant carried the debug stop mark
+/// calls this before returning to the program; `step` is the scheduling step (0-based) the
+/// grant was. It does nothing itself.
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn pos_debug_stop(step: u64) {
+    // Keep the call and its argument visible to the debugger.
+    std::hint::black_box(step);
+}
+
 impl Me {
     /// Post `op` and block until the coordinator grants it; returns the grant.
     #[inline]
     pub fn post(self, op: Op) -> Reply {
         let (frame, _) = Msg::Post(op).encode();
-        let reply = self.exchange(&frame);
+        let reply = if CALLER_PCS.load(Ordering::Relaxed) {
+            let mut two = [0u8; 2 * MSG_LEN];
+            two[..MSG_LEN].copy_from_slice(&Msg::encode_at(caller_pc()));
+            two[MSG_LEN..].copy_from_slice(&frame);
+            self.exchange(&two)
+        } else {
+            self.exchange(&frame)
+        };
         if !matches!(op, Op::Create | Op::Fork) {
             crate::clock::heard(reply.value);
         }
@@ -223,7 +317,7 @@ impl Me {
     /// through instead of posting twice on this connection) and not cancellable (our
     /// `write`/`read` are cancellation points, and a cancellation unwinding through the
     /// interposers' `extern "C"` frames would abort the process).
-    fn exchange(self, frame: &[u8; MSG_LEN]) -> Reply {
+    fn exchange(self, frame: &[u8]) -> Reply {
         let _b = Busy::enter();
         let mut cancel = 0;
         // SAFETY: plain state switch of the calling thread.
@@ -238,6 +332,9 @@ impl Me {
         let reply = Reply::decode(&r);
         if reply.result == Reply::ABORT {
             stop(true);
+        }
+        if let Some(step) = Reply::stop_step(&r) {
+            pos_debug_stop(step);
         }
         reply
     }
