@@ -2,7 +2,8 @@
 # Installs the system packages poscheck's build and tests need (idempotent, Debian).
 # gcc builds the C test programs and the benchmark suite; clang-14 is the second compiler
 # `poscheck cc` supports (POSCHECK_CC=clang). The end-to-end tests build C++ programs with
-# both g++ and clang++-14 (the clang-14 package provides clang++-14 and clang-14).
+# both g++ and clang++-14 (the clang-14 package provides clang++-14 and clang-14). gdb is the
+# debugger of `poscheck debug`.
 # When another apt or dpkg holds the package locks (unattended upgrades, a second install),
 # this waits for it (up to APT_LOCK_WAIT seconds, default 600) instead of failing at once.
 set -euo pipefail
@@ -17,6 +18,8 @@ command -v clang++-14 >/dev/null 2>&1 || need+=(clang-14)
 # musl-gcc builds the musl-linked static test programs of the ptrace backend
 # (runner/tests/ptrace_*.rs), next to gcc -static (glibc).
 command -v musl-gcc >/dev/null 2>&1 || need+=(musl-tools)
+# gdb runs `poscheck debug` (a schedule replayed under the debugger) and its test.
+command -v gdb >/dev/null 2>&1 || need+=(gdb)
 wait_s=${APT_LOCK_WAIT:-600}
 
 # apt-get with the dpkg lock timeout; `apt-get update` takes the lists lock, which that

@@ -37,6 +37,15 @@ thread_local! {
     static BUSY: Cell<bool> = const { Cell::new(false) };
     /// This thread reported a failed assertion (its SIGABRT is then no separate crash).
     static ASSERTED: Cell<bool> = const { Cell::new(false) };
+    /// The pc to report for this thread's next posts instead of its caller's (0: none).
+    static SITE: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Report `pc` as the place of this thread's posts until reset with 0 (the thread
+/// trampoline's start and exit, which have no caller in the program: the routine's entry,
+/// plus one as for a return address).
+pub fn set_site(pc: u64) {
+    SITE.with(|s| s.set(pc));
 }
 
 /// A controlled thread about to perform an intercepted operation.
@@ -199,18 +208,33 @@ pub static CALLER_PCS: AtomicBool = AtomicBool::new(false);
 /// libpos's own code: `[start, end)` of its loaded segments, to skip its frames.
 static OWN_START: AtomicU64 = AtomicU64::new(0);
 static OWN_END: AtomicU64 = AtomicU64::new(0);
+/// The C library's, skipped too when a frame of other code follows (the program's `exit`
+/// after `main` returns is called by the C library, from `_start`).
+static LIBC_START: AtomicU64 = AtomicU64::new(0);
+static LIBC_END: AtomicU64 = AtomicU64::new(0);
 
-/// Find where libpos itself is loaded (the object that holds this function), once at
-/// start-up, so that [`caller_pc`] can skip its frames.
+/// Find where libpos itself and the C library are loaded, once at start-up, so that
+/// [`caller_pc`] can skip their frames.
 pub fn locate_self() {
+    locate(locate_self as *const () as u64, &OWN_START, &OWN_END);
+    locate(libc::getpid as *const () as u64, &LIBC_START, &LIBC_END);
+}
+
+/// Store in `lo`/`hi` the loaded range of the object holding `here`.
+fn locate(here: u64, lo: &'static AtomicU64, hi: &'static AtomicU64) {
+    struct Find {
+        here: u64,
+        lo: &'static AtomicU64,
+        hi: &'static AtomicU64,
+    }
     unsafe extern "C" fn each(
         info: *mut libc::dl_phdr_info,
         _: usize,
-        _: *mut libc::c_void,
+        arg: *mut libc::c_void,
     ) -> c_int {
-        // SAFETY: the loader passes a valid info for the duration of the call.
-        let info = &*info;
-        let here = locate_self as *const () as u64;
+        // SAFETY: the loader passes a valid info for the duration of the call; arg is the
+        // `Find` below.
+        let (info, f) = (&*info, &*(arg as *const Find));
         let base = info.dlpi_addr;
         let (mut lo, mut hi) = (u64::MAX, 0);
         for i in 0..info.dlpi_phnum as usize {
@@ -221,29 +245,35 @@ pub fn locate_self() {
                 hi = hi.max(base + ph.p_vaddr + ph.p_memsz);
             }
         }
-        if lo <= here && here < hi {
-            OWN_START.store(lo, Ordering::Relaxed);
-            OWN_END.store(hi, Ordering::Relaxed);
+        if lo <= f.here && f.here < hi {
+            f.lo.store(lo, Ordering::Relaxed);
+            f.hi.store(hi, Ordering::Relaxed);
             return 1;
         }
         0
     }
+    let mut f = Find { here, lo, hi };
     // SAFETY: plain iteration over the loaded objects with a callback that only reads.
-    unsafe { libc::dl_iterate_phdr(Some(each), std::ptr::null_mut()) };
+    unsafe { libc::dl_iterate_phdr(Some(each), (&mut f as *mut Find).cast()) };
 }
 
 /// `_URC_NO_REASON` and `_URC_NORMAL_STOP` of the unwinder's interface.
 const URC_CONTINUE: c_int = 0;
 const URC_STOP: c_int = 4;
 
-/// The return address of the first frame on the calling thread's stack that is not
-/// libpos's own: where the program called into the interposed function (0 if none is found
-/// within a few frames, e.g. the start and exit of a thread, posted from libpos's trampoline
-/// under the C library's thread start). Uses the unwinder's tables (no frame pointers), so
-/// only when [`CALLER_PCS`] asks for it.
+/// Where the calling thread's post is made: the pc [`set_site`] gave, else the return
+/// address of the first frame on its stack outside libpos and the C library (where the
+/// program called into the interposed function), else the first outside libpos, else 0.
+/// Uses the unwinder's tables (no frame pointers), so only when [`CALLER_PCS`] asks for it.
 fn caller_pc() -> u64 {
+    let site = SITE.with(|s| s.get());
+    if site != 0 {
+        return site;
+    }
     struct Walk {
-        pc: u64,
+        /// The first frame outside libpos, and the first outside libpos and the C library.
+        first: u64,
+        program: u64,
         frames: u32,
     }
     use crate::process::{_Unwind_Backtrace, _Unwind_GetIP, UnwindContext};
@@ -251,11 +281,17 @@ fn caller_pc() -> u64 {
         // SAFETY: arg is the Walk below; ctx is the unwinder's context for this frame.
         let (w, ip) = unsafe { (&mut *(arg as *mut Walk), _Unwind_GetIP(ctx) as u64) };
         w.frames += 1;
-        let own =
-            (OWN_START.load(Ordering::Relaxed)..OWN_END.load(Ordering::Relaxed)).contains(&ip);
-        if ip != 0 && !own {
-            w.pc = ip;
-            return URC_STOP;
+        let inside = |lo: &AtomicU64, hi: &AtomicU64| {
+            (lo.load(Ordering::Relaxed)..hi.load(Ordering::Relaxed)).contains(&ip)
+        };
+        if ip != 0 && !inside(&OWN_START, &OWN_END) {
+            if w.first == 0 {
+                w.first = ip;
+            }
+            if !inside(&LIBC_START, &LIBC_END) {
+                w.program = ip;
+                return URC_STOP;
+            }
         }
         if w.frames >= 64 {
             URC_STOP
@@ -263,10 +299,20 @@ fn caller_pc() -> u64 {
             URC_CONTINUE
         }
     }
-    let mut w = Walk { pc: 0, frames: 0 };
+    // The unwinder calls interposed functions (its `pthread_once`): they pass through.
+    let _b = Busy::enter();
+    let mut w = Walk {
+        first: 0,
+        program: 0,
+        frames: 0,
+    };
     // SAFETY: the callback only touches `w`, which outlives the walk.
     unsafe { _Unwind_Backtrace(frame, (&mut w as *mut Walk).cast()) };
-    w.pc
+    if w.program != 0 {
+        w.program
+    } else {
+        w.first
+    }
 }
 
 /// Where gdb stops under `poscheck debug`: a thread whose grant carried the debug stop mark

@@ -21,6 +21,10 @@ pub enum Command {
     Run(RunArgs),
     /// Re-run a saved schedule and reproduce its outcome.
     Replay(ReplayArgs),
+    /// Shrink a buggy schedule to the fewest preemptions that still reproduce its bug.
+    Minimize(crate::cmd::minimize::MinimizeArgs),
+    /// Replay a schedule under gdb, stopped at the failing step (or --step N).
+    Debug(crate::cmd::debug::DebugArgs),
     /// Measure grant latency and throughput against raw baselines.
     Bench(BenchArgs),
     /// Simulate abstract program models under the strategies (sched::sim).
@@ -100,6 +104,10 @@ pub struct RunArgs {
     /// Stop a program's tries at its first bug.
     #[arg(long)]
     pub stop_on_first: bool,
+    /// Do not minimise the first bug's schedule of each program (by default `run` saves a
+    /// copy with the fewest preemptions it finds next to it, NAME.min.json).
+    #[arg(long)]
+    pub no_minimize: bool,
     #[command(flatten)]
     pub tries: TriesArgs,
 }
@@ -161,6 +169,10 @@ pub struct ReplayArgs {
     /// Replay this many times and check the outcome is the same every time.
     #[arg(long, default_value_t = 1)]
     pub times: u64,
+    /// Print the interleaving step by step: thread, operation, object, `file:line in
+    /// function`, context switches and preemptions marked, and the outcome.
+    #[arg(long)]
+    pub trace: bool,
     #[command(flatten)]
     pub control: ControlArgs,
     /// Arguments for the program, replacing the recorded ones (after `--`).

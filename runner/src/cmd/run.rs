@@ -20,6 +20,7 @@ pub fn run(r: &cli::RunArgs) -> Result<i32> {
         s.shard.map_or(String::new(), |s| format!(" shard={s}"))
     );
     let results = compare::run_algo(&s, &r.algo, &programs)?;
+    let cli_no_minimize = r.no_minimize;
     let all_errors = results
         .iter()
         .any(|r| r.tally.tries > 0 && r.tally.outcomes.get("error") == Some(&r.tally.tries));
@@ -30,7 +31,10 @@ pub fn run(r: &cli::RunArgs) -> Result<i32> {
         if let Some((i, run)) = &t.first_hit {
             sayln!("{}: first bug at try {i}: {}", r.name, run.outcome);
             if let Some(s) = &r.schedule {
-                sayln!("  schedule: {s} (poscheck replay {s})");
+                sayln!("  schedule: {s} (poscheck replay --trace {s})");
+                if !cli_no_minimize && !cleanup::interrupted() {
+                    minimize_first(s, &a.control);
+                }
             }
             if run.outside > 0 {
                 sayln!(
@@ -163,4 +167,29 @@ pub fn run(r: &cli::RunArgs) -> Result<i32> {
     } else {
         0
     })
+}
+
+/// Minimise a first bug's saved schedule (`poscheck minimize` with its defaults) and say where
+/// the result went; a failure is reported in one line and does not end the session.
+fn minimize_first(schedule: &str, control: &cli::ControlArgs) {
+    let path = std::path::Path::new(schedule);
+    let out = crate::cmd::minimize::default_out(path);
+    let here = std::env::current_dir().ok();
+    let done = crate::cmd::replay::prepare(path, control, &[]).and_then(|prep| {
+        crate::cmd::minimize::minimize_prepared(&prep, &out, crate::cmd::minimize::DEFAULT_BUDGET)
+    });
+    // `prepare` may have entered the recorded working directory.
+    if let Some(h) = here {
+        let _ = std::env::set_current_dir(h);
+    }
+    match done {
+        Ok(m) => sayln!(
+            "  minimised: {} -> {} preemptions: {} (poscheck replay --trace {})",
+            m.before,
+            m.after,
+            m.path.display(),
+            m.path.display()
+        ),
+        Err(e) => sayln!("  not minimised: {e:#}"),
+    }
 }
