@@ -317,13 +317,19 @@ fn caller_pc() -> u64 {
 
 /// Where gdb stops under `poscheck debug`: a thread whose grant carried the debug stop mark
 /// calls this before returning to the program; `step` is the scheduling step (0-based) the
-/// grant was. It does nothing itself.
+/// grant was. It only records the step ([`DEBUG_STEP`], for `print` in gdb).
 #[no_mangle]
 #[inline(never)]
 pub extern "C" fn pos_debug_stop(step: u64) {
-    // Keep the call and its argument visible to the debugger.
-    std::hint::black_box(step);
+    DEBUG_STEP.store(step, Ordering::SeqCst);
+    // An instruction the optimiser must keep: without it the call is dropped as having no
+    // effect, and gdb's breakpoint is never reached.
+    // SAFETY: a no-op instruction.
+    unsafe { std::arch::asm!("nop /* {0} */", in(reg) step, options(nomem, nostack)) };
 }
+
+/// The step of the last [`pos_debug_stop`].
+pub static DEBUG_STEP: AtomicU64 = AtomicU64::new(u64::MAX);
 
 impl Me {
     /// Post `op` and block until the coordinator grants it; returns the grant.

@@ -108,6 +108,12 @@ pub fn run(a: &DebugArgs) -> Result<i32> {
     ex("break pos_debug_stop");
     ex("run");
     ex("bt");
+    // The program's frame of the step (its function, from the trace's location).
+    if let Some(func) = at.location.as_deref().and_then(|l| l.rsplit_once(" in ")) {
+        if !func.1.contains(' ') {
+            ex(&format!("frame function {}", func.1));
+        }
+    }
     for c in &a.ex {
         ex(c);
     }
