@@ -14,6 +14,7 @@ use pos_sched::minimize::{self, Guided};
 use pos_sched::schedule::Schedule;
 use pos_sched::Tid;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(
@@ -29,12 +30,18 @@ pub struct MinimizeArgs {
     /// At most this many candidate runs of the program.
     #[arg(long, default_value_t = DEFAULT_BUDGET)]
     pub budget: usize,
+    /// At most this many seconds of candidate runs (then the best schedule found so far).
+    #[arg(long, default_value_t = 300, value_name = "SECS")]
+    pub time_limit: u64,
     #[command(flatten)]
     pub control: ControlArgs,
 }
 
 /// Default [`MinimizeArgs::budget`].
 pub const DEFAULT_BUDGET: usize = 400;
+
+/// How long `run` lets the minimisation of one first bug take.
+pub const RUN_TIME_LIMIT: Duration = Duration::from_secs(30);
 
 /// What a minimisation found.
 pub struct Minimized {
@@ -61,7 +68,7 @@ pub fn run(a: &MinimizeArgs) -> Result<i32> {
     // Resolve the output before `prepare` may enter the recorded working directory.
     let out = absolute(&out);
     let prep = replay::prepare(&a.schedule, &a.control, &[])?;
-    let m = minimize_prepared(&prep, &out, a.budget)?;
+    let m = minimize_prepared(&prep, &out, a.budget, Duration::from_secs(a.time_limit))?;
     say!("before ({} preemptions):\n{}", m.before, m.trace_before);
     say!("after ({} preemptions):\n{}", m.after, m.trace_after);
     sayln!(
@@ -93,8 +100,15 @@ pub fn same_bug(got: &Outcome, want: &Outcome) -> bool {
     }
 }
 
-/// Minimise the prepared schedule and save the result at `out`.
-pub fn minimize_prepared(prep: &Prepared, out: &Path, budget: usize) -> Result<Minimized> {
+/// Minimise the prepared schedule and save the result at `out`: at most `budget` candidate
+/// runs, none started after `time_limit`.
+pub fn minimize_prepared(
+    prep: &Prepared,
+    out: &Path,
+    budget: usize,
+    time_limit: Duration,
+) -> Result<Minimized> {
+    let deadline = Instant::now() + time_limit;
     let sch = &prep.saved.schedule;
     let mut sym = Symbols::new();
     let orig = replay::annotated_run(&prep.cfg, &sch.steps, &mut sym)?;
@@ -129,14 +143,19 @@ pub fn minimize_prepared(prep: &Prepared, out: &Path, budget: usize) -> Result<M
     let mut cfg = prep.cfg.clone();
     cfg.max_steps = cfg.max_steps.min(orig.steps * 20 + 1000);
     let mut runs = 0;
-    let mut try_rules = |rules: &[minimize::Switch]| -> Option<RunResult> {
+    let mut try_rules = |rules: &[minimize::Switch], last: bool| -> Option<RunResult> {
+        if !last && Instant::now() >= deadline {
+            return None;
+        }
         runs += 1;
         let mut g = Guided::new(rules);
         let r = session::run_once(&cfg, &mut g, 0).ok()?;
         (same_bug(&r.outcome, &target) && r.outside == 0).then_some(r)
     };
-    let rules = minimize::minimize(&all, &threads, budget, |rules| try_rules(rules).is_some());
-    let found = try_rules(&rules);
+    let rules = minimize::minimize(&all, &threads, budget, |rules| {
+        try_rules(rules, false).is_some()
+    });
+    let found = try_rules(&rules, true);
     // The search's result, or the schedule as it was when its run does not come back the
     // same (a program that is not deterministic under control).
     let steps = found.map_or_else(|| orig.schedule.clone(), |r| r.schedule);

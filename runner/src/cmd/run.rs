@@ -32,7 +32,8 @@ pub fn run(r: &cli::RunArgs) -> Result<i32> {
             sayln!("{}: first bug at try {i}: {}", r.name, run.outcome);
             if let Some(s) = &r.schedule {
                 sayln!("  schedule: {s} (poscheck replay --trace {s})");
-                if !cli_no_minimize && !cleanup::interrupted() {
+                let slow = matches!(run.outcome.kind(), "hang" | "step-limit");
+                if !cli_no_minimize && !cleanup::interrupted() && !slow {
                     minimize_first(s, &a.control);
                 }
             }
@@ -169,14 +170,21 @@ pub fn run(r: &cli::RunArgs) -> Result<i32> {
     })
 }
 
-/// Minimise a first bug's saved schedule (`poscheck minimize` with its defaults) and say where
-/// the result went; a failure is reported in one line and does not end the session.
+/// Minimise a first bug's saved schedule (`poscheck minimize` with its budget, at most
+/// [`crate::cmd::minimize::RUN_TIME_LIMIT`]; not for hangs and step limits, whose every
+/// candidate run lasts the step timeout or the step limit) and say where the result went; a
+/// failure is reported in one line and does not end the session.
 fn minimize_first(schedule: &str, control: &cli::ControlArgs) {
     let path = std::path::Path::new(schedule);
     let out = crate::cmd::minimize::default_out(path);
     let here = std::env::current_dir().ok();
     let done = crate::cmd::replay::prepare(path, control, &[]).and_then(|prep| {
-        crate::cmd::minimize::minimize_prepared(&prep, &out, crate::cmd::minimize::DEFAULT_BUDGET)
+        crate::cmd::minimize::minimize_prepared(
+            &prep,
+            &out,
+            crate::cmd::minimize::DEFAULT_BUDGET,
+            crate::cmd::minimize::RUN_TIME_LIMIT,
+        )
     });
     // `prepare` may have entered the recorded working directory.
     if let Some(h) = here {
