@@ -142,3 +142,47 @@ fn debug_stops_at_a_chosen_step_and_refuses_bad_ones() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("--step 100000"), "{err}");
 }
+
+#[test]
+fn after_a_deadlock_gdb_gets_the_program_back() {
+    if !have_gdb() {
+        eprintln!("skipped: gdb is not installed (scripts/install-deps.sh installs it)");
+        return;
+    }
+    let bin = common::suite_program("debug_gdb", "lost_wakeup");
+    let (p, saved, o) = common::run_report(
+        &bin,
+        &[
+            "--algo",
+            "pos",
+            "--tries",
+            "1000",
+            "--seed",
+            "1",
+            "--points",
+            "sync",
+            "--stop-on-first",
+            "--no-minimize",
+        ],
+    );
+    assert!(
+        p["outcomes"]["deadlock"].as_u64().unwrap_or(0) >= 1,
+        "{}",
+        text(&o)
+    );
+    let saved = saved.unwrap_or_else(|| panic!("no schedule saved: {}", text(&o)));
+    // `continue` past the last step: the coordinator sees the deadlock, interrupts the
+    // program, and gdb (in batch mode) shows the threads, each waiting in libpos, and ends.
+    let (out, code) = debug(&saved, &["--ex", "continue", "--ex", "info threads"]);
+    assert_eq!(code, Some(0), "{out}");
+    // (The verdict is poscheck's, on stderr; gdb's report of the interrupt is on stdout.)
+    assert!(
+        out.contains("poscheck debug: the run ends here: deadlock"),
+        "{out}"
+    );
+    let sigint = out
+        .find("received signal SIGINT")
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(out[sigint..].matches("libc_read").count() >= 2, "{out}");
+    assert!(out.contains("poscheck debug: gdb ended"), "{out}");
+}

@@ -92,6 +92,18 @@ pub fn spawn_debugger(
     }
     cmd.args(rest).arg("--args").arg(program).args(args);
     cmd.process_group(0);
+    // poscheck's threads block SIGINT, SIGTERM and SIGHUP (its signal thread takes them), and
+    // a child inherits the mask: gdb's Ctrl-C and the interrupt after a verdict would
+    // never arrive.
+    // SAFETY: sigemptyset and sigprocmask are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+            Ok(())
+        });
+    }
     let child = cmd
         .spawn()
         .with_context(|| format!("cannot start {}", Path::new(first).display()))?;

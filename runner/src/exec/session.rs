@@ -318,12 +318,20 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     let outcome = lp.drive(&mut coord, &rx);
     if cfg.debug.is_some() {
         if let Some(o) = &outcome {
-            // The debugger owns the program: say what the run came to and let the user
-            // look at it (the run ends when gdb does).
+            // The debugger owns the program: say what the run came to, and interrupt the
+            // program (its threads wait in libpos for grants that will not come, e.g. after
+            // a deadlock) so that gdb stops it and shows its threads; the run ends when gdb
+            // does.
             eprintln!("poscheck debug: the run ends here: {o}");
-            eprintln!(
-                "poscheck debug: interrupt (Ctrl-C) to look at the threads in gdb; quit gdb to end"
-            );
+            let main = lp.tasks.first().copied().flatten().map(|t| t.pid);
+            if let Some(pid) = main.filter(|&p| p != 0) {
+                // SAFETY: a signal to the program's process (gdb's inferior).
+                unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
+                eprintln!(
+                    "poscheck debug: the program was interrupted (SIGINT) so that gdb shows its \
+                     threads; quit gdb to end"
+                );
+            }
         }
         program.wait_exit();
     }
