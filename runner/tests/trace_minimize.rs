@@ -201,13 +201,14 @@ fn schedules_without_the_new_fields_replay_as_before() {
     for name in BUGGY {
         let saved = out_dir.join(format!("{name}.pos.seed1.json"));
         assert!(!out_dir.join(format!("{name}.pos.seed1.min.json")).exists());
-        // Strip what this version adds (pc, obj, preempt): the file of an older poscheck.
+        // Strip what this version adds (pc, obj, obj2, preempt): the file of an older poscheck.
         let mut v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
         for s in v["steps"].as_array_mut().unwrap() {
             let o = s.as_object_mut().unwrap();
             o.remove("pc");
             o.remove("obj");
+            o.remove("obj2");
             o.remove("preempt");
             assert_eq!(o.len(), 3, "{name}: tid, thread, op");
         }

@@ -30,6 +30,9 @@ pub struct Step {
     /// a mapped file (`g_lock`, `ready+0x4`), for people reading the trace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub obj: Option<String>,
+    /// The same for its second object (a condition wait's mutex).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub obj2: Option<String>,
 }
 
 /// A code address as the file mapped there and the address in that file's own terms (its
@@ -51,6 +54,7 @@ impl Step {
             preempt: false,
             pc: None,
             obj: None,
+            obj2: None,
         }
     }
 

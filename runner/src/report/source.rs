@@ -123,27 +123,34 @@ fn shorten(file: &str, base: Option<&Path>) -> String {
         .unwrap_or_else(|| file.to_string())
 }
 
-/// The first address in an operation's text (`lock(mutex@0x4040a0)`,
-/// `atomic_load(acquire, mem[0x4040+4])`), if any.
-pub fn first_address(op: &str) -> Option<u64> {
-    let at = op.find("0x")?;
-    let hex: String = op[at + 2..]
-        .chars()
-        .take_while(char::is_ascii_hexdigit)
-        .collect();
-    u64::from_str_radix(&hex, 16).ok()
+/// The addresses in an operation's text, in order (`cond_wait(cond@0x40c0, mutex@0x4100)`:
+/// both; `atomic_load(acquire, mem[0x4040+4])`: one; `join(thread#1)`: none).
+pub fn addresses(op: &str) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut rest = op;
+    while let Some(at) = rest.find("0x") {
+        let hex: String = rest[at + 2..]
+            .chars()
+            .take_while(char::is_ascii_hexdigit)
+            .collect();
+        if let Ok(a) = u64::from_str_radix(&hex, 16) {
+            out.push(a);
+        }
+        rest = &rest[at + 2 + hex.len()..];
+    }
+    out
 }
 
-/// Fill in the [`Step::pc`] and [`Step::obj`] of a run's `steps` from its per-step pcs
-/// (0: unknown) and mappings.
+/// Fill in the [`Step::pc`], [`Step::obj`] and [`Step::obj2`] of a run's `steps` from its
+/// per-step pcs (0: unknown) and mappings.
 pub fn annotate(steps: &mut [Step], pcs: &[u64], maps: &[Mapping], sym: &mut Symbols) {
     for (i, s) in steps.iter_mut().enumerate() {
         if let Some(&pc) = pcs.get(i).filter(|&&pc| pc != 0) {
             s.pc = sym.site(pc, maps);
         }
-        if let Some(a) = first_address(&s.op) {
-            s.obj = sym.data(a, maps);
-        }
+        let a = addresses(&s.op);
+        s.obj = a.first().and_then(|&a| sym.data(a, maps));
+        s.obj2 = a.get(1).and_then(|&a| sym.data(a, maps));
     }
 }
 
@@ -153,13 +160,17 @@ mod tests {
 
     #[test]
     fn finds_the_object_address_of_an_operation() {
-        assert_eq!(first_address("lock(mutex@0x4040a0)"), Some(0x4040a0));
+        assert_eq!(addresses("lock(mutex@0x4040a0)"), vec![0x4040a0]);
         assert_eq!(
-            first_address("atomic_load(acquire, mem[0x4040+4])"),
-            Some(0x4040)
+            addresses("atomic_load(acquire, mem[0x4040+4])"),
+            vec![0x4040]
         );
-        assert_eq!(first_address("join(thread#1)"), None);
-        assert_eq!(first_address("create"), None);
+        assert_eq!(
+            addresses("cond_wait(cond@0x40c0, mutex@0x4100)"),
+            vec![0x40c0, 0x4100]
+        );
+        assert!(addresses("join(thread#1)").is_empty());
+        assert!(addresses("create").is_empty());
     }
 
     #[test]

@@ -33,7 +33,7 @@ pub fn readable(steps: &[Step], sym: &mut Symbols) -> Vec<TraceStep> {
         .iter()
         .enumerate()
         .map(|(index, s)| {
-            let (op, object) = describe_op(&s.op, s.obj.as_deref());
+            let (op, object) = describe_op(&s.op, [s.obj.as_deref(), s.obj2.as_deref()]);
             let switched = prev.is_some_and(|p| p != s.tid);
             prev = Some(s.tid);
             TraceStep {
@@ -49,35 +49,52 @@ pub fn readable(steps: &[Step], sym: &mut Symbols) -> Vec<TraceStep> {
         .collect()
 }
 
-/// `op` with its first object (`kind@0xADDR` or `mem[0xADDR+N]`) replaced by `symbol`, and
-/// that object in words.
-pub fn describe_op(op: &str, symbol: Option<&str>) -> (String, Option<String>) {
-    let Some(sym) = symbol else {
-        return (op.to_string(), None);
-    };
-    let Some(at) = op.find("0x") else {
-        return (op.to_string(), None);
-    };
-    let hex_end = at
-        + 2
-        + op[at + 2..]
-            .chars()
-            .take_while(char::is_ascii_hexdigit)
-            .count();
-    // The object's text: from after `(` or `, ` before the address to its end.
-    let start = op[..at].rfind(['(', ' ']).map_or(0, |i| i + 1);
-    let (object, end) = if op[start..at].ends_with("mem[") {
-        let close = op[hex_end..].find(']').map_or(hex_end, |i| hex_end + i + 1);
-        (sym.to_string(), close)
-    } else if let Some(kind) = op[start..at].strip_suffix('@') {
-        (format!("{kind} {sym}"), hex_end)
-    } else {
-        return (op.to_string(), None);
-    };
-    (
-        format!("{}{object}{}", &op[..start], &op[end..]),
-        Some(object),
-    )
+/// `op` with each object (`kind@0xADDR` or `mem[0xADDR+N]`, in order) that has a symbol in
+/// `symbols` replaced by it, and the first object in words when it has one.
+pub fn describe_op(op: &str, symbols: [Option<&str>; 2]) -> (String, Option<String>) {
+    let mut out = String::new();
+    let mut rest = op;
+    let mut first = None;
+    for (k, sym) in symbols.iter().enumerate() {
+        let Some(at) = rest.find("0x") else {
+            break;
+        };
+        let hex_end = at
+            + 2
+            + rest[at + 2..]
+                .chars()
+                .take_while(char::is_ascii_hexdigit)
+                .count();
+        // The object's text: from after `(` or ` ` before the address to its end.
+        let start = rest[..at].rfind(['(', ' ']).map_or(0, |i| i + 1);
+        let named = sym.and_then(|sym| {
+            if rest[start..at].ends_with("mem[") {
+                let close = rest[hex_end..]
+                    .find(']')
+                    .map_or(hex_end, |i| hex_end + i + 1);
+                Some((sym.to_string(), close))
+            } else {
+                let kind = rest[start..at].strip_suffix('@')?;
+                Some((format!("{kind} {sym}"), hex_end))
+            }
+        });
+        match named {
+            Some((object, end)) => {
+                out.push_str(&rest[..start]);
+                out.push_str(&object);
+                if k == 0 {
+                    first = Some(object);
+                }
+                rest = &rest[end..];
+            }
+            None => {
+                out.push_str(&rest[..hex_end]);
+                rest = &rest[hex_end..];
+            }
+        }
+    }
+    out.push_str(rest);
+    (out, first)
 }
 
 /// The trace as text: one line per step, a marker line before each context switch, and the
@@ -131,32 +148,41 @@ mod tests {
     #[test]
     fn objects_are_named_by_their_symbol() {
         assert_eq!(
-            describe_op("lock(mutex@0x555555558100)", Some("m")),
+            describe_op("lock(mutex@0x555555558100)", [Some("m"), None]),
             ("lock(mutex m)".into(), Some("mutex m".into()))
         );
+        let wait = "cond_wait(cond@0x5555555580c0, mutex@0x555555558100)";
         assert_eq!(
-            describe_op(
-                "cond_wait(cond@0x5555555580c0, mutex@0x555555558100)",
-                Some("cv")
-            ),
+            describe_op(wait, [Some("cv"), None]),
             (
                 "cond_wait(cond cv, mutex@0x555555558100)".into(),
                 Some("cond cv".into())
             )
         );
         assert_eq!(
-            describe_op("atomic_load(acquire, mem[0x4040+4])", Some("flag")),
+            describe_op(wait, [Some("cv"), Some("m")]),
+            ("cond_wait(cond cv, mutex m)".into(), Some("cond cv".into()))
+        );
+        assert_eq!(
+            describe_op(wait, [None, Some("m")]),
+            ("cond_wait(cond@0x5555555580c0, mutex m)".into(), None)
+        );
+        assert_eq!(
+            describe_op("atomic_load(acquire, mem[0x4040+4])", [Some("flag"), None]),
             ("atomic_load(acquire, flag)".into(), Some("flag".into()))
         );
         assert_eq!(
-            describe_op("read(mem[0x4040+8])", Some("g_log")),
+            describe_op("read(mem[0x4040+8])", [Some("g_log"), None]),
             ("read(g_log)".into(), Some("g_log".into()))
         );
         assert_eq!(
-            describe_op("lock(mutex@0x7ffe0010)", None),
+            describe_op("lock(mutex@0x7ffe0010)", [None, None]),
             ("lock(mutex@0x7ffe0010)".into(), None)
         );
-        assert_eq!(describe_op("create", Some("x")), ("create".into(), None));
+        assert_eq!(
+            describe_op("create", [Some("x"), None]),
+            ("create".into(), None)
+        );
     }
 
     #[test]
