@@ -3,7 +3,8 @@
 # gcc builds the C test programs and the benchmark suite; clang-14 is the second compiler
 # `poscheck cc` supports (POSCHECK_CC=clang). The end-to-end tests build C++ programs with
 # both g++ and clang++-14 (the clang-14 package provides clang++-14 and clang-14).
-# chromium (headless) checks that the HTML report renders.
+# chromium (headless) checks that the HTML report renders. gdb is the debugger of
+# `poscheck debug`.
 # When another apt or dpkg holds the package locks (unattended upgrades, a second install),
 # this waits for it (up to APT_LOCK_WAIT seconds, default 600) instead of failing at once.
 set -euo pipefail
@@ -23,6 +24,8 @@ command -v musl-gcc >/dev/null 2>&1 || need+=(musl-tools)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # `script` gives runner/tests/progress.rs a pseudo-terminal (the live progress lines).
 command -v script >/dev/null 2>&1 || need+=(bsdutils)
+# gdb runs `poscheck debug` (a schedule replayed under the debugger) and its test.
+command -v gdb >/dev/null 2>&1 || need+=(gdb)
 wait_s=${APT_LOCK_WAIT:-600}
 
 # apt-get with the dpkg lock timeout; `apt-get update` takes the lists lock, which that

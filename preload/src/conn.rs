@@ -37,6 +37,15 @@ thread_local! {
     static BUSY: Cell<bool> = const { Cell::new(false) };
     /// This thread reported a failed assertion (its SIGABRT is then no separate crash).
     static ASSERTED: Cell<bool> = const { Cell::new(false) };
+    /// The pc to report for this thread's next posts instead of its caller's (0: none).
+    static SITE: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Report `pc` as the place of this thread's posts until reset with 0 (the thread
+/// trampoline's start and exit, which have no caller in the program: the routine's entry,
+/// plus one as for a return address).
+pub fn set_site(pc: u64) {
+    SITE.with(|s| s.set(pc));
 }
 
 /// A controlled thread about to perform an intercepted operation.
@@ -192,12 +201,149 @@ extern "C" {
     fn pthread_setcancelstate(state: c_int, old: *mut c_int) -> c_int;
 }
 
+/// Send a [`Msg::At`] with the caller's pc before every post (`POSCHECK_CALLER_PCS=1`, set
+/// by the runner for `replay --trace` and the schedules it annotates).
+pub static CALLER_PCS: AtomicBool = AtomicBool::new(false);
+
+/// libpos's own code: `[start, end)` of its loaded segments, to skip its frames.
+static OWN_START: AtomicU64 = AtomicU64::new(0);
+static OWN_END: AtomicU64 = AtomicU64::new(0);
+/// The C library's, skipped too when a frame of other code follows (the program's `exit`
+/// after `main` returns is called by the C library, from `_start`).
+static LIBC_START: AtomicU64 = AtomicU64::new(0);
+static LIBC_END: AtomicU64 = AtomicU64::new(0);
+
+/// Find where libpos itself and the C library are loaded, once at start-up, so that
+/// [`caller_pc`] can skip their frames.
+pub fn locate_self() {
+    locate(locate_self as *const () as u64, &OWN_START, &OWN_END);
+    locate(libc::getpid as *const () as u64, &LIBC_START, &LIBC_END);
+}
+
+/// Store in `lo`/`hi` the loaded range of the object holding `here`.
+fn locate(here: u64, lo: &'static AtomicU64, hi: &'static AtomicU64) {
+    struct Find {
+        here: u64,
+        lo: &'static AtomicU64,
+        hi: &'static AtomicU64,
+    }
+    unsafe extern "C" fn each(
+        info: *mut libc::dl_phdr_info,
+        _: usize,
+        arg: *mut libc::c_void,
+    ) -> c_int {
+        // SAFETY: the loader passes a valid info for the duration of the call; arg is the
+        // `Find` below.
+        let (info, f) = (&*info, &*(arg as *const Find));
+        let base = info.dlpi_addr;
+        let (mut lo, mut hi) = (u64::MAX, 0);
+        for i in 0..info.dlpi_phnum as usize {
+            // SAFETY: dlpi_phdr has dlpi_phnum entries.
+            let ph = &*info.dlpi_phdr.add(i);
+            if ph.p_type == libc::PT_LOAD {
+                lo = lo.min(base + ph.p_vaddr);
+                hi = hi.max(base + ph.p_vaddr + ph.p_memsz);
+            }
+        }
+        if lo <= f.here && f.here < hi {
+            f.lo.store(lo, Ordering::Relaxed);
+            f.hi.store(hi, Ordering::Relaxed);
+            return 1;
+        }
+        0
+    }
+    let mut f = Find { here, lo, hi };
+    // SAFETY: plain iteration over the loaded objects with a callback that only reads.
+    unsafe { libc::dl_iterate_phdr(Some(each), (&mut f as *mut Find).cast()) };
+}
+
+/// `_URC_NO_REASON` and `_URC_NORMAL_STOP` of the unwinder's interface.
+const URC_CONTINUE: c_int = 0;
+const URC_STOP: c_int = 4;
+
+/// Where the calling thread's post is made: the pc [`set_site`] gave, else the return
+/// address of the first frame on its stack outside libpos and the C library (where the
+/// program called into the interposed function), else the first outside libpos, else 0.
+/// Uses the unwinder's tables (no frame pointers), so only when [`CALLER_PCS`] asks for it.
+fn caller_pc() -> u64 {
+    let site = SITE.with(|s| s.get());
+    if site != 0 {
+        return site;
+    }
+    struct Walk {
+        /// The first frame outside libpos, and the first outside libpos and the C library.
+        first: u64,
+        program: u64,
+        frames: u32,
+    }
+    use crate::process::{_Unwind_Backtrace, _Unwind_GetIP, UnwindContext};
+    extern "C" fn frame(ctx: *mut UnwindContext, arg: *mut libc::c_void) -> c_int {
+        // SAFETY: arg is the Walk below; ctx is the unwinder's context for this frame.
+        let (w, ip) = unsafe { (&mut *(arg as *mut Walk), _Unwind_GetIP(ctx) as u64) };
+        w.frames += 1;
+        let inside = |lo: &AtomicU64, hi: &AtomicU64| {
+            (lo.load(Ordering::Relaxed)..hi.load(Ordering::Relaxed)).contains(&ip)
+        };
+        if ip != 0 && !inside(&OWN_START, &OWN_END) {
+            if w.first == 0 {
+                w.first = ip;
+            }
+            if !inside(&LIBC_START, &LIBC_END) {
+                w.program = ip;
+                return URC_STOP;
+            }
+        }
+        if w.frames >= 64 {
+            URC_STOP
+        } else {
+            URC_CONTINUE
+        }
+    }
+    // The unwinder calls interposed functions (its `pthread_once`): they pass through.
+    let _b = Busy::enter();
+    let mut w = Walk {
+        first: 0,
+        program: 0,
+        frames: 0,
+    };
+    // SAFETY: the callback only touches `w`, which outlives the walk.
+    unsafe { _Unwind_Backtrace(frame, (&mut w as *mut Walk).cast()) };
+    if w.program != 0 {
+        w.program
+    } else {
+        w.first
+    }
+}
+
+/// Where gdb stops under `poscheck debug`: a thread whose grant carried the debug stop mark
+/// calls this before returning to the program; `step` is the scheduling step (0-based) the
+/// grant was. It only records the step ([`DEBUG_STEP`], for `print` in gdb).
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn pos_debug_stop(step: u64) {
+    DEBUG_STEP.store(step, Ordering::SeqCst);
+    // An instruction the optimiser must keep: without it the call is dropped as having no
+    // effect, and gdb's breakpoint is never reached.
+    // SAFETY: a no-op instruction.
+    unsafe { std::arch::asm!("nop /* {0} */", in(reg) step, options(nomem, nostack)) };
+}
+
+/// The step of the last [`pos_debug_stop`].
+pub static DEBUG_STEP: AtomicU64 = AtomicU64::new(u64::MAX);
+
 impl Me {
     /// Post `op` and block until the coordinator grants it; returns the grant.
     #[inline]
     pub fn post(self, op: Op) -> Reply {
         let (frame, _) = Msg::Post(op).encode();
-        let reply = self.exchange(&frame);
+        let reply = if CALLER_PCS.load(Ordering::Relaxed) {
+            let mut two = [0u8; 2 * MSG_LEN];
+            two[..MSG_LEN].copy_from_slice(&Msg::encode_at(caller_pc()));
+            two[MSG_LEN..].copy_from_slice(&frame);
+            self.exchange(&two)
+        } else {
+            self.exchange(&frame)
+        };
         if !matches!(op, Op::Create | Op::Fork) {
             crate::clock::heard(reply.value);
         }
@@ -223,7 +369,7 @@ impl Me {
     /// through instead of posting twice on this connection) and not cancellable (our
     /// `write`/`read` are cancellation points, and a cancellation unwinding through the
     /// interposers' `extern "C"` frames would abort the process).
-    fn exchange(self, frame: &[u8; MSG_LEN]) -> Reply {
+    fn exchange(self, frame: &[u8]) -> Reply {
         let _b = Busy::enter();
         let mut cancel = 0;
         // SAFETY: plain state switch of the calling thread.
@@ -238,6 +384,9 @@ impl Me {
         let reply = Reply::decode(&r);
         if reply.result == Reply::ABORT {
             stop(true);
+        }
+        if let Some(step) = Reply::stop_step(&r) {
+            pos_debug_stop(step);
         }
         reply
     }

@@ -28,6 +28,7 @@
 //!   from the executable's load base (see [`tsan::parse_races`]).
 //! - `POSCHECK_SPIN_US`: how long a thread polls for its grant before blocking (default 0;
 //!   the runner sets it when a core is free for the polling).
+//! - `POSCHECK_CALLER_PCS=1`: send the caller's pc with every post ([`conn::CALLER_PCS`]).
 //! - `POS_REAL_SLEEP=1`: sleeps are yield points that then really sleep, clock reads are
 //!   real and a timed wait times out at once when its object is unavailable (runner's
 //!   `--real-sleep`, the old model); by default all of these run in virtual time ([`clock`]).
@@ -90,7 +91,7 @@ pub(crate) fn strip_preload() {
 /// The protocol revision this libpos speaks ([`pos_sched::protocol::LIBPOS_MARKER`]); the
 /// runner looks for this symbol before it uses the library.
 #[no_mangle]
-pub extern "C" fn pos_protocol_futex_cancel_vtime_fork_observe_morder_5() {}
+pub extern "C" fn pos_protocol_futex_cancel_vtime_fork_observe_morder_at_6() {}
 
 /// A symbol that only libpos defines: the first loaded copy owns it (see [`is_duplicate`]).
 #[no_mangle]
@@ -145,6 +146,10 @@ extern "C" fn init() {
         .and_then(|v| v.parse::<u64>().ok())
     {
         conn::SPIN_NS.store(us.min(10_000) * 1000, Ordering::Relaxed);
+    }
+    if flag(pos_sched::protocol::ENV_CALLER_PCS) {
+        conn::locate_self();
+        conn::CALLER_PCS.store(true, Ordering::Relaxed);
     }
     #[cfg(target_arch = "x86_64")]
     if let Err(e) = tsan::configure() {
@@ -255,9 +260,9 @@ static INIT: extern "C" fn() = init;
 mod tests {
     #[test]
     fn the_exported_protocol_marker_is_the_one_the_runner_looks_for() {
-        let name = stringify!(pos_protocol_futex_cancel_vtime_fork_observe_morder_5);
+        let name = stringify!(pos_protocol_futex_cancel_vtime_fork_observe_morder_at_6);
         assert_eq!(name, pos_sched::protocol::LIBPOS_MARKER);
         // The function of that name exists (this refers to it).
-        let _: extern "C" fn() = super::pos_protocol_futex_cancel_vtime_fork_observe_morder_5;
+        let _: extern "C" fn() = super::pos_protocol_futex_cancel_vtime_fork_observe_morder_at_6;
     }
 }

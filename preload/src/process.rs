@@ -199,16 +199,16 @@ extern "C" fn on_fatal(sig: c_int, _info: *mut libc::siginfo_t, uc: *mut c_void)
 
 /// Opaque unwinder context (libgcc's `_Unwind_Context`).
 #[repr(C)]
-struct UnwindContext {
+pub(crate) struct UnwindContext {
     _private: [u8; 0],
 }
 
 extern "C" {
-    fn _Unwind_Backtrace(
+    pub(crate) fn _Unwind_Backtrace(
         f: extern "C" fn(*mut UnwindContext, *mut c_void) -> c_int,
         arg: *mut c_void,
     ) -> c_int;
-    fn _Unwind_GetIP(ctx: *mut UnwindContext) -> usize;
+    pub(crate) fn _Unwind_GetIP(ctx: *mut UnwindContext) -> usize;
 }
 
 /// Frames kept by [`call_site`]'s walk.

@@ -564,7 +564,7 @@ impl Server {
             Msg::Assert { text } => return Some((End::Assert(text), fd)),
             Msg::Crash { signal, pc } => return Some((End::Crash { signal, pc }, fd)),
             // No race detector here: an observed access (`auto` points) needs nothing.
-            Msg::Observed { .. } => {}
+            Msg::Observed { .. } | Msg::At { .. } => {}
         }
         None
     }

@@ -65,11 +65,16 @@ extern "C-unwind" fn trampoline(p: *mut c_void) -> *mut c_void {
     crate::cancel::arm_exit();
     // Stay stopped at the entry until granted: only one controlled thread ever runs between
     // two scheduling points (otherwise the routine's first steps race with the creator's).
+    // A start and a return are at the thread's routine (for readable traces).
+    conn::set_site(routine as *const () as u64 + 1);
     if let Some(me) = conn::me() {
         me.post(Op::Start);
     }
+    conn::set_site(0);
     let ret = routine(arg);
+    conn::set_site(routine as *const () as u64 + 1);
     exit_thread();
+    conn::set_site(0);
     ret
 }
 

@@ -27,6 +27,10 @@ pub enum Command {
         after_help = "Example:\n  poscheck replay --times 100 poscheck-out/prog.pos.seed1.json"
     )]
     Replay(ReplayArgs),
+    /// Shrink a buggy schedule to the fewest preemptions that still reproduce its bug.
+    Minimize(crate::cmd::minimize::MinimizeArgs),
+    /// Replay a schedule under gdb, stopped at the failing step (or --step N).
+    Debug(crate::cmd::debug::DebugArgs),
     /// Measure grant latency and throughput against raw baselines.
     #[command(after_help = "Example:\n  poscheck bench --steps 20000 --runs 300")]
     Bench(BenchArgs),
@@ -154,6 +158,10 @@ pub struct RunArgs {
     /// Stop a program's tries at its first bug.
     #[arg(long)]
     pub stop_on_first: bool,
+    /// Do not minimise the first bug's schedule of each program (by default `run` saves a
+    /// copy with the fewest preemptions it finds next to it, NAME.min.json).
+    #[arg(long)]
+    pub no_minimize: bool,
     #[command(flatten)]
     pub tries: TriesArgs,
 }
@@ -222,6 +230,10 @@ pub struct ReplayArgs {
     /// Replay this many times and check the outcome is the same every time.
     #[arg(long, default_value_t = 1)]
     pub times: u64,
+    /// Print the interleaving step by step: thread, operation, object, `file:line in
+    /// function`, context switches and preemptions marked, and the outcome.
+    #[arg(long)]
+    pub trace: bool,
     #[command(flatten)]
     pub control: ControlArgs,
     /// Arguments for the program, replacing the recorded ones (after `--`).

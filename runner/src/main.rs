@@ -49,6 +49,8 @@ fn main() -> ExitCode {
     let r = match &cli.command {
         cli::Command::Run(a) => cmd::run::run(a),
         cli::Command::Replay(a) => cmd::replay::run(a),
+        cli::Command::Minimize(a) => cmd::minimize::run(a),
+        cli::Command::Debug(a) => cmd::debug::run(a),
         cli::Command::Bench(a) => cmd::bench::run(a),
         cli::Command::Model(a) => cmd::model::run(a),
         cli::Command::Micro(a) => cmd::micro::run(a),

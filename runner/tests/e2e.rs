@@ -311,6 +311,8 @@ fn abnormal_programs_are_classified_and_leave_nothing_behind() {
                 "1",
                 "--step-timeout",
                 "1",
+                // Three tries, three processes (a minimisation would replay the bug).
+                "--no-minimize",
                 "--json",
                 json.to_str().unwrap(),
                 bin(prog).to_str().unwrap(),

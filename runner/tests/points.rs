@@ -261,7 +261,10 @@ fn races_mode_schedules_replay_with_their_sites() {
     let saved = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .find(|p| {
+            p.extension().is_some_and(|x| x == "json")
+                && !p.to_string_lossy().ends_with(".min.json")
+        })
         .expect("a saved schedule");
     let s: Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
     let points = s["points"].as_str().unwrap();

@@ -40,6 +40,8 @@ pub struct Coordinator<'s> {
     steps: u64,
     max_steps: u64,
     trace: Vec<Event>,
+    /// By step: whether it was a preemption (see [`Step::preempt`]).
+    preempted: Vec<bool>,
 }
 
 impl<'s> Coordinator<'s> {
@@ -64,6 +66,7 @@ impl<'s> Coordinator<'s> {
             steps: 0,
             max_steps,
             trace: Vec::new(),
+            preempted: Vec::new(),
         }
     }
 
@@ -133,9 +136,11 @@ impl<'s> Coordinator<'s> {
             }
             Err(d) => return Decision::Diverged(d),
         };
+        let preempt = is_preemption(self.trace.last(), ev.tid, enabled);
         let done = self.state.execute_enabled(i);
         self.steps += 1;
         self.trace.push(ev);
+        self.preempted.push(preempt);
         self.strategy.executed(&ev);
         if done.result == crate::state::code::ETIMEDOUT && ev.op.deadline().is_some() {
             self.strategy.timed_out(&ev);
@@ -182,19 +187,34 @@ impl<'s> Coordinator<'s> {
     /// End the run: tells the strategy, returns the schedule.
     pub fn finish(self) -> Vec<Step> {
         self.strategy.end(self.steps);
-        schedule_of(&self.state, &self.trace)
+        let mut steps = schedule_of(&self.state, &self.trace);
+        for (s, &p) in steps.iter_mut().zip(&self.preempted) {
+            s.preempt = p;
+        }
+        steps
     }
+
+    /// By step so far: whether it was a preemption (see [`Step::preempt`]).
+    pub fn preempted(&self) -> &[bool] {
+        &self.preempted
+    }
+}
+
+/// Whether granting `next` right after `prev` ran switches away from a thread that could have
+/// continued: `prev`'s thread has an event among `enabled` and did not give up the processor
+/// (a yield or sleep invites the switch). The definition of [`Step::preempt`], shared with
+/// the minimiser.
+pub fn is_preemption(prev: Option<&Event>, next: Tid, enabled: &[Event]) -> bool {
+    prev.is_some_and(|p| {
+        p.tid != next && !p.op.is_yield() && enabled.iter().any(|e| e.tid == p.tid)
+    })
 }
 
 /// Turn a trace into stable, human-readable schedule steps.
 pub fn schedule_of(state: &State, trace: &[Event]) -> Vec<Step> {
     trace
         .iter()
-        .map(|e| Step {
-            tid: e.tid,
-            thread: state.name(e.tid).clone(),
-            op: e.op.to_string(),
-        })
+        .map(|e| Step::new(e.tid, state.name(e.tid).clone(), e.op.to_string()))
         .collect()
 }
 

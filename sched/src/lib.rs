@@ -10,6 +10,7 @@ pub mod coordinator;
 pub mod event;
 pub mod explore;
 pub mod hitting;
+pub mod minimize;
 pub mod protocol;
 pub mod race;
 pub mod rng;

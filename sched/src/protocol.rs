@@ -16,7 +16,7 @@ pub const ENV_SOCKET: &str = "POSCHECK_SOCKET";
 /// libpos.so without it (an old build next to a new `poscheck` misbehaves in obscure ways).
 /// Bump it, and the function of that name in `preload/src/lib.rs`, whenever the protocol
 /// changes.
-pub const LIBPOS_MARKER: &str = "pos_protocol_futex_cancel_vtime_fork_observe_morder_5";
+pub const LIBPOS_MARKER: &str = "pos_protocol_futex_cancel_vtime_fork_observe_morder_at_6";
 
 pub const MSG_LEN: usize = 32;
 pub const REPLY_LEN: usize = 16;
@@ -56,7 +56,17 @@ pub enum Msg {
         size: u32,
         pc: u64,
     },
+    /// The sending thread's next [`Msg::Post`] is made at `pc` (the return address of the
+    /// call that reached the scheduling point); no reply. Sent only when the runner asks for
+    /// caller pcs ([`ENV_CALLER_PCS`]), in the same write as the post.
+    At { pc: u64 },
 }
+
+/// Environment variable telling libpos whether to send a [`Msg::At`] before each post
+/// (`1`) or not (`0`). The runner always sets it, with a value of one character, so that the
+/// program's initial stack (where the environment lives, and with it the addresses of
+/// stack-allocated objects) is the same with and without caller pcs.
+pub const ENV_CALLER_PCS: &str = "POSCHECK_CALLER_PCS";
 
 /// The coordinator's answer to a [`Msg::Post`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +88,23 @@ impl Reply {
         b[0..4].copy_from_slice(&self.result.to_le_bytes());
         b[8..16].copy_from_slice(&self.value.to_le_bytes());
         b
+    }
+
+    /// Encode with the *debug stop* mark of scheduling step `step` (`poscheck debug`): the
+    /// thread that receives it calls libpos's `pos_debug_stop(step)` before it returns to the
+    /// program, where gdb has a breakpoint. The mark (`step + 1`) rides in bytes 4..8, zero in
+    /// every other reply.
+    pub fn encode_stop(&self, step: u64) -> [u8; REPLY_LEN] {
+        let mut b = self.encode();
+        let mark = u32::try_from(step + 1).unwrap_or(u32::MAX);
+        b[4..8].copy_from_slice(&mark.to_le_bytes());
+        b
+    }
+
+    /// The step of an encoded reply's debug stop mark ([`Reply::encode_stop`]), if any.
+    pub fn stop_step(b: &[u8; REPLY_LEN]) -> Option<u64> {
+        let mark = u32::from_le_bytes(b[4..8].try_into().expect("4 bytes"));
+        (mark != 0).then(|| u64::from(mark) - 1)
     }
 
     pub fn decode(b: &[u8; REPLY_LEN]) -> Reply {
@@ -108,6 +135,8 @@ const K_ASSERT: u32 = 5;
 const K_CRASH: u32 = 6;
 /// Message kind of [`Msg::Observed`] (in this feature's wire range, 80-84).
 const K_OBSERVED: u32 = 80;
+/// Message kind of [`Msg::At`].
+const K_AT: u32 = 81;
 
 fn kind_code(k: MutexKind) -> u64 {
     match k {
@@ -407,7 +436,13 @@ impl Msg {
                 size,
                 pc,
             } => (Msg::encode_observed(*write, *addr, *size, *pc), &[]),
+            Msg::At { pc } => (Msg::encode_at(*pc), &[]),
         }
+    }
+
+    /// Encode a [`Msg::At`] frame (allocation-free, for libpos's posts).
+    pub fn encode_at(pc: u64) -> [u8; MSG_LEN] {
+        frame(K_AT, 0, pc, 0, 0)
     }
 
     /// Encode a [`Msg::Post`] of a memory access (`Read`, `Write`, `Atomic*`) that also
@@ -466,6 +501,7 @@ impl Msg {
                 size: narrow(b, "access size")?,
                 pc: c,
             },
+            K_AT => Msg::At { pc: a },
             _ => return Err(ProtocolError(format!("unknown message kind {kind}"))),
         }))
     }
@@ -645,6 +681,9 @@ mod tests {
                 signal: 11,
                 pc: 0x401000,
             },
+            Msg::At {
+                pc: 0x5555_5555_5189,
+            },
         ] {
             let (h, _) = m.encode();
             assert_eq!(Msg::decode(&h).unwrap(), Ok(m));
@@ -671,6 +710,16 @@ mod tests {
             value: 9,
         };
         assert_eq!(Reply::decode(&r.encode()), r);
+        // The debug stop mark decodes to the same reply and is seen only where it was set.
+        assert_eq!(Reply::decode(&r.encode_stop(0)), r);
+        assert_eq!(Reply::stop_step(&r.encode_stop(0)), Some(0));
+        assert_eq!(Reply::stop_step(&r.encode_stop(41)), Some(41));
+        assert_eq!(Reply::stop_step(&r.encode()), None);
+        let abort = Reply {
+            result: Reply::ABORT,
+            value: u64::MAX,
+        };
+        assert_eq!(Reply::stop_step(&abort.encode()), None);
     }
 
     #[test]

@@ -14,9 +14,50 @@ pub struct Step {
     /// (see [`crate::Op`]'s display); replay checks the operation name and, for an atomic,
     /// its memory orders.
     pub op: String,
+    /// The step switched away from a thread that could have continued: a *preemption*
+    /// (the previous step's thread was still enabled and had not yielded). Absent (false)
+    /// in files saved before it was recorded; `poscheck minimize` derives it by replay.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub preempt: bool,
+    /// Where the thread was when it posted the step: the return address of the call that
+    /// reached the scheduling point (the interposed function's caller, or the instrumented
+    /// access's `__tsan_*` call), as its module and the offset in it. Recorded when the run
+    /// asked libpos for caller pcs (`replay --trace`, the schedules `run` saves); not by
+    /// the ptrace backend.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pc: Option<Site>,
+    /// The symbol of the operation's first object when it is a global or static variable of
+    /// a mapped file (`g_lock`, `ready+0x4`), for people reading the trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub obj: Option<String>,
+    /// The same for its second object (a condition wait's mutex).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub obj2: Option<String>,
+}
+
+/// A code address as the file mapped there and the address in that file's own terms (its
+/// link-time virtual address, what `addr2line -e FILE` takes): the same whatever the load
+/// address, so independent of ASLR and of where a position-independent file was put.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Site {
+    pub module: String,
+    pub offset: u64,
 }
 
 impl Step {
+    /// A step without the optional annotations.
+    pub fn new(tid: Tid, thread: ThreadName, op: String) -> Step {
+        Step {
+            tid,
+            thread,
+            op,
+            preempt: false,
+            pc: None,
+            obj: None,
+            obj2: None,
+        }
+    }
+
     /// The operation's name without its objects (`lock`), used to detect divergence.
     pub fn op_name(&self) -> &str {
         self.op.split('(').next().unwrap_or("")
@@ -64,11 +105,7 @@ mod tests {
     use crate::event::{MemOrder, Op};
 
     fn step(op: &str) -> Step {
-        Step {
-            tid: 1,
-            thread: ThreadName::main().child(1),
-            op: op.into(),
-        }
+        Step::new(1, ThreadName::main().child(1), op.into())
     }
 
     #[test]

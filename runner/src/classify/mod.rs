@@ -283,6 +283,7 @@ fn save(cfg: &RunConfig, points: &str, r: &RunResult, path: &Path, index: u64) -
         partial: (r.outside > 0).then_some(r.outside),
         backend: Some(cfg.backend),
         call_points: crate::report::call_points_of(cfg),
+        minimized_from: None,
     };
     saved.save(path)?;
     Ok(path.display().to_string())

@@ -319,6 +319,7 @@ pub fn run_program(s: &Session, algo: &str, job: &Job) -> Result<ProgramRun> {
             partial: (r.outside > 0).then_some(r.outside),
             backend: Some(plan.cfg.backend),
             call_points: report::call_points_of(&plan.cfg),
+            minimized_from: None,
         }
         .save(&path)?;
         saved_at = Some(path);

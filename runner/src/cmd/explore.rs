@@ -559,6 +559,7 @@ fn summarise(
                 partial: None,
                 backend: Some(exec.cfg.backend),
                 call_points: crate::report::call_points_of(exec.cfg),
+                minimized_from: None,
             };
             saved.save(&path)?;
             Some(path.display().to_string())

@@ -1,22 +1,36 @@
 //! `poscheck replay`: re-run a saved schedule, check it reproduces the recorded outcome, and
 //! say where and why the program left the schedule if it did.
 
-use crate::cli::ReplayArgs;
+use crate::cli::{ControlArgs, ReplayArgs};
 use crate::exec::libpos;
-use crate::exec::session::{self, RunConfig};
-use crate::report::{tail_text, SavedSchedule};
+use crate::exec::session::{self, RunConfig, RunResult};
+use crate::report::source::{self, Symbols};
+use crate::report::{tail_text, trace, SavedSchedule};
+use crate::suite::outcome::Outcome;
 use anyhow::{bail, Context, Result};
 use pos_sched::strategy;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// Replay `a.schedule` `a.times` times. Exit code 1 when the replayed run hits a bug.
-pub fn run(a: &ReplayArgs) -> Result<i32> {
-    let saved = SavedSchedule::load(&a.schedule)?;
+/// A saved schedule and the run configuration that replays it.
+pub struct Prepared {
+    pub saved: SavedSchedule,
+    /// The schedule file, made absolute (the run may change directory).
+    pub path: PathBuf,
+    pub cfg: RunConfig,
+    /// Holds the points set-up (the races file `cfg` names) while the runs go on.
+    pub points: crate::points::Prepared,
+}
+
+/// Load the schedule at `path` and set up its replay: the recorded working directory (the
+/// process enters it), backend, time rules and points, with `control` and `args` (replacing
+/// the recorded arguments when not empty) given on the command line.
+pub fn prepare(path: &Path, control: &ControlArgs, args: &[String]) -> Result<Prepared> {
+    let saved = SavedSchedule::load(path)?;
     let sch = &saved.schedule;
     let program = PathBuf::from(&sch.program);
     // The program runs in the recorded working directory (the schedule file and program
     // were resolved before the change).
-    let schedule = std::fs::canonicalize(&a.schedule).unwrap_or_else(|_| a.schedule.clone());
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let program = if program.is_relative() {
         std::fs::canonicalize(&program).unwrap_or(program)
     } else {
@@ -39,17 +53,13 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
             }
         }
     }
-    let a = &ReplayArgs {
-        schedule,
-        ..a.clone()
-    };
-    let args = if a.args.is_empty() {
+    let args = if args.is_empty() {
         sch.args.clone()
     } else {
-        a.args.clone()
+        args.to_vec()
     };
     let mut cfg = RunConfig::new(program, args, libpos::find()?);
-    crate::apply_control(&mut cfg, &a.control)?;
+    crate::apply_control(&mut cfg, control)?;
     // `--backend auto`: the recorded one (preload for files saved before the choice).
     if cfg.requested.is_none() {
         cfg.requested = Some(saved.backend.unwrap_or(session::Backend::Preload));
@@ -70,15 +80,64 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
     } else {
         mode
     });
-    let prepared = crate::points::prepare(&cfg, sch.seed, pcs)?;
-    let cfg = prepared.cfg.clone();
+    let points = crate::points::prepare(&cfg, sch.seed, pcs)?;
+    let cfg = points.cfg.clone();
+    Ok(Prepared {
+        saved,
+        path,
+        cfg,
+        points,
+    })
+}
+
+/// Run `steps` once under strict replay with caller pcs, and return the run with its
+/// schedule annotated ([`source::annotate`]): pcs, object symbols, preemption marks.
+pub fn annotated_run(
+    cfg: &RunConfig,
+    steps: &[pos_sched::schedule::Step],
+    sym: &mut Symbols,
+) -> Result<RunResult> {
+    let mut cfg = cfg.clone();
+    cfg.caller_pcs = true;
+    let mut st = strategy::replay(steps.to_vec());
+    let mut r = session::run_once(&cfg, st.as_mut(), 0)?;
+    source::annotate(&mut r.schedule, &r.step_pcs, &r.maps, sym);
+    Ok(r)
+}
+
+/// The outcome of `r` in words, with the source line of a crash.
+pub fn outcome_text(r: &RunResult, sym: &mut Symbols) -> String {
+    let mut text = r.outcome.to_string();
+    if let Outcome::Crash { pc: Some(pc), .. } = &r.outcome {
+        if let Some(loc) = sym.site(*pc, &r.maps).and_then(|s| sym.location_exact(&s)) {
+            text.push_str(&format!(" (at {loc})"));
+        }
+    }
+    text
+}
+
+/// Replay `a.schedule` `a.times` times. Exit code 1 when the replayed run hits a bug.
+pub fn run(a: &ReplayArgs) -> Result<i32> {
+    let Prepared {
+        saved,
+        path,
+        cfg,
+        points: _points,
+    } = prepare(&a.schedule, &a.control, &a.args)?;
+    let sch = &saved.schedule;
+    let a = &ReplayArgs {
+        schedule: path,
+        ..a.clone()
+    };
+    let mut cfg = cfg;
+    cfg.caller_pcs = a.trace;
     let mut same = 0;
     let mut partial = 0;
     let mut last = None;
     for n in 0..a.times.max(1) {
         let mut st = strategy::replay(sch.steps.clone());
         let r = session::run_once(&cfg, st.as_mut(), 0)?;
-        if let crate::suite::outcome::Outcome::Diverged { step, reason } = &r.outcome {
+        if let Outcome::Diverged { step, reason } = &r.outcome {
             bail!(
                 "replay {} of {}: the program diverged from the schedule at step {step}: {reason}",
                 n + 1,
@@ -91,9 +150,18 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
         partial += u64::from(r.outside > 0);
         last = Some(r);
     }
-    let Some(r) = last else {
+    let Some(mut r) = last else {
         bail!("no replay was run");
     };
+    if a.trace {
+        let mut sym = Symbols::new();
+        source::annotate(&mut r.schedule, &r.step_pcs, &r.maps, &mut sym);
+        let steps = trace::readable(&r.schedule, &mut sym);
+        say!(
+            "{}",
+            trace::render(&steps, Some(&outcome_text(&r, &mut sym)))
+        );
+    }
     sayln!(
         "replayed {} ({} steps, algo {} seed {} try {}): {}",
         a.schedule.display(),

@@ -21,6 +21,7 @@ pub fn run(r: &cli::RunArgs) -> Result<i32> {
     );
     compare::announce(&s, std::slice::from_ref(&r.algo), &programs)?;
     let results = compare::run_algo(&s, &r.algo, &programs, Some(programs.len()))?;
+    let cli_no_minimize = r.no_minimize;
     let all_errors = results
         .iter()
         .any(|r| r.tally.tries > 0 && r.tally.outcomes.get("error") == Some(&r.tally.tries));
@@ -31,7 +32,11 @@ pub fn run(r: &cli::RunArgs) -> Result<i32> {
         if let Some((i, run)) = &t.first_hit {
             sayln!("{}: first bug at try {i}: {}", r.name, run.outcome);
             if let Some(s) = &r.schedule {
-                sayln!("  schedule: {s} (poscheck replay {s})");
+                sayln!("  schedule: {s} (poscheck replay --trace {s})");
+                let slow = matches!(run.outcome.kind(), "hang" | "step-limit");
+                if !cli_no_minimize && !cleanup::interrupted() && !slow {
+                    minimize_first(s, &a.control);
+                }
             }
             if run.outside > 0 {
                 sayln!(
@@ -173,4 +178,36 @@ pub fn run(r: &cli::RunArgs) -> Result<i32> {
     } else {
         0
     })
+}
+
+/// Minimise a first bug's saved schedule (`poscheck minimize` with its budget, at most
+/// [`crate::cmd::minimize::RUN_TIME_LIMIT`]; not for hangs and step limits, whose every
+/// candidate run lasts the step timeout or the step limit) and say where the result went; a
+/// failure is reported in one line and does not end the session.
+fn minimize_first(schedule: &str, control: &cli::ControlArgs) {
+    let path = std::path::Path::new(schedule);
+    let out = crate::cmd::minimize::default_out(path);
+    let here = std::env::current_dir().ok();
+    let done = crate::cmd::replay::prepare(path, control, &[]).and_then(|prep| {
+        crate::cmd::minimize::minimize_prepared(
+            &prep,
+            &out,
+            crate::cmd::minimize::DEFAULT_BUDGET,
+            crate::cmd::minimize::RUN_TIME_LIMIT,
+        )
+    });
+    // `prepare` may have entered the recorded working directory.
+    if let Some(h) = here {
+        let _ = std::env::set_current_dir(h);
+    }
+    match done {
+        Ok(m) => sayln!(
+            "  minimised: {} -> {} preemptions: {} (poscheck replay --trace {})",
+            m.before,
+            m.after,
+            m.path.display(),
+            m.path.display()
+        ),
+        Err(e) => sayln!("  not minimised: {e:#}"),
+    }
 }

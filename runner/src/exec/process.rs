@@ -30,6 +30,9 @@ pub struct Program {
     /// Our own child (a fork server's child is reaped by the server).
     own: bool,
     reaped: bool,
+    /// The terminal was handed to this program's group ([`spawn_debugger`]): take it back
+    /// at the end.
+    took_tty: bool,
 }
 
 /// Turn address space randomisation off for this process's future children (the
@@ -62,6 +65,68 @@ pub fn spawn(program: &Path, args: &[String], env: &[(OsString, OsString)]) -> R
         stderr: child.stderr.take().map(OwnedFd::from),
         own: true,
         reaped: false,
+        took_tty: false,
+    })
+}
+
+/// `poscheck debug`: start `gdb` (its command line, then `--args program args`) in a new
+/// process group that gets the terminal when there is one, with poscheck's standard streams.
+/// `env` goes to the program only (`set environment`: libpos preloaded into gdb itself
+/// would take the coordinator's connection), and the program is started without a shell
+/// (which would load libpos first and be controlled in its place).
+pub fn spawn_debugger(
+    gdb: &[OsString],
+    program: &Path,
+    args: &[String],
+    env: &[(OsString, OsString)],
+) -> Result<Program> {
+    let (first, rest) = gdb.split_first().context("no debugger command")?;
+    let mut cmd = Command::new(first);
+    cmd.arg("-q").arg("-ex").arg("set startup-with-shell off");
+    for (k, v) in env {
+        let mut set = OsString::from("set environment ");
+        set.push(k);
+        set.push("=");
+        set.push(v);
+        cmd.arg("-ex").arg(set);
+    }
+    cmd.args(rest).arg("--args").arg(program).args(args);
+    cmd.process_group(0);
+    // poscheck's threads block SIGINT, SIGTERM and SIGHUP (its signal thread takes them), and
+    // a child inherits the mask: gdb's Ctrl-C and the interrupt after a verdict would
+    // never arrive.
+    // SAFETY: sigemptyset and sigprocmask are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+            Ok(())
+        });
+    }
+    let child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start {}", Path::new(first).display()))?;
+    let pid = Pid::from_raw(child.id() as i32);
+    // SAFETY: isatty and tcsetpgrp on our standard input; SIGTTOU is ignored meanwhile so
+    // that handing the terminal over from this (foreground) group cannot stop us.
+    let took_tty = unsafe {
+        if libc::isatty(0) == 1 {
+            let old = libc::signal(libc::SIGTTOU, libc::SIG_IGN);
+            let ok = libc::tcsetpgrp(0, pid.as_raw()) == 0;
+            libc::signal(libc::SIGTTOU, old);
+            ok
+        } else {
+            false
+        }
+    };
+    Ok(Program {
+        pid,
+        stdout: None,
+        stderr: None,
+        own: true,
+        reaped: false,
+        took_tty,
     })
 }
 
@@ -74,6 +139,7 @@ impl Program {
             stderr: Some(stderr),
             own: false,
             reaped: false,
+            took_tty: false,
         }
     }
 
@@ -102,6 +168,19 @@ impl Program {
         });
     }
 
+    /// Wait until the main process has ended, without reaping it.
+    pub fn wait_exit(&self) {
+        loop {
+            match waitid(
+                Id::Pid(self.pid),
+                WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT,
+            ) {
+                Err(nix::errno::Errno::EINTR) => continue,
+                _ => return,
+            }
+        }
+    }
+
     /// Kill the whole process group (the program, its threads and any child it forked).
     pub fn kill(&self) {
         let _ = killpg(self.pid, Signal::SIGKILL);
@@ -115,6 +194,14 @@ impl Program {
             self.kill();
             if self.own {
                 let _ = waitpid(self.pid, None);
+            }
+            if self.took_tty {
+                // SAFETY: as in `spawn_debugger`, giving the terminal back to our group.
+                unsafe {
+                    let old = libc::signal(libc::SIGTTOU, libc::SIG_IGN);
+                    libc::tcsetpgrp(0, libc::getpgrp());
+                    libc::signal(libc::SIGTTOU, old);
+                }
             }
             self.reaped = true;
         }

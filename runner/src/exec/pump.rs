@@ -342,11 +342,18 @@ fn frames(c: &mut Conn, tx: &Sender<Ev>, want_pc: bool) -> bool {
                 return false;
             }
         };
+        at += len;
+        if let Msg::At { pc } = msg {
+            // The pc of the post that follows: only the pc is passed on.
+            if want_pc {
+                let _ = tx.send(Ev::Pc(c.id, pc));
+            }
+            continue;
+        }
         if let Some(pc) = frame_pc(&head).filter(|_| want_pc) {
             let _ = tx.send(Ev::Pc(c.id, pc));
         }
         let _ = tx.send(Ev::Msg(c.id, msg));
-        at += len;
     }
     c.buf.drain(..at);
     true

@@ -94,6 +94,22 @@ pub struct RunConfig {
     /// program with a symbol table, or of a dynamic program's C library) make their calls
     /// scheduling points (off: `--syscall-points-only`).
     pub call_points: bool,
+    /// Ask libpos for the caller's pc of every post ([`pos_sched::protocol::ENV_CALLER_PCS`])
+    /// and keep them by step ([`RunResult::step_pcs`]): readable traces.
+    pub caller_pcs: bool,
+    /// `poscheck debug`: run the program under gdb, stop at a step.
+    pub debug: Option<DebugRun>,
+}
+
+/// How `poscheck debug` runs the program: under `gdb` (this command line, to which the
+/// program and its arguments are added), with the grant of scheduling step `stop_step`
+/// marked so that the thread stops in `pos_debug_stop` (see
+/// [`pos_sched::protocol::Reply::encode_stop`]). gdb owns the terminal: its standard streams
+/// are poscheck's, and the run has no step timeout.
+#[derive(Clone, Debug)]
+pub struct DebugRun {
+    pub gdb: Vec<OsString>,
+    pub stop_step: u64,
 }
 
 /// Settle `cfg.backend` for `cfg.program` from `cfg.requested` (see [`Backend`]); a
@@ -186,6 +202,8 @@ impl RunConfig {
             backend: Backend::Preload,
             requested: None,
             call_points: true,
+            caller_pcs: false,
+            debug: None,
         }
     }
 }
@@ -208,6 +226,8 @@ pub struct RunResult {
     pub trace: Vec<(Event, u64)>,
     /// The program's file mappings (read when thread 0 connected), to symbolise pcs.
     pub maps: Vec<Mapping>,
+    /// With [`RunConfig::caller_pcs`]: by step, the pc its post was made at (0: unknown).
+    pub step_pcs: Vec<u64>,
     /// How many times a granted thread was set aside as blocked outside control: a run with
     /// any is *partial*, its schedule may not replay exactly (when the thread came back
     /// depends on the kernel, not on the schedule).
@@ -227,7 +247,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         args: cfg.args.clone(),
         env: env.clone(),
     };
-    let mut server = if cfg.fork_server {
+    let mut server = if cfg.fork_server && cfg.debug.is_none() {
         forkserver::check_out(&key)
     } else {
         None
@@ -246,7 +266,13 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         None => {
             let mut env = env;
             env.push((ENV_SOCKET.into(), sock.clone().into()));
-            (process::spawn(&cfg.program, &cfg.args, &env)?, None)
+            match &cfg.debug {
+                Some(d) => (
+                    process::spawn_debugger(&d.gdb, &cfg.program, &cfg.args, &env)?,
+                    None,
+                ),
+                None => (process::spawn(&cfg.program, &cfg.args, &env)?, None),
+            }
         }
     };
     let _group_guard = cleanup::Guard::group(program.pid());
@@ -275,7 +301,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
             stderr: program.stderr.take(),
             exit,
             main_conn,
-            want_pc: cfg.record_trace,
+            want_pc: cfg.record_trace || cfg.caller_pcs,
         },
         tx,
         DRAIN_GRACE,
@@ -290,6 +316,25 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     }
     let mut lp = Loop::new(cfg, program.pid());
     let outcome = lp.drive(&mut coord, &rx);
+    if cfg.debug.is_some() {
+        if let Some(o) = &outcome {
+            // The debugger owns the program: say what the run came to, and interrupt the
+            // program (its threads wait in libpos for grants that will not come, e.g. after
+            // a deadlock) so that gdb stops it and shows its threads; the run ends when gdb
+            // does.
+            eprintln!("poscheck debug: the run ends here: {o}");
+            let main = lp.tasks.first().copied().flatten().map(|t| t.pid);
+            if let Some(pid) = main.filter(|&p| p != 0) {
+                // SAFETY: a signal to the program's process (gdb's inferior).
+                unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
+                eprintln!(
+                    "poscheck debug: the program was interrupted (SIGINT) so that gdb shows its \
+                     threads; quit gdb to end"
+                );
+            }
+        }
+        program.wait_exit();
+    }
     program.kill();
     lp.drain(&rx, outcome.is_none());
     let outcome = outcome.unwrap_or_else(|| lp.classify_exit(&coord));
@@ -316,6 +361,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         stderr,
         latencies_ns: lp.latencies,
         trace: lp.trace,
+        step_pcs: lp.step_pcs,
         maps: lp.maps,
         outside: lp.outside_episodes,
     })
@@ -366,6 +412,11 @@ fn program_env(cfg: &RunConfig) -> Vec<(OsString, OsString)> {
     // Always set and always six digits: the environment is part of the program's initial
     // stack, and stack addresses (of stack-allocated mutexes, say) appear in schedules,
     // which must not depend on `--jobs`.
+    // Always set, with one character, for the same reason.
+    env.push((
+        pos_sched::protocol::ENV_CALLER_PCS.into(),
+        if cfg.caller_pcs { "1" } else { "0" }.into(),
+    ));
     env.push((
         "POSCHECK_SPIN_US".into(),
         format!("{:06}", cfg.spin.as_micros().min(999_999)).into(),
@@ -565,6 +616,8 @@ struct Loop<'c> {
     /// The pc of each thread's pending post.
     pending_pc: Vec<u64>,
     trace: Vec<(Event, u64)>,
+    /// By granted step, its post's pc ([`RunConfig::caller_pcs`]).
+    step_pcs: Vec<u64>,
     /// The last event handled led to a grant (the decision loop may spin for the reply).
     just_granted: bool,
     /// By tid: the thread's process, kernel thread id and connection descriptor in the
@@ -612,6 +665,7 @@ impl<'c> Loop<'c> {
             conn_pc: Vec::new(),
             pending_pc: Vec::new(),
             trace: Vec::new(),
+            step_pcs: Vec::new(),
             just_granted: false,
             tasks: Vec::new(),
             quiet_since: Instant::now(),
@@ -831,7 +885,13 @@ impl<'c> Loop<'c> {
                 self.tasks[t as usize] = Some(Task { pid, ktid, fd });
                 if t == 0 && self.maps.is_empty() {
                     // Mappings for crash symbolisation (deterministic: ASLR is off).
-                    let p = if pid == self.pid { pid } else { self.pid };
+                    // (Under `debug` the spawned process is gdb: the hello's pid is the
+                    // program's.)
+                    let p = if pid == self.pid || self.cfg.debug.is_some() {
+                        pid
+                    } else {
+                        self.pid
+                    };
                     let read = || {
                         std::fs::read_to_string(format!("/proc/{p}/maps"))
                             .map(|text| elf::parse_maps(&text))
@@ -854,7 +914,7 @@ impl<'c> Loop<'c> {
                 if let Some(at) = self.granted_at.get_mut(t as usize).and_then(Option::take) {
                     self.latencies.push(at.elapsed().as_nanos() as u64);
                 }
-                if self.cfg.record_trace {
+                if self.cfg.record_trace || self.cfg.caller_pcs {
                     let pc = self.conn_pc.get_mut(id).map_or(0, std::mem::take);
                     if self.pending_pc.len() <= t as usize {
                         self.pending_pc.resize(t as usize + 1, 0);
@@ -893,6 +953,7 @@ impl<'c> Loop<'c> {
                     self.trace.push((Event::new(t, op.in_process(p)), pc));
                 }
             }
+            Msg::At { .. } => {} // the pump passes only the pc on
             Msg::SemInit { s, value } => {
                 let p = tid.map_or(0, |t| coord.state().process_of(t));
                 coord.init_sem(addr_in_process(s, p), value)
@@ -957,6 +1018,10 @@ impl<'c> Loop<'c> {
                         let pc = self.pending_pc.get(tid as usize).copied().unwrap_or(0);
                         self.trace.push((Event::new(tid, op), pc));
                     }
+                    if self.cfg.caller_pcs {
+                        let pc = self.pending_pc.get(tid as usize).copied().unwrap_or(0);
+                        self.step_pcs.push(pc);
+                    }
                     let reply = Reply {
                         result,
                         // A create's reply carries the child, every other the virtual time.
@@ -968,7 +1033,12 @@ impl<'c> Loop<'c> {
                             self.granted_at[tid as usize] = Some(Instant::now());
                         }
                         // A failed write means the thread died: its EOF or the exit tells.
-                        let _ = (&*s).write_all(&reply.encode());
+                        let step = coord.steps() - 1;
+                        let bytes = match &self.cfg.debug {
+                            Some(d) if d.stop_step == step => reply.encode_stop(step),
+                            _ => reply.encode(),
+                        };
+                        let _ = (&*s).write_all(&bytes);
                     }
                     if op == Op::Exit {
                         if let Some(Some(task)) = self.tasks.get(tid as usize) {

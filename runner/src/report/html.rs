@@ -325,9 +325,20 @@ fn bug(
                 if let Some(d) = &s.detail {
                     message.clone_from(d);
                 }
+                // Steps that carry the caller's pc (schedules saved since `replay --trace`
+                // exists) show their `file:line in function`.
+                let mut sym = super::source::Symbols::new();
                 Ok((
                     s.schedule.try_index,
-                    s.schedule.steps.iter().map(LaneStep::of).collect(),
+                    s.schedule
+                        .steps
+                        .iter()
+                        .map(|st| {
+                            let mut l = LaneStep::of(st);
+                            l.location = st.pc.as_ref().and_then(|pc| sym.location(pc));
+                            l
+                        })
+                        .collect(),
                 ))
             }
         },

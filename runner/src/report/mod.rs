@@ -9,6 +9,9 @@ pub mod svg;
 pub mod github;
 pub mod junit;
 
+pub mod source;
+pub mod trace;
+
 use crate::suite::harness::Tally;
 use crate::suite::outcome::Outcome;
 use anyhow::{Context, Result};
@@ -53,6 +56,9 @@ pub struct SavedSchedule {
     /// (`--syscall-points-only` when false); `replay` does the same.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_points: Option<bool>,
+    /// `poscheck minimize`: the schedule file this one was minimised from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimized_from: Option<String>,
 }
 
 /// [`SavedSchedule::call_points`] of a run with `cfg`.
@@ -324,6 +330,7 @@ mod tests {
             cwd: Some("/w".into()),
             backend: Some(crate::exec::session::Backend::Ptrace),
             call_points: Some(false),
+            minimized_from: None,
             schedule: Schedule {
                 program: "/bin/x".into(),
                 algo: "pct3".into(),

@@ -135,8 +135,11 @@ pub fn run_report(bin: &Path, args: &[&str]) -> (serde_json::Value, Option<PathB
     )
     .unwrap();
     let saved = std::fs::read_dir(&out).ok().and_then(|d| {
-        d.map(|e| e.unwrap().path())
-            .find(|p| p.extension().is_some_and(|x| x == "json"))
+        d.map(|e| e.unwrap().path()).find(|p| {
+            // The first bug's schedule, not its minimised copy (`NAME.min.json`).
+            p.extension().is_some_and(|x| x == "json")
+                && !p.to_string_lossy().ends_with(".min.json")
+        })
     });
     (v["programs"][0].clone(), saved, o)
 }

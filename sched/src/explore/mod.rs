@@ -401,11 +401,7 @@ fn schedule(steps: &[Rec], inits: &[trace::Init], initial: usize) -> Vec<Step> {
     for (k, r) in steps.iter().enumerate() {
         let t = r.ev.tid();
         if (t as usize) < s.num_threads() {
-            out.push(Step {
-                tid: t,
-                thread: s.name(t).clone(),
-                op: r.ev.ev.op.to_string(),
-            });
+            out.push(Step::new(t, s.name(t).clone(), r.ev.ev.op.to_string()));
         }
         let posted = s.pending(t).is_some() || s.post(t, r.ev.ev.op).is_ok();
         while posted && !s.is_enabled(t) && s.advance_clock() {}

@@ -15,7 +15,7 @@ pub mod rw;
 pub mod surw;
 pub mod tapct;
 #[cfg(test)]
-mod testkit;
+pub(crate) mod testkit;
 #[cfg(test)]
 mod tests;
 

@@ -243,6 +243,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         stderr,
         latencies_ns: tr.latencies,
         trace: tr.trace,
+        step_pcs: Vec::new(),
         maps: tr.maps,
         outside: tr.outside_episodes,
     })
