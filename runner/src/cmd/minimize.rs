@@ -68,7 +68,13 @@ pub fn run(a: &MinimizeArgs) -> Result<i32> {
     // Resolve the output before `prepare` may enter the recorded working directory.
     let out = absolute(&out);
     let prep = replay::prepare(&a.schedule, &a.control, &[])?;
-    let m = minimize_prepared(&prep, &out, a.budget, Duration::from_secs(a.time_limit))?;
+    let m = minimize_prepared(
+        &prep,
+        &out,
+        a.budget,
+        Duration::from_secs(a.time_limit),
+        false,
+    )?;
     say!("before ({} preemptions):\n{}", m.before, m.trace_before);
     say!("after ({} preemptions):\n{}", m.after, m.trace_after);
     sayln!(
@@ -101,12 +107,16 @@ pub fn same_bug(got: &Outcome, want: &Outcome) -> bool {
 }
 
 /// Minimise the prepared schedule and save the result at `out`: at most `budget` candidate
-/// runs, none started after `time_limit`.
+/// runs, none started after `time_limit`. With `annotate`, the schedule file itself is
+/// rewritten with the source annotations its strict replay recorded (pcs, object symbols,
+/// preemption marks; the same decisions): `run` does so for the first bugs it saved, so
+/// that their traces and report diagrams show `file:line`.
 pub fn minimize_prepared(
     prep: &Prepared,
     out: &Path,
     budget: usize,
     time_limit: Duration,
+    annotate: bool,
 ) -> Result<Minimized> {
     let deadline = Instant::now() + time_limit;
     let sch = &prep.saved.schedule;
@@ -132,6 +142,18 @@ pub fn minimize_prepared(
             sch.outcome,
             orig.outcome
         );
+    }
+    if annotate && orig.schedule.len() == sch.steps.len() {
+        let same = orig
+            .schedule
+            .iter()
+            .zip(&sch.steps)
+            .all(|(a, b)| a.tid == b.tid && a.op_name() == b.op_name());
+        if same {
+            let mut annotated = prep.saved.clone();
+            annotated.schedule.steps = orig.schedule.clone();
+            annotated.save(&prep.path)?;
+        }
     }
     let target = orig.outcome.clone();
     let before = minimize::preemptions(&orig.schedule);

@@ -194,6 +194,7 @@ fn minimize_first(schedule: &str, control: &cli::ControlArgs) {
             &out,
             crate::cmd::minimize::DEFAULT_BUDGET,
             crate::cmd::minimize::RUN_TIME_LIMIT,
+            true,
         )
     });
     // `prepare` may have entered the recorded working directory.
