@@ -335,11 +335,11 @@ mod tests {
     fn steps(spec: &[(&str, &str)]) -> Vec<LaneStep> {
         spec.iter()
             .map(|(t, op)| {
-                LaneStep::of(&Step {
-                    tid: t.strip_prefix("0.").map_or(0, |n| n.parse().unwrap()),
-                    thread: serde_json::from_value(serde_json::json!(t)).unwrap(),
-                    op: op.to_string(),
-                })
+                LaneStep::of(&Step::new(
+                    t.strip_prefix("0.").map_or(0, |n| n.parse().unwrap()),
+                    serde_json::from_value(serde_json::json!(t)).unwrap(),
+                    op.to_string(),
+                ))
             })
             .collect()
     }
