@@ -34,6 +34,7 @@
 //! - Standalone mode only: `POS_ALGO`, `POS_SEED`, `POS_DEPTH`, `POS_SCHEDULE`,
 //!   `POS_SCHEDULE_OUT`, `POS_STEP_TIMEOUT`, `POS_BLOCKED_AFTER` (see [`standalone`]).
 
+pub mod baton;
 pub mod c11;
 pub mod cancel;
 pub mod clock;
