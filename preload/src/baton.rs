@@ -96,6 +96,37 @@ impl Baton {
         }
     }
 
+    /// Like [`Baton::wait`] without the spin, giving up after `ns` nanoseconds: whether
+    /// the grant was taken. A grant that comes later stays pending.
+    pub fn wait_for(&self, ns: u64) -> bool {
+        let start = now_ns();
+        loop {
+            if self.try_take() {
+                return true;
+            }
+            let left = ns.saturating_sub(now_ns().saturating_sub(start));
+            if left == 0 {
+                return false;
+            }
+            let sleeping = match self.word.compare_exchange(
+                EMPTY,
+                SLEEPING,
+                Ordering::Acquire,
+                Ordering::Acquire,
+            ) {
+                Ok(_) | Err(SLEEPING) => true,
+                Err(_) => false, // GRANTED: taken above
+            };
+            if sleeping {
+                let t = libc::timespec {
+                    tv_sec: (left / 1_000_000_000) as libc::time_t,
+                    tv_nsec: (left % 1_000_000_000) as libc::c_long,
+                };
+                futex(&self.word, libc::FUTEX_WAIT, SLEEPING, Some(&t));
+            }
+        }
+    }
+
     /// The word's current value ([`EMPTY`], [`GRANTED`] or [`SLEEPING`]), for diagnostics
     /// and a watchdog's view of who waits.
     pub fn state(&self) -> u32 {
@@ -109,32 +140,33 @@ impl Baton {
     }
 }
 
-fn futex_wake(word: &AtomicU32) {
-    // SAFETY: FUTEX_WAKE on a valid, aligned 32-bit word; no other memory is touched.
+/// `futex(word, op, val, timeout)` through libc's real `syscall` (libpos interposes
+/// `syscall`; its own futexes must not become scheduling points).
+fn futex(word: &AtomicU32, op: i32, val: u32, timeout: Option<&libc::timespec>) {
+    let t = timeout.map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: a futex call on a valid, aligned 32-bit word, with a valid or null timeout;
+    // no other memory is touched.
     unsafe {
-        libc::syscall(
+        crate::real::syscall(
             libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAKE,
-            1i32,
-            std::ptr::null::<libc::timespec>(),
+            word.as_ptr() as libc::c_long,
+            op as libc::c_long,
+            val as libc::c_long,
+            t as libc::c_long,
+            0,
+            0,
         );
     }
+}
+
+fn futex_wake(word: &AtomicU32) {
+    futex(word, libc::FUTEX_WAKE, 1, None);
 }
 
 /// Sleep while the word holds `expected` (returns at once if it does not; spurious returns
 /// are possible, the caller re-checks).
 fn futex_wait(word: &AtomicU32, expected: u32) {
-    // SAFETY: FUTEX_WAIT on a valid, aligned 32-bit word with no timeout.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT,
-            expected,
-            std::ptr::null::<libc::timespec>(),
-        );
-    }
+    futex(word, libc::FUTEX_WAIT, expected, None);
 }
 
 /// CLOCK_MONOTONIC in nanoseconds (vDSO, no system call).
@@ -219,6 +251,18 @@ mod tests {
             assert_eq!(batons[0].state(), GRANTED);
             assert_eq!(batons[1].state(), EMPTY);
         }
+    }
+
+    #[test]
+    fn a_bounded_wait_gives_up_then_a_late_grant_stays_pending() {
+        let b = Baton::new();
+        let t = Instant::now();
+        assert!(!b.wait_for(20_000_000));
+        assert!(t.elapsed() >= Duration::from_millis(20));
+        b.grant();
+        assert_eq!(b.state(), GRANTED);
+        assert!(b.wait_for(1_000_000));
+        assert_eq!(b.state(), EMPTY);
     }
 
     /// Median round trip of the baton between two threads against a Unix-socket ping-pong
