@@ -47,7 +47,7 @@ use pos_sched::silent::{self, Silent};
 use pos_sched::state::Status;
 use pos_sched::strategy::{self, Options, Strategy};
 use pos_sched::{rng, Coordinator, Decision, Op, Tid};
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -180,10 +180,21 @@ pub fn start() -> Result<(), String> {
     let _b = Busy::enter();
     let mut cfg = Config::from_env().unwrap_or_else(|e| config_error(&e));
     let strategy = cfg.strategy().unwrap_or_else(|e| config_error(&e));
-    let local = match env("POS_TRANSPORT").as_deref() {
-        None | Some("socket") => false,
-        Some("baton") => true,
-        Some(t) => config_error(&format!("bad POS_TRANSPORT {t:?} (socket or baton)")),
+    // Read without allocating: the program's heap must look as with sockets.
+    // SAFETY: getenv with a NUL-terminated name; the value is copied before any setenv.
+    let transport = unsafe { libc::getenv(c"POS_TRANSPORT".as_ptr()) };
+    let local = if transport.is_null() {
+        false
+    } else {
+        // SAFETY: getenv returned a NUL-terminated string.
+        match unsafe { std::ffi::CStr::from_ptr(transport) }.to_bytes() {
+            b"" | b"socket" => false,
+            b"baton" => true,
+            t => config_error(&format!(
+                "bad POS_TRANSPORT {:?} (socket or baton)",
+                String::from_utf8_lossy(t)
+            )),
+        }
     };
     let name = format!(
         "\0poscheck-{}-{:x}",
@@ -202,9 +213,23 @@ pub fn start() -> Result<(), String> {
         }
         fds::adopt_fd(fd)
     };
-    let wake = if local {
+    // The eventfd is handed to the hidden thread through `WAKE_FD`, not captured: the
+    // spawned closure (boxed in the program's heap) keeps its size, so the program's later
+    // allocations get the addresses they get with sockets.
+    if local {
+        // Through `syscall`, as `alloc::reserve`'s mmap: no new libc import.
         // SAFETY: plain eventfd creation.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        let fd = unsafe {
+            crate::real::syscall(
+                libc::SYS_eventfd2,
+                0,
+                (libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) as libc::c_long,
+                0,
+                0,
+                0,
+                0,
+            )
+        } as c_int;
         if fd < 0 {
             return Err(format!("cannot create an eventfd: errno {}", conn::errno()));
         }
@@ -214,10 +239,7 @@ pub fn start() -> Result<(), String> {
         // signal handler.
         // SAFETY: gettid through syscall, no arguments used.
         unsafe { crate::real::syscall(libc::SYS_gettid, 0, 0, 0, 0, 0, 0) };
-        fd
-    } else {
-        -1
-    };
+    }
     fds::set_addr(addr);
     ACK_REPORTS.store(true, Ordering::SeqCst);
     if std::env::var_os("POS_SEED").is_none() && cfg.schedule_in.is_none() {
@@ -229,7 +251,7 @@ pub fn start() -> Result<(), String> {
         .name("poscheck".into())
         .spawn(move || {
             let _b = Busy::enter();
-            serve(listener, wake, strategy, cfg)
+            serve(listener, strategy, cfg)
         })
         .map_err(|e| format!("cannot start the coordinator thread: {e}"))?;
     if local {
@@ -238,6 +260,10 @@ pub fn start() -> Result<(), String> {
         while lock().is_none() {
             std::thread::yield_now();
         }
+        // From here libpos allocates on the program's threads (seats, decisions): not in
+        // the program's heap (see `alloc`).
+        crate::alloc::reserve()?;
+        crate::alloc::ON.store(true, Ordering::SeqCst);
         conn::LOCAL.store(true, Ordering::SeqCst);
     }
     Ok(())
@@ -333,10 +359,14 @@ struct Local {
     seat: &'static Seat,
 }
 
-thread_local! {
-    /// The calling thread's seat (null: it does not post in-process).
-    static SEAT: std::cell::Cell<*const Seat> = const { std::cell::Cell::new(std::ptr::null()) };
-}
+/// Most threads of one run that post in-process.
+const MAX_SEATS: usize = 1 << 16;
+
+/// The seats by thread id (null: none). A table rather than a thread-local: libpos's static
+/// TLS size is part of the main thread's start-up allocations, which must stay as they are
+/// with sockets (the program's heap addresses appear in schedules).
+static SEATS: [AtomicPtr<Seat>; MAX_SEATS] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_SEATS];
 
 /// The run: shared by the hidden thread and, with the baton transport, by the program's
 /// threads, each of which decides the next step in place when its post completes the set.
@@ -379,14 +409,19 @@ fn spin_ns() -> u64 {
 
 /// The calling thread, `tid` (kernel id `ktid`), joins the run in-process.
 pub fn local_hello(tid: Tid, ktid: u32) {
+    let Some(slot) = SEATS.get(tid as usize) else {
+        conn::die(&format!("more than {MAX_SEATS} threads in one run"));
+    };
+    let mut g = lock();
+    let _p = crate::alloc::Private::enter();
     let seat: &'static Seat = Box::leak(Box::new(Seat {
         baton: Baton::new(),
         result: AtomicI32::new(0),
         value: AtomicU64::new(0),
         inside: AtomicU32::new(0),
     }));
-    SEAT.with(|s| s.set(seat));
-    if let Some(run) = lock().as_mut() {
+    slot.store(seat as *const Seat as *mut Seat, Ordering::SeqCst);
+    if let Some(run) = g.as_mut() {
         run.locals.push(Local { tid, ktid, seat });
         run.quiet = Instant::now();
     }
@@ -396,14 +431,18 @@ pub fn local_hello(tid: Tid, ktid: u32) {
 /// set, it decides the next step itself, and continues at once when that step is its own;
 /// otherwise it waits on its baton for the thread that decides to hand it the turn.
 pub fn local_post(tid: Tid, op: Op) -> Reply {
-    let seat = SEAT.with(|s| s.get());
+    let seat = SEATS
+        .get(tid as usize)
+        .map_or(std::ptr::null_mut(), |s| s.load(Ordering::Relaxed));
     if seat.is_null() {
         conn::die("in-process post from a thread without a seat");
     }
     // SAFETY: seats are leaked, never freed.
     let seat = unsafe { &*seat };
     seat.inside.fetch_add(1, Ordering::SeqCst);
-    let mine = match lock().as_mut() {
+    let mut g = lock();
+    let private = crate::alloc::Private::enter();
+    let mine = match g.as_mut() {
         Some(run) if run.coord.is_some() => {
             run.quiet = Instant::now();
             run.posts.push((tid, op));
@@ -413,6 +452,8 @@ pub fn local_post(tid: Tid, op: Op) -> Reply {
         // The run is over (its outcome printed): this thread waits for the process's end.
         _ => None,
     };
+    drop(private);
+    drop(g);
     let reply = mine.unwrap_or_else(|| {
         seat.baton.wait(spin_ns());
         Reply {
@@ -426,7 +467,9 @@ pub fn local_post(tid: Tid, op: Op) -> Reply {
 
 /// `SemInit` or `BarrierInit` from a thread that posts in-process.
 pub fn local_notify(msg: &Msg) {
-    if let Some(run) = lock().as_mut() {
+    let mut g = lock();
+    let _p = crate::alloc::Private::enter();
+    if let Some(run) = g.as_mut() {
         run.quiet = Instant::now();
         if let Some(coord) = run.coord.as_mut() {
             match *msg {
@@ -445,7 +488,9 @@ pub fn local_report_assert(_tid: Tid, text: &str) {
         .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)
         .is_ok()
     {
-        *ASSERT_TEXT.lock().unwrap_or_else(|e| e.into_inner()) = text.to_string();
+        let mut t = ASSERT_TEXT.lock().unwrap_or_else(|e| e.into_inner());
+        let _p = crate::alloc::Private::enter();
+        *t = text.to_string();
         REPORT.store(ASSERT, Ordering::SeqCst);
         wake_hidden();
     }
@@ -492,7 +537,8 @@ struct Run {
 
 /// The hidden thread: set up the run, then serve connections, watch for hangs and threads
 /// blocked outside control, and (baton transport) report crashes and await exits.
-fn serve(listener: c_int, wake: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
+fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
+    let wake = WAKE_FD.load(Ordering::SeqCst);
     let cfg: &'static Config = Box::leak(Box::new(cfg));
     let strategy: &'static mut dyn Strategy = Box::leak(strategy);
     let seed = rng::try_seed(cfg.seed, 0);

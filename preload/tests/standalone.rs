@@ -414,12 +414,14 @@ fn memory_points_interleave_plain_accesses_only_in_mem_mode() {
 /// Issue 15: with `POS_TRANSPORT=baton` the program's threads decide in-process and pass
 /// the turn with a futex baton; every seed must give the schedule, outcome and exit status
 /// the socket transport gives: correct runs (`sync_all`, every primitive), assertion
-/// failures and correct runs of one program (`lost_update`), deadlocks (`abba`), crashes.
+/// failures and correct runs of one program (`lost_update`), deadlocks (`abba`), crashes,
+/// and mutexes allocated on the heap during the run (`heap_objects`: libpos's in-process
+/// decisions must not move the program's heap).
 #[test]
 fn the_baton_transport_decides_exactly_as_the_socket_one() {
     let dir = out_dir();
     let mut kinds = BTreeSet::new();
-    for name in ["sync_all", "lost_update", "abba", "crash"] {
+    for name in ["sync_all", "lost_update", "abba", "crash", "heap_objects"] {
         let exe = build(name);
         for algo in ["rw", "pos", "pct3"] {
             for seed in 1..=6 {
@@ -453,7 +455,7 @@ fn the_baton_transport_decides_exactly_as_the_socket_one() {
                 assert_eq!(sock.0.status.code(), baton.0.status.code(), "{what}");
                 assert_eq!(sock.0.stdout, baton.0.stdout, "{what}");
                 assert_eq!(sock.1, baton.1, "{what}: schedules differ");
-                if name == "sync_all" {
+                if name == "sync_all" || name == "heap_objects" {
                     assert_eq!(kind(&baton.0), "ok", "{what}: a correct program");
                 }
                 kinds.insert(kind(&baton.0));
