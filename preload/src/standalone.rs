@@ -1,7 +1,12 @@
-//! Standalone mode: `LD_PRELOAD=libpos.so ./prog` with no runner. The constructor starts the
-//! same decision loop ([`pos_sched::Coordinator`]) on a hidden thread inside the process,
-//! listening on an abstract-namespace Unix socket that the program's threads connect to
-//! exactly as they would to the runner.
+//! Standalone mode: `LD_PRELOAD=libpos.so ./prog` with no runner. The process runs the same
+//! decision loop ([`pos_sched::Coordinator`]) itself. By default (the baton transport,
+//! issue 15) the thread whose post completes a step's set of posts decides the next step in
+//! place, under the run's lock, and hands the turn to the chosen thread's futex word
+//! ([`crate::baton`]), or simply continues when chosen again; a hidden thread, off that
+//! path, watches for hangs and threads blocked outside control, awaits exited threads,
+//! prints crash and assertion outcomes and accepts connections on an abstract-namespace
+//! Unix socket. With `POS_TRANSPORT=socket` every thread connects to that hidden thread,
+//! exactly as it would to the runner, and it makes every decision.
 //!
 //! Configuration (environment): `POS_ALGO` (default `pos`), `POS_SEED` (default: fresh from
 //! the kernel's random source), `POS_DEPTH` (PCT depth), `POS_SCHEDULE=<file>` (replay a
@@ -12,9 +17,10 @@
 //! libpos does not control is set aside and the others run, as the runner's
 //! `--blocked-after`; the outcome line is then followed by a `partial run` note),
 //! `POS_TIMEOUTS=any` (timed waits may also time out before their deadline, as the runner's
-//! `--timeouts any`; default `deadline`), `POS_TRANSPORT=baton` (default `socket`: the
+//! `--timeouts any`; default `deadline`), `POS_TRANSPORT=socket` (default `baton`: the
 //! threads of this process post into the coordinator in-process and pass the turn with a
-//! futex baton, [`crate::baton`], issue 15; threads of forked children still connect). The run
+//! futex baton, [`crate::baton`], issue 15; `socket`: every thread connects to the hidden
+//! thread, as before; both give the same schedule for the same seed). The run
 //! uses `rng::try_seed(POS_SEED, 0)`, i.e. it is try 0 of a runner session with that base
 //! seed, so the same `POS_SEED` gives the same schedule. A bad value of any of these is one
 //! line `poscheck: error: ...` on stderr and exit status 2 before the program runs.
@@ -172,10 +178,11 @@ impl Config {
 }
 
 /// Start the hidden coordinator: listen on a fresh abstract address (set as the one every
-/// thread connects to), print the start line, spawn the coordinator thread. With
-/// `POS_TRANSPORT=baton` the threads of this process post in-process instead (see
-/// [`local_post`]) and the hidden thread only serves forked children, watches for hangs and
-/// blocked threads, and reports crashes.
+/// thread connects to), print the start line, spawn the coordinator thread. With the baton
+/// transport (the default; `POS_TRANSPORT=socket` for connections) the threads of this
+/// process post in-process instead (see [`local_post`]) and the hidden thread only serves
+/// connections (forked children), watches for hangs and blocked threads, awaits exited
+/// threads and reports crashes.
 pub fn start() -> Result<(), String> {
     let _b = Busy::enter();
     let mut cfg = Config::from_env().unwrap_or_else(|e| config_error(&e));
@@ -184,12 +191,12 @@ pub fn start() -> Result<(), String> {
     // SAFETY: getenv with a NUL-terminated name; the value is copied before any setenv.
     let transport = unsafe { libc::getenv(c"POS_TRANSPORT".as_ptr()) };
     let local = if transport.is_null() {
-        false
+        true
     } else {
         // SAFETY: getenv returned a NUL-terminated string.
         match unsafe { std::ffi::CStr::from_ptr(transport) }.to_bytes() {
-            b"" | b"socket" => false,
-            b"baton" => true,
+            b"socket" => false,
+            b"" | b"baton" => true,
             t => config_error(&format!(
                 "bad POS_TRANSPORT {:?} (socket or baton)",
                 String::from_utf8_lossy(t)
