@@ -66,8 +66,9 @@ impl Drop for Private {
     }
 }
 
-/// Map the private region.
-pub fn reserve() -> Result<(), String> {
+/// Map the private region; false if the address is taken (then the baton transport is not
+/// used). Allocates nothing.
+pub fn reserve() -> bool {
     // Through `syscall`, which libpos imports anyway: a new import from libc (a new symbol
     // version) changes what the dynamic loader allocates at start-up, and so the program's
     // heap addresses.
@@ -89,16 +90,14 @@ pub fn reserve() -> Result<(), String> {
     } as *mut libc::c_void;
     if p == libc::MAP_FAILED || p as usize != BASE {
         if p != libc::MAP_FAILED {
-            // SAFETY: unmapping the mapping just made elsewhere (an old kernel's hint).
+            // SAFETY: unmapping the mapping just made elsewhere (a kernel without
+            // MAP_FIXED_NOREPLACE treats the address as a hint).
             unsafe { libc::munmap(p, SIZE) };
         }
-        return Err(format!(
-            "cannot reserve libpos's heap at {BASE:#x}: errno {}",
-            crate::conn::errno()
-        ));
+        return false;
     }
     MAPPED.store(true, Ordering::SeqCst);
-    Ok(())
+    true
 }
 
 fn in_region(p: *mut u8) -> bool {

@@ -8,8 +8,10 @@
 //! ([`ACTIVE`]), and for one thread while libpos itself runs code that could call back into an
 //! interposer ([`Busy`]).
 //!
-//! A scheduling step is one 32-byte `write` of a [`Msg::Post`] frame and one blocking 16-byte
-//! `read` of the [`Reply`]: no allocation, no lock.
+//! Over a connection a scheduling step is one 32-byte `write` of a [`Msg::Post`] frame and
+//! one blocking 16-byte `read` of the [`Reply`]: no allocation, no lock. A thread that posts
+//! in-process ([`LOCAL`], standalone's default) calls [`crate::standalone::local_post`]
+//! instead and waits on its futex baton.
 
 use crate::fds;
 use libc::c_int;

@@ -220,6 +220,9 @@ pub fn start() -> Result<(), String> {
         }
         fds::adopt_fd(fd)
     };
+    // The decisions made on the program's threads need libpos's private heap (see `alloc`);
+    // without it (its address taken) the socket transport gives the same schedules.
+    let local = local && crate::alloc::reserve();
     // The eventfd is handed to the hidden thread through `WAKE_FD`, not captured: the
     // spawned closure (boxed in the program's heap) keeps its size, so the program's later
     // allocations get the addresses they get with sockets.
@@ -269,7 +272,6 @@ pub fn start() -> Result<(), String> {
         }
         // From here libpos allocates on the program's threads (seats, decisions): not in
         // the program's heap (see `alloc`).
-        crate::alloc::reserve()?;
         crate::alloc::ON.store(true, Ordering::SeqCst);
         conn::LOCAL.store(true, Ordering::SeqCst);
     }
