@@ -8,8 +8,10 @@
 //! ([`ACTIVE`]), and for one thread while libpos itself runs code that could call back into an
 //! interposer ([`Busy`]).
 //!
-//! A scheduling step is one 32-byte `write` of a [`Msg::Post`] frame and one blocking 16-byte
-//! `read` of the [`Reply`]: no allocation, no lock.
+//! Over a connection a scheduling step is one 32-byte `write` of a [`Msg::Post`] frame and
+//! one blocking 16-byte `read` of the [`Reply`]: no allocation, no lock. A thread that posts
+//! in-process ([`LOCAL`], standalone's default) calls [`crate::standalone::local_post`]
+//! instead and waits on its futex baton.
 
 use crate::fds;
 use libc::c_int;
@@ -27,6 +29,14 @@ pub static PID: AtomicU32 = AtomicU32::new(0);
 /// In standalone mode the in-process coordinator acknowledges `Assert` and `Crash` with a
 /// [`Reply`] once it has printed the outcome, so that the process does not die first.
 pub static ACK_REPORTS: AtomicBool = AtomicBool::new(false);
+
+/// Standalone with `POS_TRANSPORT=baton`: the threads of this process post into the
+/// in-process coordinator directly and wait on their [`crate::baton::Baton`] instead of a
+/// connection ([`crate::standalone`]); a forked child turns it off (its threads connect).
+pub static LOCAL: AtomicBool = AtomicBool::new(false);
+
+/// The connection of a thread that posts in-process ([`LOCAL`]): no descriptor.
+pub const LOCAL_FD: c_int = c_int::MAX;
 
 thread_local! {
     /// This thread's connection, or -1 when it is not controlled.
@@ -335,13 +345,18 @@ impl Me {
     /// Post `op` and block until the coordinator grants it; returns the grant.
     #[inline]
     pub fn post(self, op: Op) -> Reply {
-        let (frame, _) = Msg::Post(op).encode();
-        let reply = if CALLER_PCS.load(Ordering::Relaxed) {
+        let reply = if self.fd == LOCAL_FD {
+            // Standalone decisions in place ([`crate::baton`]): no frame, and no caller pcs
+            // (only the runner asks for them).
+            self.local(op)
+        } else if CALLER_PCS.load(Ordering::Relaxed) {
+            let (frame, _) = Msg::Post(op).encode();
             let mut two = [0u8; 2 * MSG_LEN];
             two[..MSG_LEN].copy_from_slice(&Msg::encode_at(caller_pc()));
             two[MSG_LEN..].copy_from_slice(&frame);
             self.exchange(&two)
         } else {
+            let (frame, _) = Msg::Post(op).encode();
             self.exchange(&frame)
         };
         if !matches!(op, Op::Create | Op::Fork) {
@@ -359,7 +374,11 @@ impl Me {
     /// [`Msg::encode_post_at`]) and block until it is granted.
     #[inline]
     pub fn post_at(self, op: Op, pc: u64) -> Reply {
-        let reply = self.exchange(&Msg::encode_post_at(&op, pc));
+        let reply = if self.fd == LOCAL_FD {
+            self.local(op) // the pc is for the runner's reports only
+        } else {
+            self.exchange(&Msg::encode_post_at(&op, pc))
+        };
         crate::clock::heard(reply.value);
         reply
     }
@@ -391,8 +410,28 @@ impl Me {
         reply
     }
 
+    /// Post `op` into the in-process coordinator and wait on this thread's baton for the
+    /// grant (busy and not cancellable meanwhile, as [`Me::exchange`]).
+    fn local(self, op: Op) -> Reply {
+        let _b = Busy::enter();
+        let mut cancel = 0;
+        // SAFETY: plain state switch of the calling thread.
+        unsafe { pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &mut cancel) };
+        crate::tsan::drop_observed();
+        let reply = crate::standalone::local_post(self.tid, op);
+        // SAFETY: restores the state saved above.
+        unsafe { pthread_setcancelstate(cancel, &mut cancel) };
+        reply
+    }
+
     /// Send a notification that has no reply (`SemInit`, `BarrierInit`).
     pub fn notify(self, msg: &Msg) {
+        if self.fd == LOCAL_FD {
+            let _b = Busy::enter();
+            crate::tsan::drop_observed();
+            crate::standalone::local_notify(msg);
+            return;
+        }
         let (frame, _) = msg.encode();
         crate::tsan::flush_observed(self.fd);
         if !write_all(self.fd, &frame) {
@@ -403,6 +442,17 @@ impl Me {
 
 /// Connect the calling thread as `tid`: new connection, `Hello`, then it is controlled.
 pub fn adopt(tid: Tid) {
+    if LOCAL.load(Ordering::Relaxed) {
+        // SAFETY: gettid has no preconditions.
+        let ktid = u32::try_from(unsafe { libc::gettid() }).unwrap_or(0);
+        {
+            let _b = Busy::enter();
+            crate::standalone::local_hello(tid, ktid);
+        }
+        FD.with(|f| f.set(LOCAL_FD));
+        TID.with(|t| t.set(tid));
+        return;
+    }
     adopt_on(tid, fds::connect().unwrap_or_else(|e| die(&e)));
 }
 
@@ -433,7 +483,7 @@ pub fn hello(tid: Tid, fd: c_int) -> Msg {
 /// The calling thread leaves control (after its `Exit` was granted) and closes its connection.
 pub fn release() {
     let fd = FD.with(|f| f.replace(-1));
-    if fd >= 0 {
+    if fd >= 0 && fd != LOCAL_FD {
         fds::close_ours(fd);
     }
 }
@@ -450,6 +500,10 @@ pub fn report_assert(text: &str) {
     buf.extend_from_slice(&head);
     buf.extend_from_slice(payload);
     ASSERTED.with(|a| a.set(true));
+    if me.fd == LOCAL_FD {
+        crate::standalone::local_report_assert(me.tid, text);
+        return;
+    }
     if write_all(me.fd, &buf) && ACK_REPORTS.load(Ordering::Relaxed) {
         let mut r = [0u8; REPLY_LEN];
         read_exact(me.fd, &mut r);
@@ -464,6 +518,10 @@ pub fn report_crash(signal: c_int, pc: u64) {
     }
     let fd = FD.with(|f| f.get());
     if fd < 0 || (signal == libc::SIGABRT && ASSERTED.with(|a| a.get())) {
+        return;
+    }
+    if fd == LOCAL_FD {
+        crate::standalone::local_report_crash(signal, pc);
         return;
     }
     let (frame, _) = Msg::Crash { signal, pc }.encode();

@@ -127,6 +127,8 @@ fn become_child(child: Tid) {
     let _b = conn::Busy::enter();
     conn::PID.store(std::process::id(), Ordering::Relaxed);
     IN_CHILD.store(true, Ordering::SeqCst);
+    // The parent's run is not in this address space: this process's threads connect.
+    conn::LOCAL.store(false, Ordering::SeqCst);
     for p in &PIDS {
         p.store(0, Ordering::SeqCst);
     }

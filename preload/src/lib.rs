@@ -35,6 +35,8 @@
 //! - Standalone mode only: `POS_ALGO`, `POS_SEED`, `POS_DEPTH`, `POS_SCHEDULE`,
 //!   `POS_SCHEDULE_OUT`, `POS_STEP_TIMEOUT`, `POS_BLOCKED_AFTER` (see [`standalone`]).
 
+pub mod alloc;
+pub mod baton;
 pub mod c11;
 pub mod cancel;
 pub mod clock;
@@ -255,6 +257,11 @@ fn trap_raw_futexes(runner_mode: bool, preload: Option<std::ffi::OsString>) -> b
 #[used]
 #[link_section = ".init_array"]
 static INIT: extern "C" fn() = init;
+
+/// libpos's allocations: glibc's, or a private region under the baton transport.
+#[cfg(not(test))]
+#[global_allocator]
+static ALLOC: alloc::Alloc = alloc::Alloc;
 
 #[cfg(test)]
 mod tests {

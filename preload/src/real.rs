@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// with `dlvsym` and falling back to `dlsym`. Aborts with a message if it does not exist:
 /// forwarding is impossible then, and continuing would misbehave silently.
 pub fn lookup(cache: &AtomicUsize, name: &'static str, versions: &[&'static str]) -> usize {
+    debug_assert!(name.ends_with('\0') && versions.iter().all(|v| v.ends_with('\0')));
     let f = cache.load(Ordering::Relaxed);
     if f != 0 {
         return f;
@@ -213,7 +214,10 @@ pub unsafe fn __libc_start_main(
     stack_end: *mut c_void,
 ) -> c_int {
     static CACHE: AtomicUsize = AtomicUsize::new(0);
-    let f = lookup(&CACHE, "__libc_start_main\0", &["GLIBC_2.34"]);
+    // NUL-terminated: dlvsym reads a C string (without the NUL it read on into whatever
+    // followed the literal, so the versioned lookup failed or not depending on the build,
+    // and with it the dynamic loader's allocations before `main`).
+    let f = lookup(&CACHE, "__libc_start_main\0", &["GLIBC_2.34\0"]);
     let f: unsafe extern "C" fn(
         MainFn,
         c_int,

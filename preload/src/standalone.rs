@@ -1,7 +1,12 @@
-//! Standalone mode: `LD_PRELOAD=libpos.so ./prog` with no runner. The constructor starts the
-//! same decision loop ([`pos_sched::Coordinator`]) on a hidden thread inside the process,
-//! listening on an abstract-namespace Unix socket that the program's threads connect to
-//! exactly as they would to the runner.
+//! Standalone mode: `LD_PRELOAD=libpos.so ./prog` with no runner. The process runs the same
+//! decision loop ([`pos_sched::Coordinator`]) itself. By default (the baton transport,
+//! issue 15) the thread whose post completes a step's set of posts decides the next step in
+//! place, under the run's lock, and hands the turn to the chosen thread's futex word
+//! ([`crate::baton`]), or simply continues when chosen again; a hidden thread, off that
+//! path, watches for hangs and threads blocked outside control, awaits exited threads,
+//! prints crash and assertion outcomes and accepts connections on an abstract-namespace
+//! Unix socket. With `POS_TRANSPORT=socket` every thread connects to that hidden thread,
+//! exactly as it would to the runner, and it makes every decision.
 //!
 //! Configuration (environment): `POS_ALGO` (default `pos`), `POS_SEED` (default: fresh from
 //! the kernel's random source), `POS_DEPTH` (PCT depth), `POS_SCHEDULE=<file>` (replay a
@@ -12,7 +17,10 @@
 //! libpos does not control is set aside and the others run, as the runner's
 //! `--blocked-after`; the outcome line is then followed by a `partial run` note),
 //! `POS_TIMEOUTS=any` (timed waits may also time out before their deadline, as the runner's
-//! `--timeouts any`; default `deadline`). The run
+//! `--timeouts any`; default `deadline`), `POS_TRANSPORT=socket` (default `baton`: the
+//! threads of this process post into the coordinator in-process and pass the turn with a
+//! futex baton, [`crate::baton`], issue 15; `socket`: every thread connects to the hidden
+//! thread, as before; both give the same schedule for the same seed). The run
 //! uses `rng::try_seed(POS_SEED, 0)`, i.e. it is try 0 of a runner session with that base
 //! seed, so the same `POS_SEED` gives the same schedule. A bad value of any of these is one
 //! line `poscheck: error: ...` on stderr and exit status 2 before the program runs.
@@ -34,6 +42,7 @@
 //! never a hang there, and when it ends well it prints no outcome line and writes no
 //! `POS_SCHEDULE_OUT` (the program behind it reports). Every process prints its start line.
 
+use crate::baton::Baton;
 use crate::conn::{self, read_exact, write_all, Busy, ACK_REPORTS};
 use crate::fds;
 use libc::c_int;
@@ -44,7 +53,9 @@ use pos_sched::silent::{self, Silent};
 use pos_sched::state::Status;
 use pos_sched::strategy::{self, Options, Strategy};
 use pos_sched::{rng, Coordinator, Decision, Op, Tid};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
 
 /// Default of `POS_STEP_TIMEOUT` (10 s).
 const DEFAULT_STEP_TIMEOUT_MS: i32 = 10_000;
@@ -167,11 +178,31 @@ impl Config {
 }
 
 /// Start the hidden coordinator: listen on a fresh abstract address (set as the one every
-/// thread connects to), print the start line, spawn the coordinator thread.
+/// thread connects to), print the start line, spawn the coordinator thread. With the baton
+/// transport (the default; `POS_TRANSPORT=socket` for connections) the threads of this
+/// process post in-process instead (see [`local_post`]) and the hidden thread only serves
+/// connections (forked children), watches for hangs and blocked threads, awaits exited
+/// threads and reports crashes.
 pub fn start() -> Result<(), String> {
     let _b = Busy::enter();
     let mut cfg = Config::from_env().unwrap_or_else(|e| config_error(&e));
     let strategy = cfg.strategy().unwrap_or_else(|e| config_error(&e));
+    // Read without allocating: the program's heap must look as with sockets.
+    // SAFETY: getenv with a NUL-terminated name; the value is copied before any setenv.
+    let transport = unsafe { libc::getenv(c"POS_TRANSPORT".as_ptr()) };
+    let local = if transport.is_null() {
+        true
+    } else {
+        // SAFETY: getenv returned a NUL-terminated string.
+        match unsafe { std::ffi::CStr::from_ptr(transport) }.to_bytes() {
+            b"socket" => false,
+            b"" | b"baton" => true,
+            t => config_error(&format!(
+                "bad POS_TRANSPORT {:?} (socket or baton)",
+                String::from_utf8_lossy(t)
+            )),
+        }
+    };
     let name = format!(
         "\0poscheck-{}-{:x}",
         std::process::id(),
@@ -189,6 +220,36 @@ pub fn start() -> Result<(), String> {
         }
         fds::adopt_fd(fd)
     };
+    // The decisions made on the program's threads need libpos's private heap (see `alloc`);
+    // without it (its address taken) the socket transport gives the same schedules.
+    let local = local && crate::alloc::reserve();
+    // The eventfd is handed to the hidden thread through `WAKE_FD`, not captured: the
+    // spawned closure (boxed in the program's heap) keeps its size, so the program's later
+    // allocations get the addresses they get with sockets.
+    if local {
+        // Through `syscall`, as `alloc::reserve`'s mmap: no new libc import.
+        // SAFETY: plain eventfd creation.
+        let fd = unsafe {
+            crate::real::syscall(
+                libc::SYS_eventfd2,
+                0,
+                (libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) as libc::c_long,
+                0,
+                0,
+                0,
+                0,
+            )
+        } as c_int;
+        if fd < 0 {
+            return Err(format!("cannot create an eventfd: errno {}", conn::errno()));
+        }
+        let fd = fds::adopt_fd(fd);
+        WAKE_FD.store(fd, Ordering::SeqCst);
+        // Resolve libc's `syscall` now (dlsym): a crash report waits on a futex from a
+        // signal handler.
+        // SAFETY: gettid through syscall, no arguments used.
+        unsafe { crate::real::syscall(libc::SYS_gettid, 0, 0, 0, 0, 0, 0) };
+    }
     fds::set_addr(addr);
     ACK_REPORTS.store(true, Ordering::SeqCst);
     if std::env::var_os("POS_SEED").is_none() && cfg.schedule_in.is_none() {
@@ -200,9 +261,20 @@ pub fn start() -> Result<(), String> {
         .name("poscheck".into())
         .spawn(move || {
             let _b = Busy::enter();
-            Server::new(listener).run(strategy, &cfg)
+            serve(listener, strategy, cfg)
         })
         .map_err(|e| format!("cannot start the coordinator thread: {e}"))?;
+    if local {
+        // The run is set up by the hidden thread (its allocations stay in its own arena, as
+        // with sockets); the program's threads post into it from their first step.
+        while lock().is_none() {
+            std::thread::yield_now();
+        }
+        // From here libpos allocates on the program's threads (seats, decisions): not in
+        // the program's heap (see `alloc`).
+        crate::alloc::ON.store(true, Ordering::SeqCst);
+        conn::LOCAL.store(true, Ordering::SeqCst);
+    }
     Ok(())
 }
 
@@ -278,183 +350,433 @@ struct Peer {
     fd_there: c_int,
 }
 
-/// The in-process coordinator's event loop.
-struct Server {
-    listener: c_int,
+/// Where a thread that posts in-process ([`conn::LOCAL`]) waits for its grant, and the
+/// grant's reply.
+struct Seat {
+    baton: Baton,
+    result: AtomicI32,
+    value: AtomicU64,
+    /// Entries into and exits from [`local_post`] (odd: inside libpos, possibly asleep on
+    /// the run's lock or its baton, which is no block outside control).
+    inside: AtomicU32,
+}
+
+/// A thread of this process that posts in-process.
+struct Local {
+    tid: Tid,
+    ktid: u32,
+    seat: &'static Seat,
+}
+
+/// Most threads of one run that post in-process.
+const MAX_SEATS: usize = 1 << 16;
+
+/// The seats by thread id (null: none). A table rather than a thread-local: libpos's static
+/// TLS size is part of the main thread's start-up allocations, which must stay as they are
+/// with sockets (the program's heap addresses appear in schedules).
+static SEATS: [AtomicPtr<Seat>; MAX_SEATS] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_SEATS];
+
+/// The run: shared by the hidden thread and, with the baton transport, by the program's
+/// threads, each of which decides the next step in place when its post completes the set.
+static RUN: Mutex<Option<Run>> = Mutex::new(None);
+
+/// The hidden thread's eventfd (baton transport; -1 otherwise): written to wake it for a
+/// crash or assertion report and for a thread's exit to await.
+static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
+
+/// A report from a thread that posts in-process: 0 none, 1 being written, [`CRASH`] or
+/// [`ASSERT`] ready for the hidden thread.
+static REPORT: AtomicU32 = AtomicU32::new(0);
+const CRASH: u32 = 2;
+const ASSERT: u32 = 3;
+static CRASH_SIGNAL: AtomicI32 = AtomicI32::new(0);
+static CRASH_PC: AtomicU64 = AtomicU64::new(0);
+static ASSERT_TEXT: Mutex<String> = Mutex::new(String::new());
+/// Granted by the hidden thread once a report's outcome is printed.
+static ACK: Baton = Baton::new();
+
+/// How long a reporting thread waits for the outcome line before it dies anyway.
+const REPORT_WAIT_NS: u64 = 5_000_000_000;
+
+fn lock() -> std::sync::MutexGuard<'static, Option<Run>> {
+    RUN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn wake_hidden() {
+    let fd = WAKE_FD.load(Ordering::Relaxed);
+    if fd >= 0 {
+        let one = 1u64.to_ne_bytes();
+        write_all(fd, &one);
+    }
+}
+
+/// How long a thread polls its baton before sleeping (`POSCHECK_SPIN_US`, as for replies).
+fn spin_ns() -> u64 {
+    conn::SPIN_NS.load(Ordering::Relaxed)
+}
+
+/// The calling thread, `tid` (kernel id `ktid`), joins the run in-process.
+pub fn local_hello(tid: Tid, ktid: u32) {
+    let Some(slot) = SEATS.get(tid as usize) else {
+        conn::die(&format!("more than {MAX_SEATS} threads in one run"));
+    };
+    let mut g = lock();
+    let _p = crate::alloc::Private::enter();
+    let seat: &'static Seat = Box::leak(Box::new(Seat {
+        baton: Baton::new(),
+        result: AtomicI32::new(0),
+        value: AtomicU64::new(0),
+        inside: AtomicU32::new(0),
+    }));
+    slot.store(seat as *const Seat as *mut Seat, Ordering::SeqCst);
+    if let Some(run) = g.as_mut() {
+        run.locals.push(Local { tid, ktid, seat });
+        run.quiet = Instant::now();
+    }
+}
+
+/// Thread `tid` posts `op` in-process and returns with its grant: if its post completes the
+/// set, it decides the next step itself, and continues at once when that step is its own;
+/// otherwise it waits on its baton for the thread that decides to hand it the turn.
+pub fn local_post(tid: Tid, op: Op) -> Reply {
+    let seat = SEATS
+        .get(tid as usize)
+        .map_or(std::ptr::null_mut(), |s| s.load(Ordering::Relaxed));
+    if seat.is_null() {
+        conn::die("in-process post from a thread without a seat");
+    }
+    // SAFETY: seats are leaked, never freed.
+    let seat = unsafe { &*seat };
+    seat.inside.fetch_add(1, Ordering::SeqCst);
+    let mut g = lock();
+    let private = crate::alloc::Private::enter();
+    let mine = match g.as_mut() {
+        Some(run) if run.coord.is_some() => {
+            run.quiet = Instant::now();
+            run.posts.push((tid, op));
+            run.flush();
+            run.decide_all(Some(tid))
+        }
+        // The run is over (its outcome printed): this thread waits for the process's end.
+        _ => None,
+    };
+    drop(private);
+    drop(g);
+    let reply = mine.unwrap_or_else(|| {
+        seat.baton.wait(spin_ns());
+        Reply {
+            result: seat.result.load(Ordering::Relaxed),
+            value: seat.value.load(Ordering::Relaxed),
+        }
+    });
+    seat.inside.fetch_add(1, Ordering::SeqCst);
+    reply
+}
+
+/// `SemInit` or `BarrierInit` from a thread that posts in-process.
+pub fn local_notify(msg: &Msg) {
+    let mut g = lock();
+    let _p = crate::alloc::Private::enter();
+    if let Some(run) = g.as_mut() {
+        run.quiet = Instant::now();
+        if let Some(coord) = run.coord.as_mut() {
+            match *msg {
+                Msg::SemInit { s, value } => coord.init_sem(s, value),
+                Msg::BarrierInit { b, count } => coord.init_barrier(b, count),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// A failed assertion on a thread that posts in-process: the hidden thread prints the
+/// outcome; returns once it has (or after [`REPORT_WAIT_NS`]).
+pub fn local_report_assert(_tid: Tid, text: &str) {
+    if REPORT
+        .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+    {
+        let mut t = ASSERT_TEXT.lock().unwrap_or_else(|e| e.into_inner());
+        let _p = crate::alloc::Private::enter();
+        *t = text.to_string();
+        REPORT.store(ASSERT, Ordering::SeqCst);
+        wake_hidden();
+    }
+    ACK.wait_for(REPORT_WAIT_NS);
+}
+
+/// A fatal signal on a thread that posts in-process, from its signal handler (atomics, an
+/// eventfd write and a futex wait only): as [`local_report_assert`].
+pub fn local_report_crash(signal: c_int, pc: u64) {
+    if REPORT
+        .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+    {
+        CRASH_SIGNAL.store(signal, Ordering::SeqCst);
+        CRASH_PC.store(pc, Ordering::SeqCst);
+        REPORT.store(CRASH, Ordering::SeqCst);
+        wake_hidden();
+    }
+    ACK.wait_for(REPORT_WAIT_NS);
+}
+
+/// The run's state and decisions.
+struct Run {
+    /// `None` once the outcome is printed.
+    coord: Option<Coordinator<'static>>,
+    cfg: &'static Config,
+    /// Connections (threads of forked children; every thread with the socket transport).
     peers: Vec<Peer>,
+    /// Threads of this process that post in-process.
+    locals: Vec<Local>,
     /// Posts not yet handed to the coordinator: they are fed in thread order once every
     /// running thread has posted, so arrival order (OS timing) cannot change the strategy's
     /// view and the same seed gives the same schedule.
     posts: Vec<(Tid, Op)>,
     /// Times a granted thread was set aside as blocked outside control.
     outside: u64,
+    /// Since when nothing happened, and when silent threads were last looked up.
+    quiet: Instant,
+    probed: Instant,
+    /// The exit of this thread was granted by a thread that posts in-process: the hidden
+    /// thread decides next, once it is gone.
+    gone_wait: Option<Tid>,
 }
 
-impl Server {
-    fn new(listener: c_int) -> Self {
-        Server {
-            listener,
-            peers: Vec::new(),
-            posts: Vec::new(),
-            outside: 0,
-        }
+/// The hidden thread: set up the run, then serve connections, watch for hangs and threads
+/// blocked outside control, and (baton transport) report crashes and await exits.
+fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
+    let wake = WAKE_FD.load(Ordering::SeqCst);
+    let cfg: &'static Config = Box::leak(Box::new(cfg));
+    let strategy: &'static mut dyn Strategy = Box::leak(strategy);
+    let seed = rng::try_seed(cfg.seed, 0);
+    let mut coord = Coordinator::new(strategy, seed, DEFAULT_MAX_STEPS);
+    if cfg.timeouts_any {
+        coord
+            .state_mut()
+            .set_timeout_policy(pos_sched::state::clock::TimeoutPolicy::Any);
     }
+    let now = Instant::now();
+    *lock() = Some(Run {
+        coord: Some(coord),
+        cfg,
+        peers: Vec::new(),
+        locals: Vec::new(),
+        posts: Vec::new(),
+        outside: 0,
+        quiet: now,
+        probed: now,
+        gone_wait: None,
+    });
+    let local = wake >= 0;
+    let first_peer = if local { 2 } else { 1 };
+    let mut pfds: Vec<libc::pollfd> = Vec::new();
+    let ms = |d: std::time::Duration| d.as_millis().min(i32::MAX as u128) as i32;
+    loop {
+        let timeout = {
+            let mut g = lock();
+            let Some(run) = g.as_mut() else { return };
+            if run.coord.is_none() {
+                return;
+            }
+            pfds.clear();
+            pfds.push(pollin(listener));
+            if local {
+                pfds.push(pollin(wake));
+            }
+            pfds.extend(run.peers.iter().map(|p| pollin(p.fd)));
+            let hang_in = (cfg.step_timeout_ms > 0)
+                .then(|| (cfg.step_timeout_ms - ms(run.quiet.elapsed())).max(0));
+            let probe_in = (cfg.blocked_after_ms > 0 && !run.silent().is_empty())
+                .then(|| (cfg.blocked_after_ms - ms(run.quiet.max(run.probed).elapsed())).max(0));
+            let t = match (hang_in, probe_in) {
+                (Some(h), Some(p)) => h.min(p),
+                (h, p) => h.or(p).unwrap_or(-1),
+            };
+            // In-process posts do not wake this thread: look again at least this often
+            // (a thread may be silent by then).
+            if local && cfg.blocked_after_ms > 0 && (t < 0 || t > cfg.blocked_after_ms) {
+                cfg.blocked_after_ms
+            } else {
+                t
+            }
+        };
+        // SAFETY: pfds is a valid array of pollfd.
+        let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout) };
+        let mut g = lock();
+        let Some(run) = g.as_mut() else { return };
+        if run.coord.is_none() {
+            return;
+        }
+        if local {
+            if n > 0 && pfds[1].revents != 0 {
+                let mut b = [0u8; 8];
+                read_exact(wake, &mut b);
+            }
+            let end = match REPORT.load(Ordering::SeqCst) {
+                CRASH => Some(End::Crash {
+                    signal: CRASH_SIGNAL.load(Ordering::SeqCst),
+                    pc: CRASH_PC.load(Ordering::SeqCst),
+                }),
+                ASSERT => Some(End::Assert(std::mem::take(
+                    &mut *ASSERT_TEXT.lock().unwrap_or_else(|e| e.into_inner()),
+                ))),
+                _ => None,
+            };
+            if let Some(end) = end {
+                run.conclude(end);
+                ACK.grant();
+                return;
+            }
+            if let Some(t) = run.gone_wait.take() {
+                run.await_gone(t);
+                run.quiet = Instant::now();
+            }
+        }
+        // Something other than a wake-up of this thread happened (always, when n > 0, with
+        // the socket transport).
+        let others = if local {
+            n > 0
+                && pfds
+                    .iter()
+                    .enumerate()
+                    .any(|(i, p)| i != 1 && p.revents != 0)
+        } else {
+            n > 0
+        };
+        let quiet_ms = ms(run.quiet.elapsed());
+        let timed_out = (n == 0 || (local && !others))
+            && cfg.step_timeout_ms > 0
+            && quiet_ms >= cfg.step_timeout_ms;
+        if timed_out
+            && run
+                .coord
+                .as_ref()
+                .is_some_and(|c| c.state().num_threads() == 1)
+        {
+            // One thread (a wrapper waiting for its child, say): nothing to schedule,
+            // so waiting is not a hang, and ending here would orphan the child.
+            run.quiet = Instant::now();
+            continue;
+        }
+        if timed_out {
+            let why = format!(
+                "thread(s) {} did not reach a scheduling point within {} ms",
+                run.unposted_names().join(", "),
+                cfg.step_timeout_ms
+            );
+            run.conclude(End::Hang(why));
+            // SAFETY: nothing can continue; end the process.
+            unsafe { libc::_exit(1) }
+        }
+        let probe = if local {
+            !others
+                && cfg.blocked_after_ms > 0
+                && ms(run.quiet.max(run.probed).elapsed()) >= cfg.blocked_after_ms
+        } else {
+            n == 0
+        };
+        if probe {
+            run.probe();
+        } else if n != 0 && (!local || others) {
+            run.quiet = Instant::now();
+        }
+        if n < 0 {
+            if conn::errno() == libc::EINTR {
+                continue;
+            }
+            conn::die("poll failed in the coordinator");
+        }
+        let ready: Vec<usize> = (first_peer..pfds.len())
+            .filter(|&i| pfds[i].revents != 0)
+            .collect();
+        // Peers are taken from the back, so that a removal does not move those before;
+        // a new connection is accepted after them.
+        for i in ready.into_iter().rev() {
+            if let Some((end, fd)) = run.receive(i - first_peer) {
+                run.conclude(end);
+                write_all(
+                    fd,
+                    &Reply {
+                        result: 0,
+                        value: 0,
+                    }
+                    .encode(),
+                );
+                return;
+            }
+        }
+        if pfds[0].revents != 0 {
+            run.accept(listener);
+        }
+        run.flush();
+        run.decide_all(None);
+    }
+}
 
+impl Run {
     fn fd_of(&self, tid: Tid) -> Option<c_int> {
         self.peers.iter().find(|p| p.tid == Some(tid)).map(|p| p.fd)
     }
 
-    fn run(mut self, mut strategy: Box<dyn Strategy>, cfg: &Config) {
-        let seed = rng::try_seed(cfg.seed, 0);
-        let mut coord = Coordinator::new(strategy.as_mut(), seed, DEFAULT_MAX_STEPS);
-        if cfg.timeouts_any {
-            coord
-                .state_mut()
-                .set_timeout_policy(pos_sched::state::clock::TimeoutPolicy::Any);
-        }
-        let mut pfds: Vec<libc::pollfd> = Vec::new();
-        // Since when nothing happened, and when silent threads were last looked up.
-        let mut quiet = std::time::Instant::now();
-        let mut probed = quiet;
-        loop {
-            pfds.clear();
-            pfds.push(pollin(self.listener));
-            pfds.extend(self.peers.iter().map(|p| pollin(p.fd)));
-            let ms = |d: std::time::Duration| d.as_millis().min(i32::MAX as u128) as i32;
-            let hang_in = (cfg.step_timeout_ms > 0)
-                .then(|| (cfg.step_timeout_ms - ms(quiet.elapsed())).max(0));
-            let probe_in = (cfg.blocked_after_ms > 0 && !self.silent(&coord).is_empty())
-                .then(|| (cfg.blocked_after_ms - ms(quiet.max(probed).elapsed())).max(0));
-            let timeout = match (hang_in, probe_in) {
-                (Some(h), Some(p)) => h.min(p),
-                (h, p) => h.or(p).unwrap_or(-1),
-            };
-            // SAFETY: pfds is a valid array of pollfd.
-            let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout) };
-            let timed_out =
-                n == 0 && hang_in.is_some() && ms(quiet.elapsed()) >= cfg.step_timeout_ms;
-            if timed_out && coord.state().num_threads() == 1 {
-                // One thread (a wrapper waiting for its child, say): nothing to schedule,
-                // so waiting is not a hang, and ending here would orphan the child.
-                quiet = std::time::Instant::now();
+    fn posted(&self, t: Tid) -> bool {
+        self.posts.iter().any(|&(p, _)| p == t)
+    }
+
+    /// Names of the running threads that have not posted, and of those set aside outside
+    /// control (a hang report's culprits).
+    fn unposted_names(&self) -> Vec<String> {
+        let Some(coord) = self.coord.as_ref() else {
+            return Vec::new();
+        };
+        let st = coord.state();
+        st.running()
+            .filter(|&t| !self.posted(t))
+            .chain(st.outside())
+            .map(|t| st.name(t).to_string())
+            .collect()
+    }
+
+    /// Look up the silent threads in `/proc` and set aside those blocked outside control
+    /// (or, past a quarter of the step timeout, spinning while another could run).
+    fn probe(&mut self) {
+        let cfg = self.cfg;
+        self.probed = Instant::now();
+        // As the runner: a thread running user code for a quarter of the step
+        // timeout (a spin-wait) is set aside too when another could use the turn.
+        let millis = |m: i32| std::time::Duration::from_millis(m.max(0) as u64);
+        let spin = silent::spin_after(millis(cfg.blocked_after_ms), millis(cfg.step_timeout_ms));
+        let spun = cfg.blocked_after_ms > 0 && self.quiet.elapsed() >= spin;
+        for (t, fd_there, ktid, seat) in self.silent() {
+            let before = seat.map(|s| s.inside.load(Ordering::SeqCst));
+            let view = kernel_view(ktid, fd_there);
+            // A thread that entered libpos meanwhile (asleep on the run's lock, say) is
+            // not outside control.
+            if before.is_some_and(|b| b % 2 == 1)
+                || seat.map(|s| s.inside.load(Ordering::SeqCst)) != before
+            {
                 continue;
             }
-            if timed_out {
-                let st = coord.state();
-                let running: Vec<String> = st
-                    .running()
-                    .filter(|&t| !self.posts.iter().any(|&(p, _)| p == t))
-                    .chain(st.outside())
-                    .map(|t| st.name(t).to_string())
-                    .collect();
-                let why = format!(
-                    "thread(s) {} did not reach a scheduling point within {} ms",
-                    running.join(", "),
-                    cfg.step_timeout_ms
-                );
-                self.conclude(coord, cfg, End::Hang(why), None);
-                // SAFETY: nothing can continue; end the process.
-                unsafe { libc::_exit(1) }
-            }
-            if n == 0 {
-                probed = std::time::Instant::now();
-                // As the runner: a thread running user code for a quarter of the step
-                // timeout (a spin-wait) is set aside too when another could use the turn.
-                let millis = |m: i32| std::time::Duration::from_millis(m.max(0) as u64);
-                let spin =
-                    silent::spin_after(millis(cfg.blocked_after_ms), millis(cfg.step_timeout_ms));
-                let spun = cfg.blocked_after_ms > 0 && quiet.elapsed() >= spin;
-                for (t, fd_there, ktid) in self.silent(&coord) {
-                    let view = kernel_view(ktid, fd_there);
-                    let outside = view == Silent::BlockedOutside
-                        || (spun
-                            && view == Silent::RunningUserCode
-                            && (coord.state().others_could_run(t)
-                                || self.posts.iter().any(|&(p, _)| p != t)));
-                    if outside && coord.mark_outside(t).is_ok() {
-                        self.outside += 1;
-                    }
-                }
-            } else {
-                quiet = std::time::Instant::now();
-            }
-            if n < 0 {
-                if conn::errno() == libc::EINTR {
-                    continue;
-                }
-                conn::die("poll failed in the coordinator");
-            }
-            let ready: Vec<usize> = (0..pfds.len()).filter(|&i| pfds[i].revents != 0).collect();
-            for i in ready.into_iter().rev() {
-                if i == 0 {
-                    self.accept();
-                } else if let Some((end, fd)) = self.receive(i - 1, &mut coord) {
-                    return self.conclude(
-                        coord,
-                        cfg,
-                        end,
-                        Some((
-                            fd,
-                            Reply {
-                                result: 0,
-                                value: 0,
-                            },
-                        )),
-                    );
-                }
-            }
-            self.flush(&mut coord);
-            loop {
-                match coord.decide() {
-                    Decision::Wait => break,
-                    Decision::Grant {
-                        tid,
-                        op,
-                        result,
-                        child,
-                        now,
-                    } => {
-                        let reply = Reply {
-                            result,
-                            // A create's reply carries the child, every other the virtual time.
-                            value: child.map_or(now, u64::from),
-                        };
-                        if let Op::ProcessExit { code } = op {
-                            let fd = self.fd_of(tid).unwrap_or(-1);
-                            return self.conclude(coord, cfg, End::Exit(code), Some((fd, reply)));
-                        }
-                        self.send(tid, reply);
-                        quiet = std::time::Instant::now();
-                        if op == Op::Exit {
-                            self.await_gone(tid);
-                        }
-                    }
-                    Decision::Over => return self.conclude(coord, cfg, End::Finished, None),
-                    Decision::Deadlock(d) => {
-                        self.conclude(coord, cfg, End::Deadlock(d.to_string()), None);
-                        // SAFETY: nothing can continue; end the process.
-                        unsafe { libc::_exit(1) }
-                    }
-                    Decision::StepLimit => {
-                        self.conclude(coord, cfg, End::Livelock, None);
-                        // SAFETY: as above.
-                        unsafe { libc::_exit(1) }
-                    }
-                    Decision::Diverged(d) => {
-                        self.conclude(coord, cfg, End::Diverged(d.to_string()), None);
-                        // SAFETY: as above.
-                        unsafe { libc::_exit(1) }
-                    }
-                }
+            let Some(coord) = self.coord.as_mut() else {
+                return;
+            };
+            let outside = view == Silent::BlockedOutside
+                || (spun
+                    && view == Silent::RunningUserCode
+                    && (coord.state().others_could_run(t)
+                        || self.posts.iter().any(|&(p, _)| p != t)));
+            if outside && coord.mark_outside(t).is_ok() {
+                self.outside += 1;
             }
         }
     }
 
-    fn accept(&mut self) {
+    fn accept(&mut self, listener: c_int) {
         // SAFETY: accept on our listening socket.
         let fd = unsafe {
             libc::accept4(
-                self.listener,
+                listener,
                 std::ptr::null_mut(),
                 std::ptr::null_mut(),
                 libc::SOCK_CLOEXEC,
@@ -472,15 +794,22 @@ impl Server {
     }
 
     /// The running threads that have not posted and can be looked up in `/proc`: (tid, its
-    /// connection's descriptor in the program, kernel tid).
-    fn silent(&self, coord: &Coordinator) -> Vec<(Tid, c_int, u32)> {
+    /// connection's descriptor in the program or -1 for one that posts in-process, kernel
+    /// tid, its seat if it posts in-process).
+    fn silent(&self) -> Vec<(Tid, c_int, u32, Option<&'static Seat>)> {
+        let Some(coord) = self.coord.as_ref() else {
+            return Vec::new();
+        };
         coord
             .state()
             .running()
-            .filter(|&t| !self.posts.iter().any(|&(p, _)| p == t))
+            .filter(|&t| !self.posted(t))
             .filter_map(|t| {
+                if let Some(l) = self.locals.iter().find(|l| l.tid == t) {
+                    return (l.ktid != 0).then_some((t, -1, l.ktid, Some(l.seat)));
+                }
                 let p = self.peers.iter().find(|p| p.tid == Some(t))?;
-                (p.ktid != 0).then_some((t, p.fd_there, p.ktid))
+                (p.ktid != 0).then_some((t, p.fd_there, p.ktid, None))
             })
             .collect()
     }
@@ -494,13 +823,15 @@ impl Server {
             .peers
             .iter()
             .find(|p| p.tid == Some(tid))
-            .map_or(0, |p| p.ktid);
+            .map(|p| p.ktid)
+            .or_else(|| self.locals.iter().find(|l| l.tid == tid).map(|l| l.ktid))
+            .unwrap_or(0);
         if ktid == 0 || ktid == std::process::id() {
             return;
         }
         let _b = Busy::enter();
         let stat = format!("/proc/self/task/{ktid}/stat");
-        let start = std::time::Instant::now();
+        let start = Instant::now();
         while let Ok(text) = std::fs::read_to_string(&stat) {
             let state = text
                 .rfind(')')
@@ -514,16 +845,91 @@ impl Server {
         }
     }
 
-    fn send(&self, tid: Tid, reply: Reply) {
-        if let Some(fd) = self.fd_of(tid) {
+    /// Hand `reply` to thread `tid`: returned when it is the deciding thread `me`, through
+    /// its baton when it posts in-process, else on its connection.
+    fn deliver(&self, tid: Tid, reply: Reply, me: Option<Tid>) -> Option<Reply> {
+        if me == Some(tid) {
+            return Some(reply);
+        }
+        if let Some(l) = self.locals.iter().find(|l| l.tid == tid) {
+            l.seat.result.store(reply.result, Ordering::Relaxed);
+            l.seat.value.store(reply.value, Ordering::Relaxed);
+            l.seat.baton.grant();
+        } else if let Some(fd) = self.fd_of(tid) {
             write_all(fd, &reply.encode());
+        }
+        None
+    }
+
+    /// Decide and grant until the coordinator waits for a post: `me` is the thread of this
+    /// process that decides (its own grant is returned, not handed over), `None` for the
+    /// hidden thread.
+    fn decide_all(&mut self, me: Option<Tid>) -> Option<Reply> {
+        if me.is_some() && self.gone_wait.is_some() {
+            return None; // the hidden thread decides once the exited thread is gone
+        }
+        let mut mine = None;
+        loop {
+            let coord = self.coord.as_mut()?;
+            match coord.decide() {
+                Decision::Wait => return mine,
+                Decision::Grant {
+                    tid,
+                    op,
+                    result,
+                    child,
+                    now,
+                } => {
+                    let reply = Reply {
+                        result,
+                        // A create's reply carries the child, every other the virtual time.
+                        value: child.map_or(now, u64::from),
+                    };
+                    if let Op::ProcessExit { code } = op {
+                        self.conclude(End::Exit(code));
+                        return self.deliver(tid, reply, me).or(mine);
+                    }
+                    if let Some(r) = self.deliver(tid, reply, me) {
+                        mine = Some(r);
+                    }
+                    self.quiet = Instant::now();
+                    if op == Op::Exit {
+                        if me.is_some() {
+                            self.gone_wait = Some(tid);
+                            wake_hidden();
+                            return mine;
+                        }
+                        self.await_gone(tid);
+                    }
+                }
+                Decision::Over => {
+                    self.conclude(End::Finished);
+                    return mine;
+                }
+                Decision::Deadlock(d) => {
+                    self.conclude(End::Deadlock(d.to_string()));
+                    // SAFETY: nothing can continue; end the process.
+                    unsafe { libc::_exit(1) }
+                }
+                Decision::StepLimit => {
+                    self.conclude(End::Livelock);
+                    // SAFETY: as above.
+                    unsafe { libc::_exit(1) }
+                }
+                Decision::Diverged(d) => {
+                    self.conclude(End::Diverged(d.to_string()));
+                    // SAFETY: as above.
+                    unsafe { libc::_exit(1) }
+                }
+            }
         }
     }
 
     /// Read one message from peer `i`; returns how the run ended if it did, and the fd of
     /// the reporting thread, which waits for an acknowledgement.
-    fn receive(&mut self, i: usize, coord: &mut Coordinator) -> Option<(End, c_int)> {
+    fn receive(&mut self, i: usize) -> Option<(End, c_int)> {
         let fd = self.peers[i].fd;
+        let coord = self.coord.as_mut()?;
         let mut head = [0u8; MSG_LEN];
         if !read_exact(fd, &mut head) {
             let peer = self.peers.remove(i);
@@ -571,7 +977,10 @@ impl Server {
 
     /// Hand the buffered posts to the coordinator, in thread order, once every running
     /// thread has posted.
-    fn flush(&mut self, coord: &mut Coordinator) {
+    fn flush(&mut self) {
+        let Some(coord) = self.coord.as_mut() else {
+            return;
+        };
         let all = coord
             .state()
             .running()
@@ -587,10 +996,13 @@ impl Server {
         }
     }
 
-    /// Print the outcome, write the schedule, then release the thread that ended the run
-    /// (`ack` = its fd and reply: the exit grant, or the acknowledgement an assert/crash
-    /// report waits for).
-    fn conclude(&self, coord: Coordinator, cfg: &Config, end: End, ack: Option<(c_int, Reply)>) {
+    /// Print the outcome and write the schedule (the caller then releases the thread that
+    /// ended the run, if one waits). The run is over afterwards.
+    fn conclude(&mut self, end: End) {
+        let Some(coord) = self.coord.take() else {
+            return;
+        };
+        let cfg = self.cfg;
         let steps = coord.steps();
         // A process that never created a thread and ended well (a wrapper such as `timeout`
         // or `env`, whose exec'd program reports for itself) says nothing and writes no
@@ -598,9 +1010,6 @@ impl Server {
         let quiet = coord.state().num_threads() == 1 && end.kind() == "ok";
         let sched = coord.finish();
         if quiet {
-            if let Some((fd, reply)) = ack {
-                write_all(fd, &reply.encode());
-            }
             return;
         }
         match end.detail() {
@@ -639,9 +1048,6 @@ impl Server {
             if let Err(e) = written {
                 eprintln!("poscheck: cannot write POS_SCHEDULE_OUT {path}: {e}");
             }
-        }
-        if let Some((fd, reply)) = ack {
-            write_all(fd, &reply.encode());
         }
     }
 }

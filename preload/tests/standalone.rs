@@ -410,3 +410,86 @@ fn memory_points_interleave_plain_accesses_only_in_mem_mode() {
         ["assert", "ok"].into_iter().map(String::from).collect()
     );
 }
+
+/// Issue 15: with `POS_TRANSPORT=baton` the program's threads decide in-process and pass
+/// the turn with a futex baton; every seed must give the schedule, outcome and exit status
+/// the socket transport gives: correct runs (`sync_all`, every primitive), assertion
+/// failures and correct runs of one program (`lost_update`), deadlocks (`abba`), crashes,
+/// and mutexes allocated on the heap during the run (`heap_objects`: libpos's in-process
+/// decisions must not move the program's heap).
+#[test]
+fn the_baton_transport_decides_exactly_as_the_socket_one() {
+    let dir = out_dir();
+    let mut kinds = BTreeSet::new();
+    for name in ["sync_all", "lost_update", "abba", "crash", "heap_objects"] {
+        let exe = build(name);
+        for algo in ["rw", "pos", "pct3"] {
+            for seed in 1..=6 {
+                let s = seed.to_string();
+                let runs: Vec<(Output, serde_json::Value)> = ["socket", "baton"]
+                    .iter()
+                    .map(|t| {
+                        let file = dir.join(format!("transport-{name}-{algo}-{seed}-{t}.json"));
+                        let _ = std::fs::remove_file(&file);
+                        // ASLR off: the schedule names objects by address.
+                        let out = run(
+                            Path::new("setarch"),
+                            &["-R", exe.to_str().unwrap()],
+                            &[
+                                ("POS_TRANSPORT", t),
+                                ("POS_ALGO", algo),
+                                ("POS_SEED", &s),
+                                ("POS_SCHEDULE_OUT", file.to_str().unwrap()),
+                            ],
+                        );
+                        let text = std::fs::read_to_string(&file)
+                            .unwrap_or_else(|e| panic!("{name} {algo} {seed} {t}: {e}: {out:?}"));
+                        let v: serde_json::Value =
+                            serde_json::from_str(&text).expect("schedule is JSON");
+                        (out, v)
+                    })
+                    .collect();
+                let (sock, baton) = (&runs[0], &runs[1]);
+                let what = format!("{name} {algo} seed {seed}");
+                assert_eq!(outcome(&sock.0), outcome(&baton.0), "{what}");
+                assert_eq!(sock.0.status.code(), baton.0.status.code(), "{what}");
+                assert_eq!(sock.0.stdout, baton.0.stdout, "{what}");
+                assert_eq!(sock.1, baton.1, "{what}: schedules differ");
+                if name == "sync_all" || name == "heap_objects" {
+                    assert_eq!(kind(&baton.0), "ok", "{what}: a correct program");
+                }
+                kinds.insert(kind(&baton.0));
+            }
+        }
+    }
+    // Both transports saw every kind of end, so each path was compared.
+    for k in ["ok", "assert", "deadlock", "crash"] {
+        assert!(kinds.contains(k), "no {k} run among {kinds:?}");
+    }
+}
+
+#[test]
+fn the_baton_transport_reports_a_hang_and_rejects_an_unknown_transport() {
+    let exe = build("spin");
+    let out = run(
+        &exe,
+        &[],
+        &[
+            ("POS_TRANSPORT", "baton"),
+            ("POS_SEED", "1"),
+            ("POS_STEP_TIMEOUT", "0.3"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(
+        outcome(&out),
+        "poscheck: outcome=hang steps=2: thread(s) 0.1 did not reach a scheduling point \
+         within 300 ms"
+    );
+    let out = run(&exe, &[], &[("POS_TRANSPORT", "pigeon")]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "poscheck: error: bad POS_TRANSPORT \"pigeon\" (socket or baton)\n"
+    );
+}

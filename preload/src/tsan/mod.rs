@@ -310,6 +310,17 @@ pub fn flush_observed(fd: libc::c_int) {
     });
 }
 
+/// Forget the calling thread's buffered observed accesses: a thread that posts in-process
+/// ([`crate::conn::LOCAL`]) has no runner to tell (standalone ignores them, as over a
+/// connection).
+pub fn drop_observed() {
+    let _ = OBSERVED.try_with(|o| {
+        if let Ok(mut o) = o.try_borrow_mut() {
+            o.len = 0;
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
