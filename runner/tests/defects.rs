@@ -727,7 +727,11 @@ fn a_crash_inside_an_interposer_names_the_program_call_site() {
 fn standalone_control_passes_through_wrappers() {
     let lib = common::require_libpos();
     let s = Scratch::new();
-    let prog = bin("counter_mutex");
+    // A copy of its own: the check for processes left running below looks for this
+    // executable, and other tests run counter_mutex at the same time.
+    let prog = s.path().join("counter_mutex_wrapped");
+    std::fs::copy(bin("counter_mutex"), &prog).unwrap();
+    let prog = std::fs::canonicalize(&prog).unwrap();
     let p = prog.to_str().unwrap();
     let sh_cmd = format!("sleep 1; exec {p}");
     let wrappers: Vec<Vec<&str>> = vec![
