@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Run every test binary of the workspace, two at a time (scripts/test.sh).
+
+`cargo test` runs its test binaries one after the other. Most of the runner's end-to-end
+binaries spend their time waiting (step timeouts, sleeps, programs blocked on purpose), so
+two of them side by side take little more than one: CI stays well under its time limit on
+2 cores. The binaries are built once (`cargo test --no-run`), then run from their package's
+directory, as cargo runs them, the longest first; each binary's output is printed whole when
+it ends, and the exit status is non-zero if any binary failed. Extra arguments go to every
+test binary (e.g. a test name filter).
+
+Usage: python3 scripts/run-tests.py [--jobs N] [-- TEST-ARGS...]
+"""
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def binaries():
+    """(name, executable, package directory) of every test target of the workspace."""
+    out = subprocess.run(
+        ["cargo", "test", "--release", "--workspace", "--no-run", "--message-format=json"],
+        cwd=ROOT, stdout=subprocess.PIPE, check=True, text=True,
+    ).stdout
+    found = []
+    for line in out.splitlines():
+        try:
+            m = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if m.get("reason") != "compiler-artifact" or not m.get("profile", {}).get("test"):
+            continue
+        exe = m.get("executable")
+        if not exe:
+            continue
+        t = m["target"]
+        pkg_dir = os.path.dirname(m["manifest_path"])
+        kind = "unittests" if set(t["kind"]) & {"lib", "bin", "cdylib", "rlib"} else "test"
+        found.append((f"{kind} {os.path.relpath(t['src_path'], ROOT)}", exe, pkg_dir))
+    return found
+
+
+# The longest binaries in recent runs start first, so that the pool does not end on one of
+# them alone (seconds on a quiet 2-core machine, 2026-11-27).
+LONGEST = ["corpus_cancel", "points", "corpus_blocked", "corpus_futex", "e2e", "ptrace_backend"]
+
+
+def order(bins):
+    def rank(b):
+        name = os.path.splitext(os.path.basename(b[0].split()[-1]))[0]
+        return LONGEST.index(name) if name in LONGEST else len(LONGEST)
+    return sorted(bins, key=rank)
+
+
+def main():
+    args = sys.argv[1:]
+    jobs = 2
+    if args[:1] == ["--jobs"]:
+        jobs = int(args[1])
+        args = args[2:]
+    if args[:1] == ["--"]:
+        args = args[1:]
+    queue = order(binaries())
+    lock = threading.Lock()
+    failed = []
+
+    def worker():
+        while True:
+            with lock:
+                if not queue:
+                    return
+                name, exe, cwd = queue.pop(0)
+            start = time.monotonic()
+            r = subprocess.run([exe, *args], cwd=cwd, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, errors="replace")
+            took = time.monotonic() - start
+            with lock:
+                print(f"     Running {name} ({os.path.relpath(exe, ROOT)}): "
+                      f"exit {r.returncode}, {took:.1f} s", flush=True)
+                print(r.stdout, flush=True)
+                if r.returncode != 0:
+                    failed.append(name)
+
+    threads = [threading.Thread(target=worker) for _ in range(max(1, jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # Doc tests (none today, but cargo test would run them).
+    doc = subprocess.run(["cargo", "test", "--release", "--workspace", "--doc"], cwd=ROOT)
+    if doc.returncode != 0:
+        failed.append("doc tests")
+    if failed:
+        print(f"test binaries failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    print("every test binary passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
