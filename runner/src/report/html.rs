@@ -876,11 +876,16 @@ fn bug_section(bugs: &[Bug]) -> El {
             }
             Err(why) => art.push(El::new("p").class("note").text(why)),
         }
-        art.push(
-            El::new("pre")
-                .class("cmd")
-                .text(format!("poscheck replay {}", shell_word(&b.schedule))),
-        );
+        // Reproduce it, read it step by step with source lines, shrink it to the fewest
+        // preemptions, stop at its failing step under gdb.
+        let file = shell_word(&b.schedule);
+        for verb in ["replay", "replay --trace", "minimize", "debug"] {
+            art.push(
+                El::new("pre")
+                    .class("cmd")
+                    .text(format!("poscheck {verb} {file}")),
+            );
+        }
         sec.push(art);
     }
     sec
@@ -922,6 +927,12 @@ mod tests {
         assert!(page.contains("/no/such.json was not found"), "{page}");
         assert!(page.contains("data-outcome=\"assert\""));
         assert!(page.contains("poscheck replay /no/such.json</pre>"));
+        for verb in ["replay --trace", "minimize", "debug"] {
+            assert!(
+                page.contains(&format!("poscheck {verb} /no/such.json</pre>")),
+                "{verb}"
+            );
+        }
     }
 
     #[test]
