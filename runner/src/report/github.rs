@@ -38,6 +38,31 @@ pub fn location(file: &Path, message: Option<&str>) -> Location {
     }
 }
 
+/// Where the bug's schedule failed: the source line of its last step that records the
+/// caller's pc (schedules `run` saved for a first bug carry them, see `replay --trace`), as
+/// the binary's DWARF line table says; `None` without pcs or line information.
+pub fn schedule_location(schedule: &Path) -> Option<Location> {
+    let saved = crate::report::SavedSchedule::load(schedule).ok()?;
+    let site = saved
+        .schedule
+        .steps
+        .iter()
+        .rev()
+        .find_map(|s| s.pc.clone())?;
+    let text = crate::report::source::Symbols::new().location(&site)?;
+    parse_file_line(&text)
+}
+
+/// `FILE:LINE` of a location `FILE:LINE in FUNCTION` (or `FILE:LINE`).
+fn parse_file_line(text: &str) -> Option<Location> {
+    let place = text.split(" in ").next()?;
+    let (file, line) = place.rsplit_once(':')?;
+    Some(Location {
+        file: PathBuf::from(file),
+        line: Some(line.parse().ok()?),
+    })
+}
+
 /// The first `PATH:LINE:` word of `message` whose PATH names an existing file.
 fn existing_file_line(message: &str) -> Option<Location> {
     message.split_whitespace().find_map(|w| {
@@ -152,6 +177,19 @@ fn property(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_dwarf_location_gives_its_file_and_line() {
+        assert_eq!(
+            parse_file_line("benchmarks/src/account.c:31 in withdraw"),
+            Some(Location {
+                file: PathBuf::from("benchmarks/src/account.c"),
+                line: Some(31)
+            })
+        );
+        assert_eq!(parse_file_line("in worker (prog)"), None);
+    }
+
     use super::*;
 
     #[test]

@@ -129,10 +129,19 @@ pub fn case_of(algo: &str, r: &ProgramReport, source: Option<&Path>) -> Case {
         }
         Verdict::Pass
     };
-    let location = Some(crate::report::github::location(
-        source.unwrap_or(Path::new(&r.path)),
-        message.as_deref(),
-    ));
+    // The line an assertion names, else the failing step's line from the schedule's pcs.
+    let mut location =
+        crate::report::github::location(source.unwrap_or(Path::new(&r.path)), message.as_deref());
+    if location.line.is_none() && r.hits > 0 {
+        if let Some(at) = r
+            .schedule
+            .as_deref()
+            .and_then(|s| crate::report::github::schedule_location(Path::new(s)))
+        {
+            location = at;
+        }
+    }
+    let location = Some(location);
     Case {
         classname: algo.to_string(),
         name: r.name.clone(),
