@@ -10,3 +10,4 @@ pub mod process;
 pub mod ptrace;
 pub mod pump;
 pub mod session;
+pub mod silence;

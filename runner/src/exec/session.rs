@@ -10,6 +10,7 @@ use crate::exec::elf::{self, Mapping};
 use crate::exec::forkserver;
 use crate::exec::process::{self, Exit};
 use crate::exec::pump::{self, Ev, ExitWatch, Pump, Sources};
+use crate::exec::silence::{set_aside, Silence};
 use crate::suite::outcome::Outcome;
 use anyhow::{Context, Result};
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, TryRecvError};
@@ -623,10 +624,9 @@ struct Loop<'c> {
     /// By tid: the thread's process, kernel thread id and connection descriptor in the
     /// program (from its hello; ktid 0 when not sent), to look it up in `/proc`.
     tasks: Vec<Option<Task>>,
-    /// Since when no event arrived and nothing was granted: the step timeout counts from it.
-    quiet_since: Instant,
-    /// When `/proc` was last asked about silent threads.
-    probed_at: Instant,
+    /// Since when no event arrived and nothing was granted (the step timeout counts from
+    /// it), and when `/proc` was last asked about silent threads.
+    silence: Silence,
     /// Times a thread was set aside as blocked outside control ([`RunResult::outside`]).
     outside_episodes: u64,
     /// Silent threads with asynchronous cancellation: CPU ticks seen at a probe, with the
@@ -668,8 +668,7 @@ impl<'c> Loop<'c> {
             step_pcs: Vec::new(),
             just_granted: false,
             tasks: Vec::new(),
-            quiet_since: Instant::now(),
-            probed_at: Instant::now(),
+            silence: Silence::new(),
             outside_episodes: 0,
             cpu_seen: Vec::new(),
         }
@@ -677,7 +676,7 @@ impl<'c> Loop<'c> {
 
     /// Run until a verdict (`Some`) or the process's exit (`None`: classify from the status).
     fn drive(&mut self, coord: &mut Coordinator<'_>, rx: &Receiver<Ev>) -> Option<Outcome> {
-        self.quiet_since = Instant::now();
+        self.silence.heard();
         loop {
             // The next deadline: a vanished thread's grace, else the step timeout, and the
             // next look in `/proc` at silent granted threads, if any may be blocked.
@@ -686,7 +685,7 @@ impl<'c> Loop<'c> {
                 None => self
                     .cfg
                     .step_timeout
-                    .saturating_sub(self.quiet_since.elapsed()),
+                    .saturating_sub(self.silence.quiet_for()),
             };
             let probe_in = self.probe_in(coord);
             let timeout = probe_in.map_or(timeout, |p| p.min(timeout));
@@ -709,7 +708,7 @@ impl<'c> Loop<'c> {
                                 return Some(o);
                             }
                         }
-                    } else if self.quiet_since.elapsed() >= self.cfg.step_timeout {
+                    } else if self.silence.quiet_for() >= self.cfg.step_timeout {
                         return Some(self.hang(coord));
                     }
                     if self.probe_in(coord) == Some(Duration::ZERO) && self.set_aside(coord) {
@@ -725,7 +724,7 @@ impl<'c> Loop<'c> {
                     })
                 }
             };
-            self.quiet_since = Instant::now();
+            self.silence.heard();
             match self.handle(coord, ev) {
                 Ok(Some(o)) => return Some(o),
                 Ok(None) if self.exit.is_some() => return None,
@@ -745,7 +744,7 @@ impl<'c> Loop<'c> {
         if !st.running().any(known) {
             return None;
         }
-        Some(after.saturating_sub(self.quiet_since.max(self.probed_at).elapsed()))
+        Some(self.silence.probe_in(after))
     }
 
     /// Set aside every running thread that the kernel shows blocked in a call libpos does
@@ -754,10 +753,9 @@ impl<'c> Loop<'c> {
     /// another thread could use the turn: decisions go on without it until its next post.
     /// True if any was.
     fn set_aside(&mut self, coord: &mut Coordinator<'_>) -> bool {
-        self.probed_at = Instant::now();
-        let spun = self.cfg.blocked_after.is_some_and(|a| {
-            self.quiet_since.elapsed() >= silent::spin_after(a, self.cfg.step_timeout)
-        });
+        let spun = self
+            .silence
+            .start_probe(self.cfg.blocked_after, self.cfg.step_timeout);
         let running: Vec<Tid> = coord.state().running().collect();
         let mut any = false;
         for t in running {
@@ -771,9 +769,10 @@ impl<'c> Loop<'c> {
             // too, so that the others run and a `pthread_cancel` can reach it for real (see
             // `preload/src/cancel.rs`); so is a spin-wait (see [`silent::spin_after`]).
             let view = kernel_view(&task);
+            // In this order: `computing` keeps CPU readings, taken only where they decide.
             let outside = view == Silent::BlockedOutside
                 || (coord.state().async_cancellable(t) && self.computing(t, &task, coord))
-                || (spun && view == Silent::RunningUserCode && coord.state().others_could_run(t));
+                || set_aside(view, spun, coord.state().others_could_run(t));
             if !outside {
                 continue;
             }
@@ -1013,7 +1012,7 @@ impl<'c> Loop<'c> {
                     }
                     self.last_granted = Some(tid);
                     self.just_granted = true;
-                    self.quiet_since = Instant::now();
+                    self.silence.heard();
                     if self.cfg.record_trace {
                         let pc = self.pending_pc.get(tid as usize).copied().unwrap_or(0);
                         self.trace.push((Event::new(tid, op), pc));

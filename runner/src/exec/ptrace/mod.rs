@@ -40,6 +40,7 @@ use crate::exec::cleanup;
 use crate::exec::elf::{self, Mapping};
 use crate::exec::process::Exit;
 use crate::exec::session::{RunConfig, RunResult};
+use crate::exec::silence::{set_aside, Silence};
 use crate::suite::outcome::Outcome;
 use anyhow::{bail, Result};
 use libc::{c_int, pid_t, user_regs_struct};
@@ -353,8 +354,7 @@ struct Tracer<'c> {
     granted_at: Vec<Option<Instant>>,
     latencies: Vec<u64>,
     trace: Vec<(Event, u64)>,
-    quiet_since: Instant,
-    probed_at: Instant,
+    silence: Silence,
     outside_episodes: u64,
 }
 
@@ -384,8 +384,7 @@ impl<'c> Tracer<'c> {
             granted_at: Vec::new(),
             latencies: Vec::new(),
             trace: Vec::new(),
-            quiet_since: Instant::now(),
-            probed_at: Instant::now(),
+            silence: Silence::new(),
             outside_episodes: 0,
         }
     }
@@ -495,7 +494,7 @@ impl<'c> Tracer<'c> {
 
     /// Run until a verdict (`Some`) or the program's end (`None`: classify its status).
     fn drive(&mut self, coord: &mut Coordinator<'_>) -> Option<Outcome> {
-        self.quiet_since = Instant::now();
+        self.silence.heard();
         loop {
             if cleanup::interrupted() {
                 return Some(Outcome::Error {
@@ -505,7 +504,7 @@ impl<'c> Tracer<'c> {
             let left = self
                 .cfg
                 .step_timeout
-                .saturating_sub(self.quiet_since.elapsed());
+                .saturating_sub(self.silence.quiet_for());
             let probe = self.probe_in(coord);
             let wait = probe.map_or(left, |p| p.min(left));
             let got = match self.next_stop(wait) {
@@ -513,7 +512,7 @@ impl<'c> Tracer<'c> {
                 Err(reason) => return Some(Outcome::Error { reason }),
             };
             let Some((k, st)) = got else {
-                if self.quiet_since.elapsed() >= self.cfg.step_timeout {
+                if self.silence.quiet_for() >= self.cfg.step_timeout {
                     return Some(self.hang(coord));
                 }
                 if self.probe_in(coord) == Some(Duration::ZERO) && self.set_aside(coord) {
@@ -523,7 +522,7 @@ impl<'c> Tracer<'c> {
                 }
                 continue;
             };
-            self.quiet_since = Instant::now();
+            self.silence.heard();
             match self.on_status(coord, k, st) {
                 Ok(Step::Nothing) => {}
                 Ok(Step::Posted) => {
@@ -1065,7 +1064,7 @@ impl<'c> Tracer<'c> {
                         self.exiting = true;
                     }
                     self.last_granted = Some(tid);
-                    self.quiet_since = Instant::now();
+                    self.silence.heard();
                     if self.cfg.record_trace {
                         let pc = self.ktid(tid).and_then(|k| self.threads.get(&k));
                         let pc = pc.map_or(0, |t| t.regs.rip);
@@ -1233,7 +1232,7 @@ impl<'c> Tracer<'c> {
     fn probe_in(&self, coord: &Coordinator<'_>) -> Option<Duration> {
         let after = self.cfg.blocked_after?;
         coord.state().running().next()?;
-        Some(after.saturating_sub(self.quiet_since.max(self.probed_at).elapsed()))
+        Some(self.silence.probe_in(after))
     }
 
     /// Set aside the running threads the kernel shows blocked in a call that is not a
@@ -1242,10 +1241,9 @@ impl<'c> Tracer<'c> {
     /// spin-wait on a flag another thread sets), as the preload backend does: they rejoin
     /// with their next stop, and the run is partial.
     fn set_aside(&mut self, coord: &mut Coordinator<'_>) -> bool {
-        self.probed_at = Instant::now();
-        let spun = self.cfg.blocked_after.is_some_and(|a| {
-            self.quiet_since.elapsed() >= silent::spin_after(a, self.cfg.step_timeout)
-        });
+        let spun = self
+            .silence
+            .start_probe(self.cfg.blocked_after, self.cfg.step_timeout);
         let running: Vec<Tid> = coord.state().running().collect();
         let mut any = false;
         for t in running {
@@ -1262,8 +1260,7 @@ impl<'c> Tracer<'c> {
                 ),
                 Err(_) => Silent::Other,
             };
-            let outside = view == Silent::BlockedOutside
-                || (spun && view == Silent::RunningUserCode && coord.state().others_could_run(t));
+            let outside = set_aside(view, spun, coord.state().others_could_run(t));
             if outside && coord.mark_outside(t).is_ok() {
                 self.outside_episodes += 1;
                 any = true;

@@ -1,0 +1,52 @@
+//! The silence of a run, shared by the preload and the ptrace backends: how long no step has
+//! been made, and when the running threads were last looked at in `/proc` to set aside those
+//! blocked outside control or spinning ([`pos_sched::silent`]).
+
+use pos_sched::silent::{self, Silent};
+use std::time::{Duration, Instant};
+
+/// Since when the run has been silent, and when it was last probed.
+pub struct Silence {
+    quiet_since: Instant,
+    probed_at: Instant,
+}
+
+impl Silence {
+    pub fn new() -> Silence {
+        let now = Instant::now();
+        Silence {
+            quiet_since: now,
+            probed_at: now,
+        }
+    }
+
+    /// Something happened (a step, a message): the silence starts again.
+    pub fn heard(&mut self) {
+        self.quiet_since = Instant::now();
+    }
+
+    /// How long nothing has happened.
+    pub fn quiet_for(&self) -> Duration {
+        self.quiet_since.elapsed()
+    }
+
+    /// How long until the running threads are due for a look: `blocked_after` of silence
+    /// since the last event or the last look.
+    pub fn probe_in(&self, blocked_after: Duration) -> Duration {
+        blocked_after.saturating_sub(self.quiet_since.max(self.probed_at).elapsed())
+    }
+
+    /// A look starts now. Returns whether the silence has lasted long enough that a thread
+    /// running user code without a scheduling point is a spin-wait ([`silent::spin_after`]).
+    pub fn start_probe(&mut self, blocked_after: Option<Duration>, step_timeout: Duration) -> bool {
+        self.probed_at = Instant::now();
+        blocked_after.is_some_and(|a| self.quiet_for() >= silent::spin_after(a, step_timeout))
+    }
+}
+
+/// Whether a running thread the kernel shows as `view` is set aside: blocked in a call that
+/// is no scheduling point, or spinning (`spun`, see [`Silence::start_probe`]) while another
+/// thread could use the turn.
+pub fn set_aside(view: Silent, spun: bool, others_could_run: bool) -> bool {
+    view == Silent::BlockedOutside || (spun && view == Silent::RunningUserCode && others_could_run)
+}
