@@ -283,15 +283,20 @@ pub fn locate(pc: u64, maps: &[Mapping]) -> Option<(String, u64)> {
     let m = maps.iter().find(|m| m.start <= pc && pc < m.end)?;
     let bytes = fs::read(&m.path).ok()?;
     let elf = Elf::parse(&bytes).ok()?;
-    let bias = if elf.header.e_type == header::ET_DYN {
-        maps.iter()
-            .filter(|x| x.path == m.path && x.offset == 0)
-            .map(|x| x.start)
-            .min()?
-    } else {
-        0
-    };
+    let bias = load_bias(m, maps, elf.header.e_type == header::ET_DYN)?;
     Some((m.path.clone(), pc.checked_sub(bias)?))
+}
+
+/// Where mapping `m`'s file is placed: for a position-independent file (`pie`) the address
+/// its offset 0 is mapped at, else 0 (its link-time addresses are the run's).
+pub fn load_bias(m: &Mapping, maps: &[Mapping], pie: bool) -> Option<u64> {
+    if !pie {
+        return Some(0);
+    }
+    maps.iter()
+        .filter(|x| x.path == m.path && x.offset == 0)
+        .map(|x| x.start)
+        .min()
 }
 
 /// `function+0xoff (file)` for an absolute `pc`, using the process's mappings (ASLR is off,
@@ -302,15 +307,7 @@ pub fn symbolise(pc: u64, maps: &[Mapping]) -> Option<String> {
     let short = file.file_name()?.to_string_lossy().into_owned();
     let bytes = fs::read(file).ok()?;
     let elf = Elf::parse(&bytes).ok()?;
-    // Load bias: where file offset 0 is mapped, for position-independent objects.
-    let bias = if elf.header.e_type == header::ET_DYN {
-        maps.iter()
-            .filter(|x| x.path == m.path && x.offset == 0)
-            .map(|x| x.start)
-            .min()?
-    } else {
-        0
-    };
+    let bias = load_bias(m, maps, elf.header.e_type == header::ET_DYN)?;
     let vaddr = pc.checked_sub(bias)?;
     let found = elf
         .syms

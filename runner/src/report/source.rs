@@ -49,14 +49,8 @@ impl Symbols {
     /// The module and file address of absolute code address `pc` in a run with `maps`.
     pub fn site(&mut self, pc: u64, maps: &[Mapping]) -> Option<Site> {
         let m = maps.iter().find(|m| m.start <= pc && pc < m.end)?;
-        let bias = if self.is_pie(&m.path)? {
-            maps.iter()
-                .filter(|x| x.path == m.path && x.offset == 0)
-                .map(|x| x.start)
-                .min()?
-        } else {
-            0
-        };
+        let pie = self.is_pie(&m.path)?;
+        let bias = elf::load_bias(m, maps, pie)?;
         Some(Site {
             module: m.path.clone(),
             offset: pc.checked_sub(bias)?,
