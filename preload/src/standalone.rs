@@ -880,11 +880,7 @@ impl Run {
                     child,
                     now,
                 } => {
-                    let reply = Reply {
-                        result,
-                        // A create's reply carries the child, every other the virtual time.
-                        value: child.map_or(now, u64::from),
-                    };
+                    let reply = Reply::grant(result, child, now);
                     if let Op::ProcessExit { code } = op {
                         self.conclude(End::Exit(code));
                         return self.deliver(tid, reply, me).or(mine);

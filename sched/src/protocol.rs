@@ -83,6 +83,15 @@ impl Reply {
     /// The run is over: the thread must stop (the coordinator will kill the process).
     pub const ABORT: i32 = i32::MIN;
 
+    /// The reply to a grant ([`crate::Decision::Grant`]): its result, and the child's id for a
+    /// create or else the virtual time after the step.
+    pub fn grant(result: i32, child: Option<Tid>, now: u64) -> Reply {
+        Reply {
+            result,
+            value: child.map_or(now, u64::from),
+        }
+    }
+
     pub fn encode(&self) -> [u8; REPLY_LEN] {
         let mut b = [0u8; REPLY_LEN];
         b[0..4].copy_from_slice(&self.result.to_le_bytes());

@@ -1021,11 +1021,7 @@ impl<'c> Loop<'c> {
                         let pc = self.pending_pc.get(tid as usize).copied().unwrap_or(0);
                         self.step_pcs.push(pc);
                     }
-                    let reply = Reply {
-                        result,
-                        // A create's reply carries the child, every other the virtual time.
-                        value: child.map_or(now, u64::from),
-                    };
+                    let reply = Reply::grant(result, child, now);
                     let conn = self.tid_conn.get(tid as usize).copied().flatten();
                     if let Some(s) = conn.and_then(|c| self.conns[c].as_ref()) {
                         if self.cfg.record_latency {
