@@ -19,9 +19,10 @@ fn have_gdb() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// atomicity_violation's first bug under pos (seed 1, races points as in the manifest).
-fn crash_schedule() -> PathBuf {
-    let bin = common::suite_program("debug_gdb", "atomicity_violation");
+/// The first bug of suite program `name` under pos (seed 1, 1000 tries, `points` as in the
+/// manifest), which must end with `outcome`: its saved schedule.
+fn first_bug(name: &str, points: &str, outcome: &str) -> PathBuf {
+    let bin = common::suite_program("debug_gdb", name);
     let (p, saved, o) = common::run_report(
         &bin,
         &[
@@ -32,17 +33,22 @@ fn crash_schedule() -> PathBuf {
             "--seed",
             "1",
             "--points",
-            "races",
+            points,
             "--stop-on-first",
             "--no-minimize",
         ],
     );
     assert!(
-        p["outcomes"]["crash"].as_u64().unwrap_or(0) >= 1,
+        p["outcomes"][outcome].as_u64().unwrap_or(0) >= 1,
         "{}",
         text(&o)
     );
     saved.unwrap_or_else(|| panic!("no schedule saved: {}", text(&o)))
+}
+
+/// atomicity_violation's first bug under pos (races points as in the manifest).
+fn crash_schedule() -> PathBuf {
+    first_bug("atomicity_violation", "races", "crash")
 }
 
 /// `poscheck debug --batch ARGS SCHEDULE` with no terminal, at most two minutes.
@@ -149,28 +155,7 @@ fn after_a_deadlock_gdb_gets_the_program_back() {
         eprintln!("skipped: gdb is not installed (scripts/install-deps.sh installs it)");
         return;
     }
-    let bin = common::suite_program("debug_gdb", "lost_wakeup");
-    let (p, saved, o) = common::run_report(
-        &bin,
-        &[
-            "--algo",
-            "pos",
-            "--tries",
-            "1000",
-            "--seed",
-            "1",
-            "--points",
-            "sync",
-            "--stop-on-first",
-            "--no-minimize",
-        ],
-    );
-    assert!(
-        p["outcomes"]["deadlock"].as_u64().unwrap_or(0) >= 1,
-        "{}",
-        text(&o)
-    );
-    let saved = saved.unwrap_or_else(|| panic!("no schedule saved: {}", text(&o)));
+    let saved = first_bug("lost_wakeup", "sync", "deadlock");
     // `continue` past the last step: the coordinator sees the deadlock, interrupts the
     // program, and gdb (in batch mode) shows the threads, each waiting in libpos, and ends.
     let (out, code) = debug(&saved, &["--ex", "continue", "--ex", "info threads"]);
