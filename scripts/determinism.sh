@@ -4,9 +4,14 @@
 # checks that every program's hit count, outcome counts and mean steps agree and that the
 # saved schedules are byte-identical. Programs with partial runs (a thread set aside outside
 # control) are listed and not compared: when such a thread came back was up to the kernel.
-# Usage: scripts/determinism.sh [-a ALGOS] [-t TRIES] [-s SEED] [-o DIR] PATH...
+# Usage: scripts/determinism.sh [-a ALGOS] [-t TRIES] [-s SEED] [-o DIR]
+#                               [-1 ARGS] [-2 ARGS] [-j JOBS] [-q] PATH...
 #   ALGOS comma-separated (default rw,pct3,pos), TRIES default 200, SEED default 20261124;
-#   DIR keeps both runs' JSON, logs and schedules (default: a temporary directory, removed).
+#   DIR keeps both runs' JSON, logs and schedules (default: a temporary directory, removed);
+#   ARGS: extra `poscheck run` options of run 1 and of run 2 (e.g. `-1 "--transport socket"
+#   -2 "--transport baton"`: two transports, same schedules); JOBS: --jobs of each run
+#   (default 1); -q: one run after the other instead of both at once, each one's wall time
+#   printed (for a speed comparison on a quiet machine).
 # Exit 0 when both runs agree everywhere, 1 with the differences listed otherwise.
 set -euo pipefail
 set -f # algorithm names such as pos* are not file patterns
@@ -14,17 +19,26 @@ algos=rw,pct3,pos
 tries=200
 seed=20261124
 keep=
-while getopts "a:t:s:o:" o; do
+extra1=
+extra2=
+jobs=1
+sequential=
+usage="usage: $0 [-a ALGOS] [-t TRIES] [-s SEED] [-o DIR] [-1 ARGS] [-2 ARGS] [-j JOBS] [-q] PATH..."
+while getopts "a:t:s:o:1:2:j:q" o; do
   case $o in
     a) algos=$OPTARG ;;
     t) tries=$OPTARG ;;
     s) seed=$OPTARG ;;
     o) keep=$OPTARG ;;
-    *) echo "usage: $0 [-a ALGOS] [-t TRIES] [-s SEED] [-o DIR] PATH..." >&2; exit 2 ;;
+    1) extra1=$OPTARG ;;
+    2) extra2=$OPTARG ;;
+    j) jobs=$OPTARG ;;
+    q) sequential=1 ;;
+    *) echo "$usage" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -gt 0 ] || { echo "usage: $0 [-a ALGOS] [-t TRIES] [-s SEED] PATH..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "$usage" >&2; exit 2; }
 root="$(cd "$(dirname "$0")/.." && pwd)"
 poscheck="${POSCHECK:-$root/target/release/poscheck}"
 [ -x "$poscheck" ] || { echo "determinism: $poscheck is not built (cargo build --release)" >&2; exit 2; }
@@ -36,15 +50,18 @@ else
   trap 'rm -rf "$work"' EXIT
 fi
 
-run_all() { # $1: run directory
-  local dir=$1 a
-  shift
+run_all() { # $1: run directory, $2: extra options (split on spaces)
+  local dir=$1 extra=$2 a
+  shift 2
   mkdir -p "$dir"
+  local -a more=()
+  [ -z "$extra" ] || read -r -a more <<<"$extra"
   local IFS=,
+  local start=$SECONDS
   for a in $algos; do
     # Exit 1 means "bugs were found": expected for buggy programs.
     local rc=0
-    "$poscheck" run --algo "$a" --tries "$tries" --seed "$seed" --jobs 1 \
+    "$poscheck" run --algo "$a" --tries "$tries" --seed "$seed" --jobs "$jobs" "${more[@]}" \
       --json "$dir/$a.json" --out-dir "$dir/out-$a" "$@" >"$dir/$a.log" 2>&1 || rc=$?
     if [ $rc -gt 1 ]; then
       echo "determinism: poscheck run --algo $a failed (exit $rc):" >&2
@@ -52,14 +69,20 @@ run_all() { # $1: run directory
       return 1
     fi
   done
+  echo "determinism: run ${dir##*/} (${extra:-no extra options}): $((SECONDS - start)) s wall"
 }
-run_all "$work/1" "$@" &
-p1=$!
-run_all "$work/2" "$@" &
-p2=$!
 ok=0
-wait $p1 || ok=1
-wait $p2 || ok=1
+if [ -n "$sequential" ]; then
+  run_all "$work/1" "$extra1" "$@" || ok=1
+  run_all "$work/2" "$extra2" "$@" || ok=1
+else
+  run_all "$work/1" "$extra1" "$@" &
+  p1=$!
+  run_all "$work/2" "$extra2" "$@" &
+  p2=$!
+  wait $p1 || ok=1
+  wait $p2 || ok=1
+fi
 [ $ok -eq 0 ] || exit 2
 
 python3 - "$work" "$algos" <<'EOF'

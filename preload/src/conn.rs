@@ -173,7 +173,7 @@ fn read_reply(fd: c_int, r: &mut [u8; REPLY_LEN]) -> bool {
 }
 
 /// CLOCK_MONOTONIC in nanoseconds (vDSO, no system call).
-fn now_ns() -> u64 {
+pub fn now_ns() -> u64 {
     // SAFETY: an all-zero timespec is valid; clock_gettime fills it.
     let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
     // SAFETY: ts is a valid out-pointer.
@@ -346,9 +346,9 @@ impl Me {
     #[inline]
     pub fn post(self, op: Op) -> Reply {
         let reply = if self.fd == LOCAL_FD {
-            // Standalone decisions in place ([`crate::baton`]): no frame, and no caller pcs
-            // (only the runner asks for them).
-            self.local(op)
+            // Decisions in place ([`crate::baton`]): no frame, and no caller pcs (runs that
+            // ask for them go over the socket).
+            self.local(op, 0)
         } else if CALLER_PCS.load(Ordering::Relaxed) {
             let (frame, _) = Msg::Post(op).encode();
             let mut two = [0u8; 2 * MSG_LEN];
@@ -375,7 +375,7 @@ impl Me {
     #[inline]
     pub fn post_at(self, op: Op, pc: u64) -> Reply {
         let reply = if self.fd == LOCAL_FD {
-            self.local(op) // the pc is for the runner's reports only
+            self.local(op, pc) // the pc is for the runner's trace only
         } else {
             self.exchange(&Msg::encode_post_at(&op, pc))
         };
@@ -412,13 +412,13 @@ impl Me {
 
     /// Post `op` into the in-process coordinator and wait on this thread's baton for the
     /// grant (busy and not cancellable meanwhile, as [`Me::exchange`]).
-    fn local(self, op: Op) -> Reply {
+    fn local(self, op: Op, pc: u64) -> Reply {
         let _b = Busy::enter();
         let mut cancel = 0;
         // SAFETY: plain state switch of the calling thread.
         unsafe { pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &mut cancel) };
         crate::tsan::drop_observed();
-        let reply = crate::standalone::local_post(self.tid, op);
+        let reply = crate::standalone::local_post(self.tid, op, pc);
         // SAFETY: restores the state saved above.
         unsafe { pthread_setcancelstate(cancel, &mut cancel) };
         reply
@@ -521,7 +521,7 @@ pub fn report_crash(signal: c_int, pc: u64) {
         return;
     }
     if fd == LOCAL_FD {
-        crate::standalone::local_report_crash(signal, pc);
+        crate::standalone::local_report_crash(TID.with(|t| t.get()), signal, pc);
         return;
     }
     let (frame, _) = Msg::Crash { signal, pc }.encode();

@@ -53,9 +53,16 @@ pub fn unix_addr(name: &[u8]) -> Result<(sockaddr_un, socklen_t), String> {
     Ok((a, len as socklen_t))
 }
 
-/// Set the address every thread connects to (once, from the constructor).
+/// The address of libpos's own watcher in a run the runner had decided in the program
+/// ([`crate::standalone::start_for_runner`]): set after the runner's, it takes its place.
+static WATCHER_ADDR: OnceLock<(sockaddr_un, socklen_t)> = OnceLock::new();
+
+/// Set the address every thread connects to (from the constructor; a second address, that
+/// of a run decided in the program, replaces the runner's).
 pub fn set_addr(addr: (sockaddr_un, socklen_t)) {
-    let _ = ADDR.set(addr);
+    if let Err(addr) = ADDR.set(addr) {
+        let _ = WATCHER_ADDR.set(addr);
+    }
 }
 
 /// Move `fd` to a high number, close-on-exec, and record it as ours.
@@ -86,7 +93,10 @@ pub fn adopt_fd(fd: c_int) -> c_int {
 /// Open a new connection to the coordinator.
 pub fn connect() -> Result<c_int, String> {
     let _b = Busy::enter();
-    let (addr, len) = ADDR.get().ok_or("no coordinator address")?;
+    let (addr, len) = WATCHER_ADDR
+        .get()
+        .or(ADDR.get())
+        .ok_or("no coordinator address")?;
     // SAFETY: plain socket calls on values we own.
     unsafe {
         let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);

@@ -176,6 +176,10 @@ extern "C" fn init() {
         process::EXEC_CONTROLLED.store(true, Ordering::Relaxed);
     }
     std::env::remove_var(pos_sched::protocol::ENV_SOCKET);
+    // A runner that decides runs in the program (issue 15) sends a start message first.
+    let inproc = runner_mode
+        && std::env::var_os(pos_sched::protocol::inproc::ENV_INPROC).is_some_and(|v| v == "1");
+    std::env::remove_var(pos_sched::protocol::inproc::ENV_INPROC);
     let server = std::env::var_os(pos_sched::protocol::fork::ENV_FORK_SERVER);
     std::env::remove_var(pos_sched::protocol::fork::ENV_FORK_SERVER);
     // In fork-server mode, the run's main-thread connection (already open).
@@ -204,6 +208,9 @@ extern "C" fn init() {
     match main_conn {
         Some(fd) => conn::adopt_on(0, fds::adopt_fd(fd)),
         None => conn::adopt(0),
+    }
+    if inproc {
+        standalone::runner_start();
     }
 }
 

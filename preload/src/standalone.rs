@@ -47,23 +47,45 @@ use crate::conn::{self, read_exact, write_all, Busy, ACK_REPORTS};
 use crate::fds;
 use libc::c_int;
 use pos_sched::coordinator::DEFAULT_MAX_STEPS;
-use pos_sched::protocol::{Msg, Reply, MSG_LEN};
+use pos_sched::event::addr_in_process;
+use pos_sched::protocol::inproc::{self, LogRec, Spec, StrategySpec, Verdict};
+use pos_sched::protocol::{frame_pc, Msg, Reply, MSG_LEN};
 use pos_sched::schedule::Schedule;
 use pos_sched::silent::{self, Silent};
-use pos_sched::state::Status;
-use pos_sched::strategy::{self, Options, Strategy};
+use pos_sched::state::{Deadlock, Status};
+use pos_sched::strategy::{self, Divergence, Options, Strategy};
 use pos_sched::{rng, Coordinator, Decision, Op, Tid};
 use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
+/// How often a run decided for the runner says it is alive ([`Msg::Alive`]).
+const ALIVE_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Default of `POS_STEP_TIMEOUT` (10 s).
 const DEFAULT_STEP_TIMEOUT_MS: i32 = 10_000;
 
-/// What the environment asks for.
+/// Where a run's outcome goes.
+pub enum Sink {
+    /// Standalone: an outcome line on stderr and `POS_SCHEDULE_OUT`.
+    Stderr,
+    /// A run the runner started with a [`Spec`] (issue 15): one [`Msg::End`] on the main
+    /// thread's connection, this descriptor.
+    Runner(c_int),
+}
+
+/// What the environment (standalone) or the runner's [`Spec`] asks for.
 pub struct Config {
     pub algo: String,
     pub seed: u64,
+    /// The coordinator's seed: try 0 of `seed` standalone, the runner's as given.
+    pub run_seed: u64,
+    pub max_steps: u64,
+    pub sink: Sink,
+    /// Measure hand-over latencies (the runner's `bench`).
+    pub record_latency: bool,
+    /// Keep the coordinator's inputs and decisions for the runner ([`Spec::record_log`]).
+    pub record_log: bool,
     pub depth: Option<u32>,
     pub schedule_in: Option<String>,
     pub schedule_out: Option<String>,
@@ -146,6 +168,11 @@ impl Config {
             Some(t) => return Err(format!("bad POS_TIMEOUTS {t:?} (deadline or any)")),
         };
         Ok(Config {
+            run_seed: rng::try_seed(seed, 0),
+            max_steps: DEFAULT_MAX_STEPS,
+            sink: Sink::Stderr,
+            record_latency: false,
+            record_log: false,
             step_timeout_ms,
             blocked_after_ms,
             timeouts_any,
@@ -156,6 +183,35 @@ impl Config {
             schedule_out: env("POS_SCHEDULE_OUT"),
             points: env("POSCHECK_POINTS").unwrap_or_else(|| "sync".into()),
         })
+    }
+
+    /// The configuration of a run the runner started with `spec`, reporting on `fd`.
+    pub fn for_runner(spec: &Spec, fd: c_int) -> Config {
+        let ms = |m: u64| m.min(i32::MAX as u64) as i32;
+        Config {
+            algo: match &spec.strategy {
+                StrategySpec::Named { algo, .. } => algo.clone(),
+                StrategySpec::Replay { .. } => "replay".into(),
+                StrategySpec::Guide(_) => "explore".into(),
+            },
+            seed: spec.seed,
+            run_seed: spec.seed,
+            max_steps: spec.max_steps,
+            sink: Sink::Runner(fd),
+            record_latency: spec.record_latency,
+            record_log: spec.record_log,
+            depth: None,
+            schedule_in: None,
+            schedule_out: None,
+            points: String::new(),
+            step_timeout_ms: ms(spec.step_timeout_ms),
+            blocked_after_ms: ms(spec.blocked_after_ms),
+            timeouts_any: spec.timeouts_any,
+        }
+    }
+
+    fn standalone(&self) -> bool {
+        matches!(self.sink, Sink::Stderr)
     }
 
     /// Build the strategy this run uses (a replay when `POS_SCHEDULE` is set).
@@ -187,10 +243,50 @@ pub fn start() -> Result<(), String> {
     let _b = Busy::enter();
     let mut cfg = Config::from_env().unwrap_or_else(|e| config_error(&e));
     let strategy = cfg.strategy().unwrap_or_else(|e| config_error(&e));
+    launch(cfg, strategy)
+}
+
+/// Runner mode with [`inproc::ENV_INPROC`], on the main thread right after its `Hello`:
+/// read the runner's [`inproc::Start`]; with a spec, decide the run in this process
+/// ([`start_for_runner`]) and let the main thread post in-process from here, its connection
+/// staying the channel of the run's end report. Without one, the run goes over the socket.
+pub fn runner_start() {
+    let Some(me) = conn::me() else { return };
+    let _b = Busy::enter();
+    let mut head = [0u8; 16];
+    if !read_exact(me.fd, &mut head) {
+        conn::die("the runner hung up before the run started");
+    }
+    let len = inproc::Start::decode_header(&head).unwrap_or_else(|e| conn::die(&e));
+    let mut json = vec![0u8; len];
+    if !read_exact(me.fd, &mut json) {
+        conn::die("the runner hung up before the run started");
+    }
+    let start: inproc::Start = serde_json::from_slice(&json)
+        .unwrap_or_else(|e| conn::die(&format!("bad start message from the runner: {e}")));
+    drop(json);
+    let Some(spec) = start.spec else { return };
+    if let Err(e) = start_for_runner(&spec, me.fd) {
+        conn::die(&e);
+    }
+    conn::adopt(0);
+}
+
+/// A run the runner started with `spec` ([`pos_sched::protocol::inproc`]): decide it in
+/// this process as standalone mode does, and report its end on `fd`, the main thread's
+/// connection to the runner. The caller then adopts the main thread again (in-process).
+pub fn start_for_runner(spec: &Spec, fd: c_int) -> Result<(), String> {
+    let _b = Busy::enter();
+    let strategy = spec.strategy.build()?;
+    launch(Config::for_runner(spec, fd), strategy)
+}
+
+/// Set up the in-process run of `cfg` with `strategy` (see [`start`]).
+fn launch(cfg: Config, strategy: Box<dyn Strategy>) -> Result<(), String> {
     // Read without allocating: the program's heap must look as with sockets.
     // SAFETY: getenv with a NUL-terminated name; the value is copied before any setenv.
     let transport = unsafe { libc::getenv(c"POS_TRANSPORT".as_ptr()) };
-    let local = if transport.is_null() {
+    let local = if transport.is_null() || !cfg.standalone() {
         true
     } else {
         // SAFETY: getenv returned a NUL-terminated string.
@@ -252,11 +348,13 @@ pub fn start() -> Result<(), String> {
     }
     fds::set_addr(addr);
     ACK_REPORTS.store(true, Ordering::SeqCst);
-    if std::env::var_os("POS_SEED").is_none() && cfg.schedule_in.is_none() {
-        // The images this process execs (control passes through exec) use the same seed.
-        std::env::set_var("POS_SEED", cfg.seed.to_string());
+    if cfg.standalone() {
+        if std::env::var_os("POS_SEED").is_none() && cfg.schedule_in.is_none() {
+            // The images this process execs (control passes through exec) use the same seed.
+            std::env::set_var("POS_SEED", cfg.seed.to_string());
+        }
+        eprintln!("poscheck: algo={} seed={}", cfg.algo, cfg.seed);
     }
-    eprintln!("poscheck: algo={} seed={}", cfg.algo, cfg.seed);
     std::thread::Builder::new()
         .name("poscheck".into())
         .spawn(move || {
@@ -290,12 +388,18 @@ pub fn config_error(what: &str) -> ! {
 /// How a run ended.
 enum End {
     Exit(i32),
-    Assert(String),
-    Crash { signal: c_int, pc: u64 },
-    Deadlock(String),
+    /// The text, and the thread that failed when known.
+    Assert(String, Option<Tid>),
+    Crash {
+        signal: c_int,
+        pc: u64,
+        tid: Option<Tid>,
+    },
+    Deadlock(Deadlock),
     Livelock,
-    Hang(String),
-    Diverged(String),
+    /// Why, and the threads that had the turn.
+    Hang(String, Vec<String>),
+    Diverged(Divergence),
     Finished,
 }
 
@@ -306,11 +410,11 @@ impl End {
         match self {
             End::Exit(0) | End::Finished => "ok",
             End::Exit(_) => "exit-code",
-            End::Assert(_) => "assert",
+            End::Assert(..) => "assert",
             End::Crash { .. } => "crash",
             End::Deadlock(_) => "deadlock",
             End::Livelock => "step-limit",
-            End::Hang(_) => "hang",
+            End::Hang(..) => "hang",
             End::Diverged(_) => "diverged",
         }
     }
@@ -318,8 +422,10 @@ impl End {
     fn detail(&self) -> Option<String> {
         match self {
             End::Exit(c) if *c != 0 => Some(format!("exit code {c}")),
-            End::Assert(t) | End::Deadlock(t) | End::Diverged(t) | End::Hang(t) => Some(t.clone()),
-            End::Crash { signal, pc } => Some(format!(
+            End::Assert(t, _) | End::Hang(t, _) => Some(t.clone()),
+            End::Deadlock(d) => Some(d.to_string()),
+            End::Diverged(d) => Some(d.to_string()),
+            End::Crash { signal, pc, .. } => Some(format!(
                 "signal {signal} ({}) at pc {pc:#x}",
                 signal_name(*signal)
             )),
@@ -359,6 +465,9 @@ struct Seat {
     /// Entries into and exits from [`local_post`] (odd: inside libpos, possibly asleep on
     /// the run's lock or its baton, which is no block outside control).
     inside: AtomicU32,
+    /// When the turn was handed to it (monotonic ns; 0: not measured), for
+    /// [`Config::record_latency`].
+    granted_ns: AtomicU64,
 }
 
 /// A thread of this process that posts in-process.
@@ -391,6 +500,8 @@ static REPORT: AtomicU32 = AtomicU32::new(0);
 const CRASH: u32 = 2;
 const ASSERT: u32 = 3;
 static CRASH_SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// The thread that reported (`u32::MAX`: unknown).
+static REPORT_TID: AtomicU32 = AtomicU32::new(u32::MAX);
 static CRASH_PC: AtomicU64 = AtomicU64::new(0);
 static ASSERT_TEXT: Mutex<String> = Mutex::new(String::new());
 /// Granted by the hidden thread once a report's outcome is printed.
@@ -398,6 +509,11 @@ static ACK: Baton = Baton::new();
 
 /// How long a reporting thread waits for the outcome line before it dies anyway.
 const REPORT_WAIT_NS: u64 = 5_000_000_000;
+
+/// The thread of the report being handled, if known.
+fn reporter() -> Option<Tid> {
+    Some(REPORT_TID.load(Ordering::SeqCst)).filter(|&t| t != u32::MAX)
+}
 
 fn lock() -> std::sync::MutexGuard<'static, Option<Run>> {
     RUN.lock().unwrap_or_else(|e| e.into_inner())
@@ -428,6 +544,7 @@ pub fn local_hello(tid: Tid, ktid: u32) {
         result: AtomicI32::new(0),
         value: AtomicU64::new(0),
         inside: AtomicU32::new(0),
+        granted_ns: AtomicU64::new(0),
     }));
     slot.store(seat as *const Seat as *mut Seat, Ordering::SeqCst);
     if let Some(run) = g.as_mut() {
@@ -439,7 +556,7 @@ pub fn local_hello(tid: Tid, ktid: u32) {
 /// Thread `tid` posts `op` in-process and returns with its grant: if its post completes the
 /// set, it decides the next step itself, and continues at once when that step is its own;
 /// otherwise it waits on its baton for the thread that decides to hand it the turn.
-pub fn local_post(tid: Tid, op: Op) -> Reply {
+pub fn local_post(tid: Tid, op: Op, pc: u64) -> Reply {
     let seat = SEATS
         .get(tid as usize)
         .map_or(std::ptr::null_mut(), |s| s.load(Ordering::Relaxed));
@@ -449,12 +566,15 @@ pub fn local_post(tid: Tid, op: Op) -> Reply {
     // SAFETY: seats are leaked, never freed.
     let seat = unsafe { &*seat };
     seat.inside.fetch_add(1, Ordering::SeqCst);
+    let granted = seat.granted_ns.swap(0, Ordering::Relaxed);
+    let waited = (granted != 0).then(|| conn::now_ns().saturating_sub(granted));
     let mut g = lock();
     let private = crate::alloc::Private::enter();
     let mine = match g.as_mut() {
         Some(run) if run.coord.is_some() => {
+            run.latencies.extend(waited);
             run.quiet = Instant::now();
-            run.posts.push((tid, op));
+            run.posts.push((tid, op, pc));
             run.flush();
             run.decide_all(Some(tid))
         }
@@ -482,8 +602,18 @@ pub fn local_notify(msg: &Msg) {
         run.quiet = Instant::now();
         if let Some(coord) = run.coord.as_mut() {
             match *msg {
-                Msg::SemInit { s, value } => coord.init_sem(s, value),
-                Msg::BarrierInit { b, count } => coord.init_barrier(b, count),
+                Msg::SemInit { s, value } => {
+                    if let Some(l) = run.log.as_mut() {
+                        l.push(LogRec::SemInit { s, value });
+                    }
+                    coord.init_sem(s, value)
+                }
+                Msg::BarrierInit { b, count } => {
+                    if let Some(l) = run.log.as_mut() {
+                        l.push(LogRec::BarrierInit { b, count });
+                    }
+                    coord.init_barrier(b, count)
+                }
                 _ => {}
             }
         }
@@ -492,11 +622,12 @@ pub fn local_notify(msg: &Msg) {
 
 /// A failed assertion on a thread that posts in-process: the hidden thread prints the
 /// outcome; returns once it has (or after [`REPORT_WAIT_NS`]).
-pub fn local_report_assert(_tid: Tid, text: &str) {
+pub fn local_report_assert(tid: Tid, text: &str) {
     if REPORT
         .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)
         .is_ok()
     {
+        REPORT_TID.store(tid, Ordering::SeqCst);
         let mut t = ASSERT_TEXT.lock().unwrap_or_else(|e| e.into_inner());
         let _p = crate::alloc::Private::enter();
         *t = text.to_string();
@@ -508,11 +639,12 @@ pub fn local_report_assert(_tid: Tid, text: &str) {
 
 /// A fatal signal on a thread that posts in-process, from its signal handler (atomics, an
 /// eventfd write and a futex wait only): as [`local_report_assert`].
-pub fn local_report_crash(signal: c_int, pc: u64) {
+pub fn local_report_crash(tid: Tid, signal: c_int, pc: u64) {
     if REPORT
         .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)
         .is_ok()
     {
+        REPORT_TID.store(tid, Ordering::SeqCst);
         CRASH_SIGNAL.store(signal, Ordering::SeqCst);
         CRASH_PC.store(pc, Ordering::SeqCst);
         REPORT.store(CRASH, Ordering::SeqCst);
@@ -533,7 +665,9 @@ struct Run {
     /// Posts not yet handed to the coordinator: they are fed in thread order once every
     /// running thread has posted, so arrival order (OS timing) cannot change the strategy's
     /// view and the same seed gives the same schedule.
-    posts: Vec<(Tid, Op)>,
+    posts: Vec<(Tid, Op, u64)>,
+    /// With [`Config::record_log`]: the coordinator's inputs and decisions, for the runner.
+    log: Option<Vec<LogRec>>,
     /// Times a granted thread was set aside as blocked outside control.
     outside: u64,
     /// Since when nothing happened, and when silent threads were last looked up.
@@ -542,6 +676,9 @@ struct Run {
     /// The exit of this thread was granted by a thread that posts in-process: the hidden
     /// thread decides next, once it is gone.
     gone_wait: Option<Tid>,
+    /// With [`Config::record_latency`]: nanoseconds from handing a thread of this process
+    /// the turn to its next post.
+    latencies: Vec<u64>,
 }
 
 /// The hidden thread: set up the run, then serve connections, watch for hangs and threads
@@ -550,8 +687,7 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
     let wake = WAKE_FD.load(Ordering::SeqCst);
     let cfg: &'static Config = Box::leak(Box::new(cfg));
     let strategy: &'static mut dyn Strategy = Box::leak(strategy);
-    let seed = rng::try_seed(cfg.seed, 0);
-    let mut coord = Coordinator::new(strategy, seed, DEFAULT_MAX_STEPS);
+    let mut coord = Coordinator::new(strategy, cfg.run_seed, cfg.max_steps);
     if cfg.timeouts_any {
         coord
             .state_mut()
@@ -564,12 +700,16 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
         peers: Vec::new(),
         locals: Vec::new(),
         posts: Vec::new(),
+        log: cfg.record_log.then(Vec::new),
         outside: 0,
         quiet: now,
         probed: now,
         gone_wait: None,
+        latencies: Vec::new(),
     });
     let local = wake >= 0;
+    // A run for the runner: a sign of life about once a second (see `Msg::Alive`).
+    let mut alive_at = Instant::now();
     let first_peer = if local { 2 } else { 1 };
     let mut pfds: Vec<libc::pollfd> = Vec::new();
     let ms = |d: std::time::Duration| d.as_millis().min(i32::MAX as u128) as i32;
@@ -596,8 +736,23 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
             };
             // In-process posts do not wake this thread: look again at least this often
             // (a thread may be silent by then).
-            if local && cfg.blocked_after_ms > 0 && (t < 0 || t > cfg.blocked_after_ms) {
+            let t = if local && cfg.blocked_after_ms > 0 && (t < 0 || t > cfg.blocked_after_ms) {
                 cfg.blocked_after_ms
+            } else {
+                t
+            };
+            if let Sink::Runner(fd) = cfg.sink {
+                if alive_at.elapsed() >= ALIVE_EVERY {
+                    alive_at = Instant::now();
+                    let steps = run.coord.as_ref().map_or(0, |c| c.steps());
+                    write_all(fd, &Msg::Alive { steps }.encode().0);
+                }
+                let every = ms(ALIVE_EVERY);
+                if t < 0 || t > every {
+                    every
+                } else {
+                    t
+                }
             } else {
                 t
             }
@@ -618,10 +773,12 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
                 CRASH => Some(End::Crash {
                     signal: CRASH_SIGNAL.load(Ordering::SeqCst),
                     pc: CRASH_PC.load(Ordering::SeqCst),
+                    tid: reporter(),
                 }),
-                ASSERT => Some(End::Assert(std::mem::take(
-                    &mut *ASSERT_TEXT.lock().unwrap_or_else(|e| e.into_inner()),
-                ))),
+                ASSERT => Some(End::Assert(
+                    std::mem::take(&mut *ASSERT_TEXT.lock().unwrap_or_else(|e| e.into_inner())),
+                    reporter(),
+                )),
                 _ => None,
             };
             if let Some(end) = end {
@@ -650,6 +807,7 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
             && cfg.step_timeout_ms > 0
             && quiet_ms >= cfg.step_timeout_ms;
         if timed_out
+            && cfg.standalone()
             && run
                 .coord
                 .as_ref()
@@ -666,7 +824,8 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
                 run.unposted_names().join(", "),
                 cfg.step_timeout_ms
             );
-            run.conclude(End::Hang(why));
+            let threads = run.unposted_names();
+            run.conclude(End::Hang(why, threads));
             // SAFETY: nothing can continue; end the process.
             unsafe { libc::_exit(1) }
         }
@@ -721,7 +880,7 @@ impl Run {
     }
 
     fn posted(&self, t: Tid) -> bool {
-        self.posts.iter().any(|&(p, _)| p == t)
+        self.posts.iter().any(|&(p, _, _)| p == t)
     }
 
     /// Names of the running threads that have not posted, and of those set aside outside
@@ -765,8 +924,11 @@ impl Run {
                 || (spun
                     && view == Silent::RunningUserCode
                     && (coord.state().others_could_run(t)
-                        || self.posts.iter().any(|&(p, _)| p != t)));
+                        || self.posts.iter().any(|&(p, _, _)| p != t)));
             if outside && coord.mark_outside(t).is_ok() {
+                if let Some(l) = self.log.as_mut() {
+                    l.push(LogRec::Outside { t });
+                }
                 self.outside += 1;
             }
         }
@@ -852,6 +1014,9 @@ impl Run {
             return Some(reply);
         }
         if let Some(l) = self.locals.iter().find(|l| l.tid == tid) {
+            if self.cfg.record_latency {
+                l.seat.granted_ns.store(conn::now_ns(), Ordering::Relaxed);
+            }
             l.seat.result.store(reply.result, Ordering::Relaxed);
             l.seat.value.store(reply.value, Ordering::Relaxed);
             l.seat.baton.grant();
@@ -871,7 +1036,15 @@ impl Run {
         let mut mine = None;
         loop {
             let coord = self.coord.as_mut()?;
-            match coord.decide() {
+            let decision = coord.decide();
+            if let Some(l) = self.log.as_mut() {
+                let grant = match decision {
+                    Decision::Grant { tid, .. } => Some(tid),
+                    _ => None,
+                };
+                l.push(LogRec::Decide { grant });
+            }
+            match decision {
                 Decision::Wait => return mine,
                 Decision::Grant {
                     tid,
@@ -881,7 +1054,10 @@ impl Run {
                     now,
                 } => {
                     let reply = Reply::grant(result, child, now);
-                    if let Op::ProcessExit { code } = op {
+                    // Only the main process's exit ends the run (a forked child's ends its
+                    // own process: its threads are then finished in the state).
+                    let main = coord.state().process_of(tid) == 0;
+                    if let (Op::ProcessExit { code }, true) = (op, main) {
                         self.conclude(End::Exit(code));
                         return self.deliver(tid, reply, me).or(mine);
                     }
@@ -903,7 +1079,7 @@ impl Run {
                     return mine;
                 }
                 Decision::Deadlock(d) => {
-                    self.conclude(End::Deadlock(d.to_string()));
+                    self.conclude(End::Deadlock(d));
                     // SAFETY: nothing can continue; end the process.
                     unsafe { libc::_exit(1) }
                 }
@@ -913,7 +1089,7 @@ impl Run {
                     unsafe { libc::_exit(1) }
                 }
                 Decision::Diverged(d) => {
-                    self.conclude(End::Diverged(d.to_string()));
+                    self.conclude(End::Diverged(d));
                     // SAFETY: as above.
                     unsafe { libc::_exit(1) }
                 }
@@ -931,11 +1107,14 @@ impl Run {
             let peer = self.peers.remove(i);
             fds::close_ours(peer.fd);
             if let Some(t) = peer.tid {
-                self.posts.retain(|&(p, _)| p != t);
+                self.posts.retain(|&(p, _, _)| p != t);
                 if (t as usize) < coord.state().num_threads()
                     && coord.state().status(t) != Status::Finished
                 {
                     coord.state_mut().mark_finished(t);
+                    if let Some(l) = self.log.as_mut() {
+                        l.push(LogRec::Finished { t });
+                    }
                 }
             }
             return None;
@@ -947,7 +1126,7 @@ impl Run {
                 if !read_exact(fd, &mut payload) {
                     conn::die("truncated message");
                 }
-                Msg::with_payload(&payload)
+                Msg::with_payload(&head, &payload)
             }
             Err(e) => conn::die(&e.to_string()),
         };
@@ -958,13 +1137,46 @@ impl Run {
                 self.peers[i].fd_there = fd;
             }
             Msg::Post(op) => match self.peers[i].tid {
-                Some(t) => self.posts.push((t, op)),
+                Some(t) => {
+                    // A forked child's objects live in its own address space (as the
+                    // runner's decision loop keeps them apart).
+                    let p = coord.state().process_of(t);
+                    if p != 0
+                        && coord.state().status(t) == Status::Finished
+                        && coord.state().process_gone(p)
+                    {
+                        // A thread of a child process that already left control: it goes
+                        // away with it.
+                        return None;
+                    }
+                    let pc = frame_pc(&head).unwrap_or(0);
+                    self.posts.push((t, op.in_process(p), pc))
+                }
                 None => conn::die("post before hello"),
             },
-            Msg::SemInit { s, value } => coord.init_sem(s, value),
-            Msg::BarrierInit { b, count } => coord.init_barrier(b, count),
-            Msg::Assert { text } => return Some((End::Assert(text), fd)),
-            Msg::Crash { signal, pc } => return Some((End::Crash { signal, pc }, fd)),
+            Msg::SemInit { s, value } => {
+                let p = self.peers[i].tid.map_or(0, |t| coord.state().process_of(t));
+                let s = addr_in_process(s, p);
+                if let Some(l) = self.log.as_mut() {
+                    l.push(LogRec::SemInit { s, value });
+                }
+                coord.init_sem(s, value)
+            }
+            Msg::BarrierInit { b, count } => {
+                let p = self.peers[i].tid.map_or(0, |t| coord.state().process_of(t));
+                let b = addr_in_process(b, p);
+                if let Some(l) = self.log.as_mut() {
+                    l.push(LogRec::BarrierInit { b, count });
+                }
+                coord.init_barrier(b, count)
+            }
+            Msg::Assert { text } => return Some((End::Assert(text, self.peers[i].tid), fd)),
+            Msg::Crash { signal, pc } => {
+                let tid = self.peers[i].tid;
+                return Some((End::Crash { signal, pc, tid }, fd));
+            }
+            // Only a runner sends these, and only the runner reads them.
+            Msg::End { .. } | Msg::Alive { .. } => {}
             // No race detector here: an observed access (`auto` points) needs nothing.
             Msg::Observed { .. } | Msg::At { .. } => {}
         }
@@ -980,15 +1192,62 @@ impl Run {
         let all = coord
             .state()
             .running()
-            .all(|t| self.posts.iter().any(|&(p, _)| p == t));
+            .all(|t| self.posts.iter().any(|&(p, _, _)| p == t));
         if !all {
             return;
         }
-        self.posts.sort_by_key(|&(t, _)| t);
-        for (t, op) in self.posts.drain(..) {
+        self.posts.sort_by_key(|&(t, _, _)| t);
+        for (t, op, pc) in self.posts.drain(..) {
+            if let Some(l) = self.log.as_mut() {
+                l.push(LogRec::Post { t, op, pc });
+            }
             if let Err(e) = coord.post(t, op) {
                 conn::die(&format!("protocol: {e}"));
             }
+        }
+    }
+
+    /// What the runner is told of `end` (thread names from `coord`).
+    fn verdict(&self, end: End, coord: &Coordinator<'_>) -> Verdict {
+        let st = coord.state();
+        let name = |t: Option<Tid>| {
+            // Unknown: the one thread that had the turn, if only one had.
+            let t = t.or_else(|| {
+                let mut running = st.running();
+                match (running.next(), running.next()) {
+                    (Some(t), None) => Some(t),
+                    _ => None,
+                }
+            });
+            t.filter(|&t| (t as usize) < st.num_threads())
+                .map_or_else(|| "?".to_string(), |t| st.name(t).to_string())
+        };
+        match end {
+            End::Exit(code) => Verdict::Exit { code },
+            End::Finished => Verdict::Finished,
+            End::Assert(text, t) => Verdict::Assert {
+                text,
+                thread: name(t),
+            },
+            End::Crash { signal, pc, tid } => Verdict::Crash {
+                signal,
+                pc,
+                thread: name(tid),
+            },
+            End::Deadlock(report) => Verdict::Deadlock { report },
+            End::Livelock => Verdict::StepLimit {
+                live: (0..st.num_threads())
+                    .filter(|&t| st.status(t as Tid) != Status::Finished)
+                    .count(),
+            },
+            End::Hang(_, threads) => Verdict::Hang {
+                threads,
+                waited_ms: self.cfg.step_timeout_ms.max(0) as u64,
+            },
+            End::Diverged(d) => Verdict::Diverged {
+                step: d.step,
+                reason: d.reason,
+            },
         }
     }
 
@@ -1004,6 +1263,25 @@ impl Run {
         // or `env`, whose exec'd program reports for itself) says nothing and writes no
         // schedule: it would overwrite the program's.
         let quiet = coord.state().num_threads() == 1 && end.kind() == "ok";
+        if let Sink::Runner(fd) = cfg.sink {
+            let verdict = self.verdict(end, &coord);
+            let report = inproc::End {
+                verdict,
+                steps,
+                schedule: coord.finish(),
+                outside: self.outside,
+                latencies_ns: std::mem::take(&mut self.latencies),
+                log: self.log.take(),
+            };
+            let end = Msg::End {
+                json: serde_json::to_vec(&report).unwrap_or_default(),
+            };
+            let (head, json) = end.encode();
+            if !(write_all(fd, &head) && write_all(fd, json)) {
+                conn::die("cannot report the run's end to the runner");
+            }
+            return;
+        }
         let sched = coord.finish();
         if quiet {
             return;

@@ -136,6 +136,13 @@ pub struct ControlArgs {
     /// 0: never (a silent thread is a hang after the step timeout).
     #[arg(long, default_value_t = 30, value_name = "MS")]
     pub blocked_after: u64,
+    /// Where the preload backend's runs are decided: `baton` (default: in the program, which
+    /// hands the turn from thread to thread with a futex and reports once at the end, for
+    /// the strategies that can be built there: rw, pos, pos*, basicpos, rapos, pct and
+    /// replay; the others, traces and exploration go over the socket) or `socket` (here, a
+    /// post and a grant per step: for debugging libpos, or to compare).
+    #[arg(long, default_value = "baton", value_name = "HOW")]
+    pub transport: String,
     /// How programs are controlled: preload (libpos.so through LD_PRELOAD: every
     /// synchronisation call is a point), ptrace (a seccomp filter and ptrace: only system
     /// calls are points, i.e. contended futex operations, yields, sleeps, thread creation

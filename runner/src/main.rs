@@ -195,6 +195,7 @@ pub(crate) fn apply_control(cfg: &mut session::RunConfig, c: &cli::ControlArgs) 
     cfg.requested = session::Backend::parse(&c.backend)?;
     cfg.call_points = !c.syscall_points_only;
     cfg.blocked_after = (c.blocked_after > 0).then(|| Duration::from_millis(c.blocked_after));
+    cfg.transport = session::Transport::parse(&c.transport)?;
     Ok(())
 }
 

@@ -8,6 +8,7 @@ use crate::event::{MemOrder, MutexKind, Op, Tid};
 use std::fmt;
 
 pub mod fork;
+pub mod inproc;
 
 /// Environment variable carrying the coordinator's socket path to libpos.
 pub const ENV_SOCKET: &str = "POSCHECK_SOCKET";
@@ -60,6 +61,13 @@ pub enum Msg {
     /// call that reached the scheduling point); no reply. Sent only when the runner asks for
     /// caller pcs ([`ENV_CALLER_PCS`]), in the same write as the post.
     At { pc: u64 },
+    /// A run decided in the program ([`inproc`]) is over: the verdict and the schedule (JSON
+    /// of an [`inproc::End`] as the payload). Sent once, on the main thread's connection.
+    End { json: Vec<u8> },
+    /// A run decided in the program is still making progress: `steps` so far. Sent on the
+    /// main thread's connection at most about once a second, so that the runner can tell a
+    /// long run from a stuck one without hearing every step.
+    Alive { steps: u64 },
 }
 
 /// Environment variable telling libpos whether to send a [`Msg::At`] before each post
@@ -146,6 +154,8 @@ const K_CRASH: u32 = 6;
 const K_OBSERVED: u32 = 80;
 /// Message kind of [`Msg::At`].
 const K_AT: u32 = 81;
+const K_END: u32 = 82;
+const K_ALIVE: u32 = 83;
 
 fn kind_code(k: MutexKind) -> u64 {
     match k {
@@ -446,6 +456,8 @@ impl Msg {
                 pc,
             } => (Msg::encode_observed(*write, *addr, *size, *pc), &[]),
             Msg::At { pc } => (Msg::encode_at(*pc), &[]),
+            Msg::End { json } => (frame(K_END, 0, 0, 0, json.len() as u64), json),
+            Msg::Alive { steps } => (frame(K_ALIVE, 0, *steps, 0, 0), &[]),
         }
     }
 
@@ -469,8 +481,8 @@ impl Msg {
         frame(K_OBSERVED, u32::from(write), addr, u64::from(size), pc)
     }
 
-    /// Decode a header. `Ok(Err(len))` means a text payload of `len` bytes follows; pass it
-    /// to [`Msg::with_payload`].
+    /// Decode a header. `Ok(Err(len))` means a payload of `len` bytes follows; pass it with
+    /// the header to [`Msg::with_payload`].
     pub fn decode(f: &[u8; MSG_LEN]) -> Result<Result<Msg, usize>, ProtocolError> {
         let u32_at = |i: usize| u32::from_le_bytes(f[i..i + 4].try_into().expect("4 bytes"));
         let u64_at = |i: usize| u64::from_le_bytes(f[i..i + 8].try_into().expect("8 bytes"));
@@ -511,12 +523,24 @@ impl Msg {
                 pc: c,
             },
             K_AT => Msg::At { pc: a },
+            K_END => {
+                if c as usize > inproc::MAX_JSON {
+                    return Err(ProtocolError(format!("end report of {c} bytes")));
+                }
+                return Ok(Err(c as usize));
+            }
+            K_ALIVE => Msg::Alive { steps: a },
             _ => return Err(ProtocolError(format!("unknown message kind {kind}"))),
         }))
     }
 
-    /// Complete a message whose header announced a payload.
-    pub fn with_payload(payload: &[u8]) -> Msg {
+    /// Complete a message whose header `head` announced a payload.
+    pub fn with_payload(head: &[u8; MSG_LEN], payload: &[u8]) -> Msg {
+        if u32::from_le_bytes(head[0..4].try_into().expect("4 bytes")) == K_END {
+            return Msg::End {
+                json: payload.to_vec(),
+            };
+        }
         Msg::Assert {
             text: String::from_utf8_lossy(payload).into_owned(),
         }
@@ -693,6 +717,7 @@ mod tests {
             Msg::At {
                 pc: 0x5555_5555_5189,
             },
+            Msg::Alive { steps: 12_345 },
         ] {
             let (h, _) = m.encode();
             assert_eq!(Msg::decode(&h).unwrap(), Ok(m));
@@ -702,7 +727,14 @@ mod tests {
         };
         let (h, p) = m.encode();
         assert_eq!(Msg::decode(&h).unwrap(), Err(p.len()));
-        assert_eq!(Msg::with_payload(p), m);
+        assert_eq!(Msg::with_payload(&h, p), m);
+        // An end report's payload is its JSON, whatever its length (past the text limit).
+        let m = Msg::End {
+            json: vec![b'x'; MAX_TEXT * 3],
+        };
+        let (h, p) = m.encode();
+        assert_eq!(Msg::decode(&h).unwrap(), Err(p.len()));
+        assert_eq!(Msg::with_payload(&h, p), m);
         assert!(Msg::decode(&[0xff; MSG_LEN]).is_err());
         // A hello of the earlier layout (nothing in `code` and `c`) has no task details.
         assert_eq!(

@@ -5,6 +5,7 @@
 pub mod cleanup;
 pub mod elf;
 pub mod forkserver;
+pub mod inproc;
 pub mod libpos;
 pub mod process;
 pub mod ptrace;

@@ -335,7 +335,7 @@ fn frames(c: &mut Conn, tx: &Sender<Ev>, want_pc: bool) -> bool {
                     break;
                 }
                 let p = &c.buf[at + MSG_LEN..at + MSG_LEN + payload];
-                (Msg::with_payload(p), MSG_LEN + payload)
+                (Msg::with_payload(&head, p), MSG_LEN + payload)
             }
             Err(e) => {
                 let _ = tx.send(Ev::Bad(c.id, e.to_string()));

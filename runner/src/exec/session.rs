@@ -8,6 +8,7 @@
 use crate::exec::cleanup;
 use crate::exec::elf::{self, Mapping};
 use crate::exec::forkserver;
+use crate::exec::inproc;
 use crate::exec::process::{self, Exit};
 use crate::exec::pump::{self, Ev, ExitWatch, Pump, Sources};
 use crate::exec::silence::{set_aside, Silence};
@@ -100,6 +101,30 @@ pub struct RunConfig {
     pub caller_pcs: bool,
     /// `poscheck debug`: run the program under gdb, stop at a step.
     pub debug: Option<DebugRun>,
+    /// Where the preload backend's decisions are made: in the program when the run allows
+    /// it ([`crate::exec::inproc`]), or always here over the socket (`--transport socket`).
+    pub transport: Transport,
+}
+
+/// `--transport`: how the preload backend's runs are decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Transport {
+    /// In the program, with a futex baton, when the strategy can be built there and the run
+    /// needs no per-step record (else over the socket).
+    #[default]
+    Baton,
+    /// Here, a post and a grant per step over the socket.
+    Socket,
+}
+
+impl Transport {
+    pub fn parse(which: &str) -> Result<Transport> {
+        match which {
+            "baton" => Ok(Transport::Baton),
+            "socket" => Ok(Transport::Socket),
+            t => anyhow::bail!("unknown transport {t:?} (baton or socket)"),
+        }
+    }
 }
 
 /// How `poscheck debug` runs the program: under `gdb` (this command line, to which the
@@ -205,6 +230,7 @@ impl RunConfig {
             call_points: true,
             caller_pcs: false,
             debug: None,
+            transport: Transport::Baton,
         }
     }
 }
@@ -241,6 +267,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     if cfg.backend == Backend::Ptrace {
         return crate::exec::ptrace::run_once(cfg, strategy, seed);
     }
+    let spec = inproc::spec_for(cfg, strategy, seed);
     let (dir, sock, listener) = socket_dir()?;
     let env = program_env(cfg);
     let key = forkserver::Key {
@@ -309,6 +336,60 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     )
     .context("cannot start the run's I/O thread")?;
 
+    if let Some(spec) = spec {
+        let w = inproc::watch(cfg, &rx, &spec, program.pid());
+        program.kill();
+        program.reap();
+        let (stdout, stderr) = pump.finish();
+        let outcome = crate::suite::outcome::refine(harness_failure(w.outcome, &stderr), &stderr);
+        if let Some(mut s) = server {
+            let seen = w.exit_seen || rx.try_iter().any(|ev| matches!(ev, Ev::Exited(_)));
+            if (seen || s.settle(program.pid()).is_ok()) && s.release(program.pid()).is_ok() {
+                forkserver::check_in(s);
+            }
+        }
+        drop(dir);
+        let mut end = w.end.unwrap_or_else(inproc_end_missing);
+        let (mut outcome, mut trace) = (outcome, Vec::new());
+        match end.log.take() {
+            // The runner's strategy goes through the run as if it had decided it (an
+            // exploration's guide records every step).
+            Some(log) => {
+                let mut coord = Coordinator::new(strategy, seed, cfg.max_steps);
+                if cfg.timeouts_any {
+                    coord
+                        .state_mut()
+                        .set_timeout_policy(pos_sched::state::clock::TimeoutPolicy::Any);
+                }
+                match pos_sched::protocol::inproc::replay_log(&mut coord, &log) {
+                    Ok(t) => trace = t,
+                    Err(e) => {
+                        outcome = Outcome::Error {
+                            reason: format!("internal: the program's decisions do not replay: {e}"),
+                        }
+                    }
+                }
+                coord.finish();
+            }
+            // It learns what a run over the socket would have taught it (PCT's k).
+            None => {
+                strategy.begin(seed);
+                strategy.end(end.steps);
+            }
+        }
+        return Ok(RunResult {
+            outcome,
+            schedule: end.schedule,
+            steps: end.steps,
+            stdout,
+            stderr,
+            latencies_ns: end.latencies_ns,
+            trace,
+            step_pcs: Vec::new(),
+            maps: w.maps,
+            outside: end.outside,
+        });
+    }
     let mut coord = Coordinator::new(strategy, seed, cfg.max_steps);
     if cfg.timeouts_any {
         coord
@@ -316,6 +397,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
             .set_timeout_policy(pos_sched::state::clock::TimeoutPolicy::Any);
     }
     let mut lp = Loop::new(cfg, program.pid());
+    lp.start_frame = true;
     let outcome = lp.drive(&mut coord, &rx);
     if cfg.debug.is_some() {
         if let Some(o) = &outcome {
@@ -368,6 +450,18 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     })
 }
 
+/// What a run decided in the program that sent no end report (it died first) leaves.
+fn inproc_end_missing() -> pos_sched::protocol::inproc::End {
+    pos_sched::protocol::inproc::End {
+        verdict: pos_sched::protocol::inproc::Verdict::Finished,
+        steps: 0,
+        schedule: Vec::new(),
+        outside: 0,
+        latencies_ns: Vec::new(),
+        log: None,
+    }
+}
+
 /// libpos's own fatal errors (exit status 70 after a `poscheck: libpos: ...` line, e.g. no
 /// descriptor left for a thread's connection) are errors of the harness with their reason,
 /// not an `exit-code` bug of the program.
@@ -418,6 +512,8 @@ fn program_env(cfg: &RunConfig) -> Vec<(OsString, OsString)> {
         pos_sched::protocol::ENV_CALLER_PCS.into(),
         if cfg.caller_pcs { "1" } else { "0" }.into(),
     ));
+    // libpos reads the runner's start message (see `crate::exec::inproc`).
+    env.push((pos_sched::protocol::inproc::ENV_INPROC.into(), "1".into()));
     env.push((
         "POSCHECK_SPIN_US".into(),
         format!("{:06}", cfg.spin.as_micros().min(999_999)).into(),
@@ -632,6 +728,9 @@ struct Loop<'c> {
     /// Silent threads with asynchronous cancellation: CPU ticks seen at a probe, with the
     /// scheduling step of that probe (see [`Loop::computing`]).
     cpu_seen: Vec<(Tid, u64, u64)>,
+    /// Send the start message that says "over the socket" on the main thread's connection
+    /// (libpos waits for one, see [`inproc::start_frame`]).
+    start_frame: bool,
 }
 
 /// Where to look for a controlled thread in `/proc`.
@@ -671,6 +770,7 @@ impl<'c> Loop<'c> {
             silence: Silence::new(),
             outside_episodes: 0,
             cpu_seen: Vec::new(),
+            start_frame: false,
         }
     }
 
@@ -824,6 +924,10 @@ impl<'c> Loop<'c> {
                     self.conns.resize_with(id + 1, || None);
                     self.conn_tid.resize(id + 1, None);
                 }
+                if id == 0 && self.start_frame {
+                    // A failed write means the program died: its exit tells.
+                    let _ = (&s).write_all(&inproc::start_frame(None));
+                }
                 self.conns[id] = Some(s);
                 self.open += 1;
             }
@@ -953,6 +1057,8 @@ impl<'c> Loop<'c> {
                 }
             }
             Msg::At { .. } => {} // the pump passes only the pc on
+            // Only a run decided in the program sends these ([`inproc`]).
+            Msg::End { .. } | Msg::Alive { .. } => {}
             Msg::SemInit { s, value } => {
                 let p = tid.map_or(0, |t| coord.state().process_of(t));
                 coord.init_sem(addr_in_process(s, p), value)

@@ -27,7 +27,7 @@ use crate::event::{Event, Obj, ObjKind, Op, Tid};
 use crate::strategy::{Divergence, Strategy};
 
 /// How to choose once the forced prefix is used up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Rule {
     /// The lowest enabled thread not in the sleep set (DFS, DPOR).
     Lowest,
@@ -56,6 +56,29 @@ pub struct Rec {
 
 /// A constraint on free choices: whether `ev` may run after the recorded steps.
 pub type Allow = Box<dyn Fn(&[Rec], &Event) -> bool + Send>;
+
+/// What a [`Guide`] is made of before its run (without a path constraint): enough to build
+/// the same guide in the program for a run decided there ([`crate::protocol::inproc`]).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct GuideSpec {
+    pub rule: Rule,
+    pub use_sleep: bool,
+    pub initial_threads: Tid,
+    pub prefix: Vec<Event>,
+    pub sleep_at: usize,
+    pub sleep_init: Vec<TEv>,
+    pub approximate: bool,
+}
+
+impl GuideSpec {
+    /// A guide planned as described.
+    pub fn build(&self) -> Guide {
+        let mut g = Guide::new(self.rule, self.use_sleep, self.initial_threads);
+        g.plan(self.prefix.clone(), self.sleep_at, self.sleep_init.clone());
+        g.approximate = self.approximate;
+        g
+    }
+}
 
 /// Follows `prefix`, then `rule`. The sleep set starts as `sleep_init` at state `sleep_at`
 /// (the state where the run branches off the previous one) and is empty before.
@@ -250,6 +273,23 @@ impl Guide {
 impl Strategy for Guide {
     fn name(&self) -> String {
         "explore".into()
+    }
+
+    /// A guide without a path constraint can be built in the program (the constraint of
+    /// reachability testing is a closure of the runner's).
+    fn spec(&self) -> Option<crate::protocol::inproc::StrategySpec> {
+        if self.allow.is_some() {
+            return None;
+        }
+        Some(crate::protocol::inproc::StrategySpec::Guide(GuideSpec {
+            rule: self.rule,
+            use_sleep: self.use_sleep,
+            initial_threads: self.initial_threads,
+            prefix: self.prefix.clone(),
+            sleep_at: self.sleep_at,
+            sleep_init: self.sleep_init.clone(),
+            approximate: self.approximate,
+        }))
     }
 
     fn begin(&mut self, _seed: u64) {

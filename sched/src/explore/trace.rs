@@ -13,7 +13,7 @@ use std::collections::HashMap;
 /// An executed event plus the facts the analysis needs beyond `(tid, op)`: for a create, the
 /// child it created (a create happens before everything its child does); for a read-write
 /// lock operation, whether it is in read mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TEv {
     pub ev: Event,
     pub child: Option<Tid>,

@@ -68,6 +68,13 @@ pub trait Strategy: Send {
     fn take_feedback(&mut self) -> Option<rff::Feedback> {
         None
     }
+
+    /// How to build this strategy afresh inside the program, for a run decided there (issue
+    /// 15, [`crate::protocol::inproc`]); `None` (the default) when it needs the runner: data
+    /// of the runner's own (a profile, a corpus), or a record of every step (exploration).
+    fn spec(&self) -> Option<crate::protocol::inproc::StrategySpec> {
+        None
+    }
 }
 
 /// Parameters shared by the strategy constructors.

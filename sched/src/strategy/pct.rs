@@ -146,6 +146,14 @@ impl Strategy for Pct {
         self.name.clone()
     }
 
+    fn spec(&self) -> Option<crate::protocol::inproc::StrategySpec> {
+        Some(crate::protocol::inproc::StrategySpec::Named {
+            algo: self.name.clone(),
+            depth: Some(self.depth),
+            pct_k: self.k,
+        })
+    }
+
     fn begin(&mut self, seed: u64) {
         self.rng = Rng::new(seed);
         self.prio.clear();

@@ -54,6 +54,12 @@ impl Strategy for Replay {
         "replay".into()
     }
 
+    fn spec(&self) -> Option<crate::protocol::inproc::StrategySpec> {
+        Some(crate::protocol::inproc::StrategySpec::Replay {
+            steps: self.steps.clone(),
+        })
+    }
+
     fn begin(&mut self, _seed: u64) {
         self.next = 0;
     }

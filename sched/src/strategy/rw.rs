@@ -25,6 +25,14 @@ impl Strategy for RandomWalk {
     fn name(&self) -> String {
         "rw".into()
     }
+
+    fn spec(&self) -> Option<crate::protocol::inproc::StrategySpec> {
+        Some(crate::protocol::inproc::StrategySpec::Named {
+            algo: self.name(),
+            depth: None,
+            pct_k: None,
+        })
+    }
     fn begin(&mut self, seed: u64) {
         self.rng = Rng::new(seed);
     }

@@ -1,0 +1,252 @@
+//! Runs decided inside the program (issue 15, [`pos_sched::protocol::inproc`]): the runner
+//! sends one start message with the strategy and the seed, libpos makes every decision in the
+//! program and hands the turn from thread to thread with a futex baton, and one end message
+//! brings the verdict and the schedule back. Here the runner only watches: the end message,
+//! the exit status (pidfd or the fork server), a sign of life about once a second, and its
+//! own deadline in case the program's watcher is stuck too.
+
+use crate::exec::elf::{self, Mapping};
+use crate::exec::process::Exit;
+use crate::exec::pump::Ev;
+use crate::exec::session::{RunConfig, Transport};
+use crate::suite::outcome::Outcome;
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+use pos_sched::protocol::inproc::{End, Spec, Start, Verdict};
+use pos_sched::protocol::Msg;
+use pos_sched::Strategy;
+use std::io::Write;
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+/// How long past the step timeout the runner waits without progress before it judges the run
+/// a hang itself (the program's own watcher normally does at the step timeout).
+const GUARD_EXTRA: Duration = Duration::from_secs(5);
+/// After the exit status, how long to wait for an end message still queued.
+const END_GRACE: Duration = Duration::from_millis(200);
+
+/// The spec of a run decided in the program, if this one can be: the baton transport, a
+/// strategy that can be built there, and nothing that needs the runner on every step: caller
+/// pcs, accesses observed between points (`auto` points), the hand on every grant of
+/// `debug`. A trace (exploration) comes back as the coordinator's log ([`Spec::record_log`]).
+pub fn spec_for(cfg: &RunConfig, strategy: &dyn Strategy, seed: u64) -> Option<Spec> {
+    if cfg.transport != Transport::Baton
+        || (cfg.record_trace && cfg.observe)
+        || cfg.caller_pcs
+        || cfg.debug.is_some()
+    {
+        return None;
+    }
+    Some(Spec {
+        strategy: strategy.spec()?,
+        seed,
+        max_steps: cfg.max_steps,
+        timeouts_any: cfg.timeouts_any,
+        step_timeout_ms: cfg.step_timeout.as_millis().min(u64::MAX as u128) as u64,
+        blocked_after_ms: cfg
+            .blocked_after
+            .map_or(0, |d| d.as_millis().clamp(1, u64::MAX as u128) as u64),
+        record_latency: cfg.record_latency,
+        record_log: cfg.record_trace,
+    })
+}
+
+/// The start frame for the main thread's connection: with `spec`, the run is decided in the
+/// program; without, over the socket.
+pub fn start_frame(spec: Option<&Spec>) -> Vec<u8> {
+    let start = Start {
+        spec: spec.cloned(),
+    };
+    // Serialising plain data cannot fail.
+    Start::encode(&serde_json::to_vec(&start).unwrap_or_default())
+}
+
+/// What watching a run decided in the program gave.
+pub struct Watched {
+    pub outcome: Outcome,
+    pub end: Option<End>,
+    pub maps: Vec<Mapping>,
+    /// The exit status was seen (the fork server's notice is consumed).
+    pub exit_seen: bool,
+}
+
+/// Watch the run: send the start frame on the main thread's connection, then wait for the
+/// end message and the exit status.
+pub fn watch(cfg: &RunConfig, rx: &Receiver<Ev>, spec: &Spec, pid: u32) -> Watched {
+    let frame = start_frame(Some(spec));
+    let guard = cfg.step_timeout + GUARD_EXTRA;
+    let mut w = Watch {
+        cfg,
+        pid,
+        main: None,
+        connected: false,
+        end: None,
+        exit: None,
+        maps: Vec::new(),
+        error: None,
+        steps: 0,
+        progress: Instant::now(),
+    };
+    let mut exited_at: Option<Instant> = None;
+    let hang = loop {
+        if w.error.is_some() {
+            break None;
+        }
+        if let Some(e) = &w.end {
+            if w.exit.is_some() || final_verdict(&e.verdict) {
+                break None;
+            }
+        }
+        let timeout = match exited_at {
+            Some(at) => END_GRACE.saturating_sub(at.elapsed()),
+            None => guard.saturating_sub(w.progress.elapsed()),
+        };
+        match rx.recv_timeout(timeout) {
+            Ok(Ev::Conn(0, s)) => {
+                if (&s).write_all(&frame).is_err() {
+                    w.error = Some("cannot start the run: the program hung up".into());
+                }
+                w.connected = true;
+                w.main = Some(s);
+            }
+            // Only the main thread connects here: the others, and forked processes, talk to
+            // libpos's watcher in the program.
+            Ok(Ev::Conn(..)) | Ok(Ev::Pc(..)) | Ok(Ev::Eof(_)) => {}
+            Ok(Ev::Msg(_, msg)) => w.message(msg),
+            Ok(Ev::Bad(id, e)) => w.error = Some(format!("connection {id}: {e}")),
+            Ok(Ev::Exited(e)) => {
+                w.exit = Some(e);
+                exited_at = Some(Instant::now());
+            }
+            Ok(Ev::ServerLost) => w.error = Some("the fork server ended during the run".into()),
+            Err(RecvTimeoutError::Timeout) => {
+                if exited_at.is_some() {
+                    break None;
+                }
+                break Some(Outcome::Hang {
+                    threads: Vec::new(),
+                    waited_ms: guard.as_millis() as u64,
+                });
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                w.error = Some("internal: event channel closed".into());
+            }
+        }
+    };
+    let outcome = match (hang, w.error.take()) {
+        (_, Some(reason)) => Outcome::Error { reason },
+        (Some(h), None) => h,
+        (None, None) => w.classify(),
+    };
+    Watched {
+        outcome,
+        end: w.end,
+        maps: w.maps,
+        exit_seen: w.exit.is_some(),
+    }
+}
+
+/// A verdict that needs no exit status (the program ends itself with `_exit(1)` after it).
+fn final_verdict(v: &Verdict) -> bool {
+    !matches!(v, Verdict::Exit { .. } | Verdict::Finished)
+}
+
+struct Watch<'c> {
+    cfg: &'c RunConfig,
+    pid: u32,
+    /// The main thread's connection (kept open until the run ends).
+    main: Option<UnixStream>,
+    connected: bool,
+    end: Option<End>,
+    exit: Option<Exit>,
+    maps: Vec<Mapping>,
+    error: Option<String>,
+    /// Steps at the last sign of life, and when they last advanced.
+    steps: u64,
+    progress: Instant,
+}
+
+impl Watch<'_> {
+    fn message(&mut self, msg: Msg) {
+        match msg {
+            Msg::Hello { tid: 0, pid, .. } if self.maps.is_empty() => {
+                // Mappings for crash symbolisation, as the socket transport reads them.
+                let p = if pid == self.pid { pid } else { self.pid };
+                self.maps = match self.cfg.maps.get() {
+                    Some(m) if !m.is_empty() => m.clone(),
+                    _ => {
+                        let m = std::fs::read_to_string(format!("/proc/{p}/maps"))
+                            .map(|text| elf::parse_maps(&text))
+                            .unwrap_or_default();
+                        let _ = self.cfg.maps.set(m.clone());
+                        m
+                    }
+                };
+            }
+            Msg::Alive { steps } if steps != self.steps => {
+                self.steps = steps;
+                self.progress = Instant::now();
+            }
+            Msg::End { json } => match serde_json::from_slice::<End>(&json) {
+                Ok(e) => self.end = Some(e),
+                Err(e) => self.error = Some(format!("bad end report from libpos: {e}")),
+            },
+            _ => {}
+        }
+    }
+
+    /// The outcome from the end report and the exit status.
+    fn classify(&self) -> Outcome {
+        let crash = |signal: i32, pc: Option<u64>, thread: String| Outcome::Crash {
+            signal,
+            thread,
+            pc,
+            symbol: pc.and_then(|pc| elf::symbolise(pc, &self.maps)),
+            exception: None,
+        };
+        let from_exit = || match self.exit {
+            None => Outcome::Error {
+                reason: "the program's end was not observed".into(),
+            },
+            Some(Exit::Signal(sig)) => crash(sig, None, "?".into()),
+            Some(Exit::Code(code)) if !self.connected => Outcome::Error {
+                reason: format!(
+                    "the program exited (code {code}) without ever connecting to the \
+                     coordinator: libpos.so was not loaded or did not start"
+                ),
+            },
+            Some(Exit::Code(code)) => Outcome::from_exit(code, &self.cfg.ok_exit_codes),
+        };
+        let Some(end) = &self.end else {
+            return from_exit();
+        };
+        match &end.verdict {
+            Verdict::Exit { .. } | Verdict::Finished => from_exit(),
+            Verdict::Assert { text, thread } => Outcome::Assert {
+                text: text.clone(),
+                thread: thread.clone(),
+            },
+            Verdict::Crash { signal, pc, thread } => {
+                let signal = match self.exit {
+                    Some(Exit::Signal(s)) => s,
+                    _ => *signal,
+                };
+                crash(signal, Some(*pc), thread.clone())
+            }
+            Verdict::Deadlock { report } => Outcome::Deadlock {
+                report: report.clone(),
+            },
+            Verdict::StepLimit { live } => Outcome::StepLimit {
+                steps: end.steps,
+                live: *live,
+            },
+            Verdict::Hang { threads, waited_ms } => Outcome::Hang {
+                threads: threads.clone(),
+                waited_ms: *waited_ms,
+            },
+            Verdict::Diverged { step, reason } => Outcome::Diverged {
+                step: *step,
+                reason: reason.clone(),
+            },
+        }
+    }
+}
