@@ -91,17 +91,20 @@ build_nidhugg() {
             die "$tool is missing: run scripts/install-deps.sh --nidhugg"
     done
     mkdir -p "$cache"
-    rm -rf "$srcdir" "$cache/nidhugg"
     echo "bench-vs-nidhugg: building Nidhugg $NIDHUGG_COMMIT from $from (log: $log)" >&2
+    # A failed clone or build leaves an earlier installation in place.
+    rm -rf "$srcdir.new"
     {
-        git clone -q --no-checkout "$from" "$srcdir" &&
-            git -C "$srcdir" checkout -q "$NIDHUGG_COMMIT" &&
+        git clone -q --no-checkout "$from" "$srcdir.new" &&
+            git -C "$srcdir.new" checkout -q "$NIDHUGG_COMMIT" &&
+            rm -rf "$srcdir" && mv "$srcdir.new" "$srcdir" &&
             (
                 cd "$srcdir" &&
                     autoreconf --install &&
                     ./configure --prefix="$cache/nidhugg" --with-llvm="$LLVM_ROOT" \
                         --with-clang=/usr/bin/clang-14 --with-clangxx=/usr/bin/clang++-14 &&
                     nice make -j2 &&
+                    rm -rf "$cache/nidhugg" &&
                     make install
             )
     } >"$log" 2>&1 || die "building Nidhugg failed; the last lines of $log: $(tail -n 3 "$log" | tr '\n' ' ')"
