@@ -248,9 +248,11 @@ for p in "${programs[@]}"; do
 done
 
 status=0
-python3 - "$work/runs" "$rounds" "$algo" "$(nproc)" "$("$nidhugg" --version 2>&1 | grep -m1 -i 'nidhugg' || echo nidhugg)" >"$work/table" <<'PY' || status=$?
+nid_version="$("$nidhugg" --version 2>&1)" || true
+python3 - "$work/runs" "$rounds" "$algo" "$(nproc)" "$nid_version" >"$work/table" <<'PY' || status=$?
 import statistics, sys
 runs_file, rounds, algo, cores, version = sys.argv[1:]
+version = next((l for l in version.splitlines() if "nidhugg" in l.lower()), "Nidhugg")
 runs = {}
 order = []
 for line in open(runs_file):
