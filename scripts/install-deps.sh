@@ -7,7 +7,19 @@
 # `poscheck debug`.
 # When another apt or dpkg holds the package locks (unattended upgrades, a second install),
 # this waits for it (up to APT_LOCK_WAIT seconds, default 600) instead of failing at once.
+#
+# Usage: scripts/install-deps.sh [--nidhugg]
+#   --nidhugg (or POSCHECK_DEPS_NIDHUGG=1) also installs what building Nidhugg from source
+#   needs for scripts/bench-vs-nidhugg.sh --build-nidhugg (autotools, LLVM 14 headers and
+#   libraries, Boost, libffi/zlib/libedit headers). Off by default: CI does not need them.
 set -euo pipefail
+nidhugg="${POSCHECK_DEPS_NIDHUGG:-0}"
+for arg in "$@"; do
+  case "$arg" in
+    --nidhugg) nidhugg=1 ;;
+    *) echo "install-deps: unknown argument '$arg' (usage: install-deps.sh [--nidhugg])" >&2; exit 2 ;;
+  esac
+done
 need=()
 command -v gcc >/dev/null 2>&1 || need+=(gcc)
 command -v make >/dev/null 2>&1 || need+=(make)
@@ -26,6 +38,16 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v script >/dev/null 2>&1 || need+=(bsdutils)
 # gdb runs `poscheck debug` (a schedule replayed under the debugger) and its test.
 command -v gdb >/dev/null 2>&1 || need+=(gdb)
+# Nidhugg (the stateless model checker scripts/bench-vs-nidhugg.sh compares against) is
+# built with autoreconf + configure + make against Debian's LLVM 14; configure requires
+# Boost (base, unit_test_framework, system) even when its own tests are not built.
+if [ "$nidhugg" = 1 ]; then
+  for pkg in autoconf automake pkg-config llvm-14-dev libffi-dev zlib1g-dev \
+    libedit-dev libzstd-dev libboost-dev libboost-test-dev libboost-system-dev; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' \
+      || need+=("$pkg")
+  done
+fi
 wait_s=${APT_LOCK_WAIT:-600}
 
 # apt-get with the dpkg lock timeout; `apt-get update` takes the lists lock, which that
