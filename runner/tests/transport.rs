@@ -1,0 +1,220 @@
+//! Runs decided in the program (the baton transport, the default; issue 15) against runs
+//! decided by the runner over the socket (`--transport socket`): same seed, same decisions.
+//! Sampling on the C programs of `tests/c/` (every outcome kind: ok, assert, deadlock,
+//! crash, abort, a forked child, a thread's own exit) and exploration of `tests/c/explore/`
+//! must give the same hits, outcome counts, mean steps, first hits and saved schedules, and
+//! the same execution counts and bugs.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+mod common;
+
+use common::{text, POSCHECK};
+
+fn scratch() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("transport")
+}
+
+/// `tests/c/NAME.c` built with gcc (sampling) once per test binary.
+fn c_program(name: &str) -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        common::require_libpos();
+        let d = scratch().join("bin");
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    });
+    let out = dir.join(name);
+    if !out.exists() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/c/{name}.c"));
+        let st = Command::new("gcc")
+            .args(["-O1", "-g", "-pthread", "-o"])
+            .arg(&out)
+            .arg(&src)
+            .status()
+            .expect("gcc is needed");
+        assert!(st.success(), "gcc failed on {}", src.display());
+    }
+    out
+}
+
+/// `poscheck run` of `prog` under `algo` with `transport`; the program's JSON entry and
+/// the saved first-bug schedule's steps as (thread, operation name) pairs.
+fn sample(prog: &Path, algo: &str, transport: &str) -> (Value, Vec<(String, String)>) {
+    let dir = scratch().join(format!(
+        "{}-{}-{transport}",
+        prog.file_name().unwrap().to_string_lossy(),
+        algo.replace('*', "star")
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("r.json");
+    let o = Command::new(POSCHECK)
+        .args([
+            "run", "--algo", algo, "--tries", "40", "--seed", "7", "--jobs", "1",
+        ])
+        .args([
+            "--no-minimize",
+            "--step-timeout",
+            "2",
+            "--transport",
+            transport,
+        ])
+        .arg("--json")
+        .arg(&json)
+        .arg("--out-dir")
+        .arg(dir.join("out"))
+        .arg(prog)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.code().is_some_and(|c| c <= 1),
+        "{}: {}",
+        prog.display(),
+        text(&o)
+    );
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let p = r["programs"][0].clone();
+    let steps = match p["schedule"].as_str() {
+        Some(s) => {
+            let path = if Path::new(s).is_absolute() {
+                PathBuf::from(s)
+            } else {
+                dir.join(s)
+            };
+            let sched: Value =
+                serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            sched["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| {
+                    let op = s["op"].as_str().unwrap();
+                    let name = op.split('(').next().unwrap().to_string();
+                    (s["thread"].as_str().unwrap().to_string(), name)
+                })
+                .collect()
+        }
+        None => Vec::new(),
+    };
+    (p, steps)
+}
+
+#[test]
+fn runs_decided_in_the_program_are_the_runs_decided_over_the_socket() {
+    let programs = [
+        "counter_racy",
+        "counter_mutex",
+        "lost_wakeup",
+        "lock_order",
+        "segfault",
+        "do_abort",
+        "heap_locks",
+        "forker",
+        "thread_exit",
+        "sem_prodcons",
+        "rwlock",
+        "timedlock",
+    ];
+    let mut kinds = std::collections::BTreeSet::new();
+    for name in programs {
+        let prog = c_program(name);
+        for algo in ["pos", "rw", "pct3"] {
+            let (b, bs) = sample(&prog, algo, "baton");
+            let (s, ss) = sample(&prog, algo, "socket");
+            // Runs with a thread set aside outside control depend on the kernel's timing.
+            if b["partial"].as_u64().unwrap_or(0) > 0 || s["partial"].as_u64().unwrap_or(0) > 0 {
+                assert_eq!(
+                    b["hits"], s["hits"],
+                    "{name} {algo}: partial runs, hits differ"
+                );
+                continue;
+            }
+            for key in ["hits", "outcomes", "mean_steps", "first_hit", "step_limits"] {
+                assert_eq!(b[key], s[key], "{name} {algo}: {key}");
+            }
+            assert_eq!(bs, ss, "{name} {algo}: saved schedules differ");
+            kinds.extend(b["outcomes"].as_object().unwrap().keys().cloned());
+        }
+    }
+    // The programs cover the outcome kinds a run decided in the program reports itself.
+    for k in ["ok", "assert", "deadlock", "crash"] {
+        assert!(kinds.contains(k), "no {k} outcome among {kinds:?}");
+    }
+}
+
+/// `poscheck cc -O1` build of `tests/c/explore/NAME.c`.
+fn explore_program(name: &str) -> PathBuf {
+    let dir = scratch().join("explore-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join(name);
+    if !out.exists() {
+        let src =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/c/explore/{name}.c"));
+        let o = Command::new(POSCHECK)
+            .args(["cc", "-O1", "-pthread", "-o"])
+            .arg(&out)
+            .arg(&src)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "poscheck cc {name}: {}", text(&o));
+    }
+    out
+}
+
+fn explore(prog: &Path, arg: &str, algo: &str, transport: &str) -> Value {
+    let dir = scratch().join(format!(
+        "explore-{}-{algo}-{transport}",
+        prog.file_name().unwrap().to_string_lossy()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("e.json");
+    let o = Command::new(POSCHECK)
+        .args([
+            "explore",
+            "--algo",
+            algo,
+            "--points",
+            "mem",
+            "--transport",
+            transport,
+        ])
+        .arg("--json")
+        .arg(&json)
+        .arg("--out-dir")
+        .arg(dir.join("out"))
+        .arg(prog)
+        .args(["--", arg])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.code().is_some_and(|c| c <= 1),
+        "{}: {}",
+        prog.display(),
+        text(&o)
+    );
+    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+}
+
+#[test]
+fn an_exploration_decided_in_the_program_explores_what_the_socket_one_does() {
+    // lastzero(4): 2^4 + ... traces under odpor; readers(3): 8; the sdpor counts include
+    // the executions blocked by sleep sets, which depend on every recorded step.
+    for (name, arg) in [("lastzero", "4"), ("readers", "3"), ("indexer", "12")] {
+        let prog = explore_program(name);
+        for algo in ["odpor", "sdpor", "dpor"] {
+            let b = explore(&prog, arg, algo, "baton");
+            let s = explore(&prog, arg, algo, "socket");
+            assert_eq!(b["complete"], Value::Bool(true), "{name} {algo}: {b}");
+            for key in ["executions", "complete", "bugs", "blocked"] {
+                assert_eq!(b[key], s[key], "{name} {algo}: {key}");
+            }
+        }
+    }
+}
