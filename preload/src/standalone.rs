@@ -601,21 +601,7 @@ pub fn local_notify(msg: &Msg) {
     if let Some(run) = g.as_mut() {
         run.quiet = Instant::now();
         if let Some(coord) = run.coord.as_mut() {
-            match *msg {
-                Msg::SemInit { s, value } => {
-                    if let Some(l) = run.log.as_mut() {
-                        l.push(LogRec::SemInit { s, value });
-                    }
-                    coord.init_sem(s, value)
-                }
-                Msg::BarrierInit { b, count } => {
-                    if let Some(l) = run.log.as_mut() {
-                        l.push(LogRec::BarrierInit { b, count });
-                    }
-                    coord.init_barrier(b, count)
-                }
-                _ => {}
-            }
+            initialise(coord, &mut run.log, msg, 0);
         }
     }
 }
@@ -1154,21 +1140,9 @@ impl Run {
                 }
                 None => conn::die("post before hello"),
             },
-            Msg::SemInit { s, value } => {
+            Msg::SemInit { .. } | Msg::BarrierInit { .. } => {
                 let p = self.peers[i].tid.map_or(0, |t| coord.state().process_of(t));
-                let s = addr_in_process(s, p);
-                if let Some(l) = self.log.as_mut() {
-                    l.push(LogRec::SemInit { s, value });
-                }
-                coord.init_sem(s, value)
-            }
-            Msg::BarrierInit { b, count } => {
-                let p = self.peers[i].tid.map_or(0, |t| coord.state().process_of(t));
-                let b = addr_in_process(b, p);
-                if let Some(l) = self.log.as_mut() {
-                    l.push(LogRec::BarrierInit { b, count });
-                }
-                coord.init_barrier(b, count)
+                initialise(coord, &mut self.log, &msg, p);
             }
             Msg::Assert { text } => return Some((End::Assert(text, self.peers[i].tid), fd)),
             Msg::Crash { signal, pc } => {
@@ -1323,6 +1297,31 @@ impl Run {
                 eprintln!("poscheck: cannot write POS_SCHEDULE_OUT {path}: {e}");
             }
         }
+    }
+}
+
+/// `SemInit` or `BarrierInit` `msg` from a thread of process `p` (0: this one; a forked
+/// child's objects live in its own address space): the coordinator learns it, and the log
+/// for the runner records it.
+fn initialise(coord: &mut Coordinator<'_>, log: &mut Option<Vec<LogRec>>, msg: &Msg, p: u32) {
+    let rec = match *msg {
+        Msg::SemInit { s, value } => LogRec::SemInit {
+            s: addr_in_process(s, p),
+            value,
+        },
+        Msg::BarrierInit { b, count } => LogRec::BarrierInit {
+            b: addr_in_process(b, p),
+            count,
+        },
+        _ => return,
+    };
+    match rec {
+        LogRec::SemInit { s, value } => coord.init_sem(s, value),
+        LogRec::BarrierInit { b, count } => coord.init_barrier(b, count),
+        _ => {}
+    }
+    if let Some(l) = log.as_mut() {
+        l.push(rec);
     }
 }
 

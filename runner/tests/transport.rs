@@ -41,6 +41,31 @@ fn c_program(name: &str) -> PathBuf {
     out
 }
 
+/// `poscheck ARGS --json DIR/r.json --out-dir DIR/out TAIL` (`TAIL`: the program and its
+/// arguments) run in the fresh directory `dir` (exit 0, or 1 for bugs found); its JSON
+/// report.
+fn poscheck_json(dir: &Path, args: &[&str], tail: &[&str]) -> Value {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    let json = dir.join("r.json");
+    let o = Command::new(POSCHECK)
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .arg("--out-dir")
+        .arg(dir.join("out"))
+        .args(tail)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.code().is_some_and(|c| c <= 1),
+        "{args:?}: {}",
+        text(&o)
+    );
+    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+}
+
 /// `poscheck run` of `prog` under `algo` with `transport`; the program's JSON entry and
 /// the saved first-bug schedule's steps as (thread, operation name) pairs.
 fn sample(prog: &Path, algo: &str, transport: &str) -> (Value, Vec<(String, String)>) {
@@ -49,35 +74,23 @@ fn sample(prog: &Path, algo: &str, transport: &str) -> (Value, Vec<(String, Stri
         prog.file_name().unwrap().to_string_lossy(),
         algo.replace('*', "star")
     ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let json = dir.join("r.json");
-    let o = Command::new(POSCHECK)
-        .args([
-            "run", "--algo", algo, "--tries", "40", "--seed", "7", "--jobs", "1",
-        ])
-        .args([
-            "--no-minimize",
-            "--step-timeout",
-            "2",
-            "--transport",
-            transport,
-        ])
-        .arg("--json")
-        .arg(&json)
-        .arg("--out-dir")
-        .arg(dir.join("out"))
-        .arg(prog)
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.code().is_some_and(|c| c <= 1),
-        "{}: {}",
-        prog.display(),
-        text(&o)
-    );
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let args = [
+        "run",
+        "--algo",
+        algo,
+        "--tries",
+        "40",
+        "--seed",
+        "7",
+        "--jobs",
+        "1",
+        "--no-minimize",
+        "--step-timeout",
+        "2",
+        "--transport",
+        transport,
+    ];
+    let r = poscheck_json(&dir, &args, &[prog.to_str().unwrap()]);
     let p = r["programs"][0].clone();
     let steps = match p["schedule"].as_str() {
         Some(s) => {
@@ -171,35 +184,16 @@ fn explore(prog: &Path, arg: &str, algo: &str, transport: &str) -> Value {
         "explore-{}-{algo}-{transport}",
         prog.file_name().unwrap().to_string_lossy()
     ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let json = dir.join("e.json");
-    let o = Command::new(POSCHECK)
-        .args([
-            "explore",
-            "--algo",
-            algo,
-            "--points",
-            "mem",
-            "--transport",
-            transport,
-        ])
-        .arg("--json")
-        .arg(&json)
-        .arg("--out-dir")
-        .arg(dir.join("out"))
-        .arg(prog)
-        .args(["--", arg])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.code().is_some_and(|c| c <= 1),
-        "{}: {}",
-        prog.display(),
-        text(&o)
-    );
-    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+    let args = [
+        "explore",
+        "--algo",
+        algo,
+        "--points",
+        "mem",
+        "--transport",
+        transport,
+    ];
+    poscheck_json(&dir, &args, &[prog.to_str().unwrap(), "--", arg])
 }
 
 #[test]
