@@ -17,7 +17,7 @@ pub const ENV_SOCKET: &str = "POSCHECK_SOCKET";
 /// libpos.so without it (an old build next to a new `poscheck` misbehaves in obscure ways).
 /// Bump it, and the function of that name in `preload/src/lib.rs`, whenever the protocol
 /// changes.
-pub const LIBPOS_MARKER: &str = "pos_protocol_futex_cancel_vtime_fork_observe_morder_at_6";
+pub const LIBPOS_MARKER: &str = "pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_7";
 
 pub const MSG_LEN: usize = 32;
 pub const REPLY_LEN: usize = 16;
