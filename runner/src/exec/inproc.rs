@@ -102,9 +102,9 @@ pub fn watch(cfg: &RunConfig, rx: &Receiver<Ev>, spec: &Spec, pid: u32) -> Watch
         };
         match rx.recv_timeout(timeout) {
             Ok(Ev::Conn(0, s)) => {
-                if (&s).write_all(&frame).is_err() {
-                    w.error = Some("cannot start the run: the program hung up".into());
-                }
+                // A failed write means the program died before the run started: its exit
+                // status tells how.
+                let _ = (&s).write_all(&frame);
                 w.connected = true;
                 w.main = Some(s);
             }
