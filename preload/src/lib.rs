@@ -277,6 +277,7 @@ mod tests {
         let name = stringify!(pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_7);
         assert_eq!(name, pos_sched::protocol::LIBPOS_MARKER);
         // The function of that name exists (this refers to it).
-        let _: extern "C" fn() = super::pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_7;
+        let _: extern "C" fn() =
+            super::pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_7;
     }
 }

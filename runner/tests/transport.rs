@@ -134,9 +134,16 @@ fn runs_decided_in_the_program_are_the_runs_decided_over_the_socket() {
         "timedlock",
     ];
     let mut kinds = std::collections::BTreeSet::new();
-    for name in programs {
+    for (i, name) in programs.into_iter().enumerate() {
         let prog = c_program(name);
-        for algo in ["pos", "rw", "pct3"] {
+        // `auto` mixes both: its pos, pct3 and rapos tries are decided in the program, its
+        // surw and rff tries (a profile, a corpus) over the socket.
+        let algos: &[&str] = if i < 3 {
+            &["pos", "rw", "pct3", "auto"]
+        } else {
+            &["pos", "rw", "pct3"]
+        };
+        for &algo in algos {
             let (b, bs) = sample(&prog, algo, "baton");
             let (s, ss) = sample(&prog, algo, "socket");
             // Runs with a thread set aside outside control depend on the kernel's timing.

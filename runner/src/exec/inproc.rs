@@ -37,7 +37,7 @@ pub fn spec_for(cfg: &RunConfig, strategy: &dyn Strategy, seed: u64) -> Option<S
         return None;
     }
     Some(Spec {
-        strategy: strategy.spec()?,
+        strategy: strategy.spec(seed)?,
         seed,
         max_steps: cfg.max_steps,
         timeouts_any: cfg.timeouts_any,

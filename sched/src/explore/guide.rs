@@ -277,7 +277,7 @@ impl Strategy for Guide {
 
     /// A guide without a path constraint can be built in the program (the constraint of
     /// reachability testing is a closure of the runner's).
-    fn spec(&self) -> Option<crate::protocol::inproc::StrategySpec> {
+    fn spec(&self, _seed: u64) -> Option<crate::protocol::inproc::StrategySpec> {
         if self.allow.is_some() {
             return None;
         }

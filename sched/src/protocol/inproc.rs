@@ -261,7 +261,7 @@ mod tests {
         };
         let built = s.build().expect("pct builds");
         assert_eq!(built.name(), "pct");
-        assert_eq!(built.spec(), Some(s));
+        assert_eq!(built.spec(0), Some(s));
         let bad = StrategySpec::Named {
             algo: "nope".into(),
             depth: None,
@@ -335,6 +335,24 @@ mod tests {
             replay_log(&mut co, &log).is_err()
         });
         assert!(differs);
+    }
+
+    #[test]
+    fn a_try_of_auto_is_decided_in_the_program_when_its_member_can_be() {
+        let auto = strategy::by_name("auto", &Options::default()).unwrap();
+        let mut seen = std::collections::BTreeSet::new();
+        for i in 0..200 {
+            let seed = crate::rng::try_seed(3, i);
+            let m = strategy::portfolio::member(seed);
+            let want = strategy::by_name(m, &Options::default())
+                .unwrap()
+                .spec(seed);
+            assert_eq!(auto.spec(seed), want, "try {i} ({m})");
+            // surw and rff need the runner's profile and corpus.
+            assert_eq!(want.is_none(), matches!(m, "surw" | "rff"), "{m}");
+            seen.insert(m);
+        }
+        assert_eq!(seen.len(), strategy::portfolio::MEMBERS.len());
     }
 
     #[test]

@@ -69,10 +69,10 @@ pub trait Strategy: Send {
         None
     }
 
-    /// How to build this strategy afresh inside the program, for a run decided there (issue
-    /// 15, [`crate::protocol::inproc`]); `None` (the default) when it needs the runner: data
-    /// of the runner's own (a profile, a corpus), or a record of every step (exploration).
-    fn spec(&self) -> Option<crate::protocol::inproc::StrategySpec> {
+    /// How to build this strategy afresh inside the program for the run seeded `seed`, a run
+    /// decided there (issue 15, [`crate::protocol::inproc`]); `None` (the default) when it
+    /// needs the runner at every step (data of the runner's own: a profile, a corpus).
+    fn spec(&self, _seed: u64) -> Option<crate::protocol::inproc::StrategySpec> {
         None
     }
 }

@@ -146,7 +146,7 @@ impl Strategy for Pct {
         self.name.clone()
     }
 
-    fn spec(&self) -> Option<crate::protocol::inproc::StrategySpec> {
+    fn spec(&self, _seed: u64) -> Option<crate::protocol::inproc::StrategySpec> {
         Some(crate::protocol::inproc::StrategySpec::Named {
             algo: self.name.clone(),
             depth: Some(self.depth),

@@ -86,6 +86,14 @@ impl Strategy for Portfolio {
     fn take_feedback(&mut self) -> Option<rff::Feedback> {
         self.cur().take_feedback()
     }
+
+    /// The try seeded `seed` is its member's try: decided in the program when that member
+    /// can be (pos, pct3, rapos; surw and rff need the runner's profile and corpus).
+    fn spec(&self, seed: u64) -> Option<crate::protocol::inproc::StrategySpec> {
+        let m = member(seed);
+        let i = MEMBERS.iter().position(|x| *x == m)?;
+        self.members[i].spec(seed)
+    }
 }
 
 #[cfg(test)]

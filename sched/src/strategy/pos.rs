@@ -363,7 +363,7 @@ impl Strategy for Pos {
         .into()
     }
 
-    fn spec(&self) -> Option<crate::protocol::inproc::StrategySpec> {
+    fn spec(&self, _seed: u64) -> Option<crate::protocol::inproc::StrategySpec> {
         Some(crate::protocol::inproc::StrategySpec::Named {
             algo: self.name(),
             depth: None,

@@ -54,7 +54,7 @@ impl Strategy for Replay {
         "replay".into()
     }
 
-    fn spec(&self) -> Option<crate::protocol::inproc::StrategySpec> {
+    fn spec(&self, _seed: u64) -> Option<crate::protocol::inproc::StrategySpec> {
         Some(crate::protocol::inproc::StrategySpec::Replay {
             steps: self.steps.clone(),
         })
