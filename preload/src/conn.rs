@@ -394,7 +394,7 @@ impl Me {
         // SAFETY: plain state switch of the calling thread.
         unsafe { pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &mut cancel) };
         let mut r = [0u8; REPLY_LEN];
-        crate::tsan::flush_observed(self.fd);
+        crate::tsan::flush_observed(self);
         if !write_all(self.fd, frame) || !read_reply(self.fd, &mut r) {
             stop(false);
         }
@@ -417,7 +417,7 @@ impl Me {
         let mut cancel = 0;
         // SAFETY: plain state switch of the calling thread.
         unsafe { pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &mut cancel) };
-        crate::tsan::drop_observed();
+        crate::tsan::flush_observed(self);
         let reply = crate::standalone::local_post(self.tid, op, pc);
         // SAFETY: restores the state saved above.
         unsafe { pthread_setcancelstate(cancel, &mut cancel) };
@@ -428,12 +428,12 @@ impl Me {
     pub fn notify(self, msg: &Msg) {
         if self.fd == LOCAL_FD {
             let _b = Busy::enter();
-            crate::tsan::drop_observed();
+            crate::tsan::flush_observed(self);
             crate::standalone::local_notify(msg);
             return;
         }
         let (frame, _) = msg.encode();
-        crate::tsan::flush_observed(self.fd);
+        crate::tsan::flush_observed(self);
         if !write_all(self.fd, &frame) {
             stop(false);
         }

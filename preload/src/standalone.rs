@@ -594,6 +594,36 @@ pub fn local_post(tid: Tid, op: Op, pc: u64) -> Reply {
     reply
 }
 
+/// Observed accesses (`auto` points: [`Msg::Observed`] frames) of thread `tid`, which posts
+/// in-process, made since its last post: logged for the runner's race detector when it
+/// asked for a trace, else ignored.
+pub fn local_observed(tid: Tid, frames: &[u8]) {
+    let mut g = lock();
+    let _p = crate::alloc::Private::enter();
+    if let Some(Run { log: Some(l), .. }) = g.as_mut() {
+        for f in frames.chunks_exact(MSG_LEN) {
+            let Ok(head) = <&[u8; MSG_LEN]>::try_from(f) else {
+                continue;
+            };
+            if let Ok(Ok(Msg::Observed {
+                write,
+                addr,
+                size,
+                pc,
+            })) = Msg::decode(head)
+            {
+                l.push(LogRec::Observed {
+                    t: tid,
+                    write,
+                    addr,
+                    size,
+                    pc,
+                });
+            }
+        }
+    }
+}
+
 /// `SemInit` or `BarrierInit` from a thread that posts in-process.
 pub fn local_notify(msg: &Msg) {
     let mut g = lock();
@@ -1151,8 +1181,24 @@ impl Run {
             }
             // Only a runner sends these, and only the runner reads them.
             Msg::End { .. } | Msg::Alive { .. } => {}
-            // No race detector here: an observed access (`auto` points) needs nothing.
-            Msg::Observed { .. } | Msg::At { .. } => {}
+            // An observed access (`auto` points) matters only to the runner's race detector.
+            Msg::Observed {
+                write,
+                addr,
+                size,
+                pc,
+            } => {
+                if let (Some(l), Some(t)) = (self.log.as_mut(), self.peers[i].tid) {
+                    l.push(LogRec::Observed {
+                        t,
+                        write,
+                        addr,
+                        size,
+                        pc,
+                    });
+                }
+            }
+            Msg::At { .. } => {}
         }
         None
     }

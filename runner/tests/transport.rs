@@ -219,3 +219,61 @@ fn an_exploration_decided_in_the_program_explores_what_the_socket_one_does() {
         }
     }
 }
+
+#[test]
+fn race_learning_from_accesses_observed_in_the_program_learns_what_the_socket_one_does() {
+    // `auto` points: plain accesses are observed, not scheduled, and the runner's race
+    // detector learns racing sites from them try after try; under the baton they come back
+    // in the end message's log.
+    let dir = scratch().join("auto-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["reorder_10", "account"] {
+        let prog = dir.join(name);
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../benchmarks/src/{name}.c"));
+        let o = Command::new(POSCHECK)
+            .args(["cc", "-O1", "-pthread", "-o"])
+            .arg(&prog)
+            .arg(&src)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "poscheck cc {name}: {}", text(&o));
+        let run = |transport: &str| {
+            let args = [
+                "run",
+                "--algo",
+                "pos",
+                "--tries",
+                "300",
+                "--seed",
+                "5",
+                "--jobs",
+                "1",
+                "--no-minimize",
+                "--points",
+                "auto",
+                "--transport",
+                transport,
+            ];
+            let r = poscheck_json(
+                &scratch().join(format!("auto-{name}-{transport}")),
+                &args,
+                &[prog.to_str().unwrap()],
+            );
+            r["programs"][0].clone()
+        };
+        let (b, s) = (run("baton"), run("socket"));
+        for key in [
+            "hits",
+            "outcomes",
+            "mean_steps",
+            "first_hit",
+            "racing_sites",
+            "learned_sites",
+        ] {
+            assert_eq!(b[key], s[key], "{name}: {key}");
+        }
+        if name == "reorder_10" {
+            assert!(b["racing_sites"].as_u64().unwrap() > 0, "{name}: {b}");
+        }
+    }
+}

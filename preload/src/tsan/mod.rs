@@ -252,7 +252,7 @@ fn slow_point(addr: u64, size: usize, kind: Kind, mode: u8) {
     if post {
         me.post_at(kind.op(addr, size), pc);
     } else {
-        observe(me.fd, kind == Kind::Write, addr, size, pc);
+        observe(me, kind == Kind::Write, addr, size, pc);
     }
 }
 
@@ -274,8 +274,8 @@ thread_local! {
     };
 }
 
-/// Buffer one observed access of the calling thread (connection `fd`); a full buffer is sent.
-fn observe(fd: libc::c_int, write: bool, addr: u64, size: u32, pc: u64) {
+/// Buffer one observed access of the calling thread; a full buffer is sent.
+fn observe(me: conn::Me, write: bool, addr: u64, size: u32, pc: u64) {
     let frame = Msg::encode_observed(write, addr, size, pc);
     let _ = OBSERVED.try_with(|o| {
         // Busy only when a signal handler interrupted this very function: drop the access.
@@ -283,7 +283,7 @@ fn observe(fd: libc::c_int, write: bool, addr: u64, size: u32, pc: u64) {
             return;
         };
         if o.len + MSG_LEN > o.buf.len() {
-            send(fd, &mut o);
+            send(me, &mut o);
         }
         let at = o.len;
         o.buf[at..at + MSG_LEN].copy_from_slice(&frame);
@@ -291,32 +291,28 @@ fn observe(fd: libc::c_int, write: bool, addr: u64, size: u32, pc: u64) {
     });
 }
 
-fn send(fd: libc::c_int, o: &mut Observed) {
+/// Pass the buffered frames on: over the thread's connection, or, for a thread that posts
+/// in-process ([`conn::LOCAL_FD`]), to the run in this process, which logs them for the
+/// runner when it asked for a trace (standalone ignores them, as over a connection).
+fn send(me: conn::Me, o: &mut Observed) {
     let _b = Busy::enter();
-    // A lost connection shows at the thread's next post, which handles it.
-    let _ = conn::write_all(fd, &o.buf[..o.len]);
+    if me.fd == conn::LOCAL_FD {
+        crate::standalone::local_observed(me.tid, &o.buf[..o.len]);
+    } else {
+        // A lost connection shows at the thread's next post, which handles it.
+        let _ = conn::write_all(me.fd, &o.buf[..o.len]);
+    }
     o.len = 0;
 }
 
-/// Send the calling thread's buffered observed accesses on `fd` (its connection) before it
-/// posts anything: the coordinator must see them before the post they precede.
-pub fn flush_observed(fd: libc::c_int) {
+/// Pass on the calling thread's buffered observed accesses before it posts anything: the
+/// coordinator must see them before the post they precede.
+pub fn flush_observed(me: conn::Me) {
     let _ = OBSERVED.try_with(|o| {
         if let Ok(mut o) = o.try_borrow_mut() {
             if o.len > 0 {
-                send(fd, &mut o);
+                send(me, &mut o);
             }
-        }
-    });
-}
-
-/// Forget the calling thread's buffered observed accesses: a thread that posts in-process
-/// ([`crate::conn::LOCAL`]) has no runner to tell (standalone ignores them, as over a
-/// connection).
-pub fn drop_observed() {
-    let _ = OBSERVED.try_with(|o| {
-        if let Ok(mut o) = o.try_borrow_mut() {
-            o.len = 0;
         }
     });
 }

@@ -26,14 +26,10 @@ const END_GRACE: Duration = Duration::from_millis(200);
 
 /// The spec of a run decided in the program, if this one can be: the baton transport, a
 /// strategy that can be built there, and nothing that needs the runner on every step: caller
-/// pcs, accesses observed between points (`auto` points), the hand on every grant of
-/// `debug`. A trace (exploration) comes back as the coordinator's log ([`Spec::record_log`]).
+/// pcs, the hand on every grant of `debug`. A trace (exploration, race learning) comes back
+/// as the coordinator's log ([`Spec::record_log`]), observed accesses included.
 pub fn spec_for(cfg: &RunConfig, strategy: &dyn Strategy, seed: u64) -> Option<Spec> {
-    if cfg.transport != Transport::Baton
-        || (cfg.record_trace && cfg.observe)
-        || cfg.caller_pcs
-        || cfg.debug.is_some()
-    {
+    if cfg.transport != Transport::Baton || cfg.caller_pcs || cfg.debug.is_some() {
         return None;
     }
     Some(Spec {

@@ -197,11 +197,21 @@ pub enum LogRec {
     Decide {
         grant: Option<Tid>,
     },
+    /// `auto` points: a plain access of thread `t` that was not a scheduling point, observed
+    /// for the runner's race detector (see [`crate::protocol::Msg::Observed`]); it executed
+    /// after every step decided so far.
+    Observed {
+        t: Tid,
+        write: bool,
+        addr: u64,
+        size: u32,
+        pc: u64,
+    },
 }
 
 /// The runner's side of [`Spec::record_log`]: feed `log` to `coord` (the runner's strategy,
 /// the same seed) and check that every decision is the program's. Returns the executed
-/// events with the pc each one's post carried.
+/// events with the pc each one's post carried, and the observed accesses where they ran.
 pub fn replay_log(
     coord: &mut Coordinator<'_>,
     log: &[LogRec],
@@ -227,6 +237,21 @@ pub fn replay_log(
                 if (t as usize) < st.num_threads() {
                     st.mark_finished(t);
                 }
+            }
+            LogRec::Observed {
+                t,
+                write,
+                addr,
+                size,
+                pc,
+            } => {
+                let op = if write {
+                    Op::Write { addr, size }
+                } else {
+                    Op::Read { addr, size }
+                };
+                let p = coord.state().process_of(t);
+                trace.push((Event::new(t, op.in_process(p)), pc));
             }
             LogRec::Decide { grant } => {
                 let here = match coord.decide() {
