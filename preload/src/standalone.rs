@@ -600,7 +600,12 @@ pub fn local_post(tid: Tid, op: Op, pc: u64) -> Reply {
 pub fn local_observed(tid: Tid, frames: &[u8]) {
     let mut g = lock();
     let _p = crate::alloc::Private::enter();
-    if let Some(Run { log: Some(l), .. }) = g.as_mut() {
+    if let Some(Run {
+        log: Some(l),
+        observed,
+        ..
+    }) = g.as_mut()
+    {
         for f in frames.chunks_exact(MSG_LEN) {
             let Ok(head) = <&[u8; MSG_LEN]>::try_from(f) else {
                 continue;
@@ -612,6 +617,9 @@ pub fn local_observed(tid: Tid, frames: &[u8]) {
                 pc,
             })) = Msg::decode(head)
             {
+                if !observed.insert((write, addr, size, pc)) {
+                    continue;
+                }
                 l.push(LogRec::Observed {
                     t: tid,
                     write,
@@ -684,6 +692,11 @@ struct Run {
     posts: Vec<(Tid, Op, u64)>,
     /// With [`Config::record_log`]: the coordinator's inputs and decisions, for the runner.
     log: Option<Vec<LogRec>>,
+    /// The observed accesses logged since the last post ([`LogRec::Observed`] without the
+    /// thread: only the thread granted last runs between two posts). A repeated access adds
+    /// nothing to the runner's race detector (same thread, same happens-before), and a
+    /// thread spinning on a flag without a point repeats one forever: logged once.
+    observed: std::collections::HashSet<(bool, u64, u32, u64)>,
     /// Times a granted thread was set aside as blocked outside control.
     outside: u64,
     /// Since when nothing happened, and when silent threads were last looked up.
@@ -717,6 +730,7 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
         locals: Vec::new(),
         posts: Vec::new(),
         log: cfg.record_log.then(Vec::new),
+        observed: std::collections::HashSet::new(),
         outside: 0,
         quiet: now,
         probed: now,
@@ -1220,6 +1234,7 @@ impl Run {
         for (t, op, pc) in self.posts.drain(..) {
             if let Some(l) = self.log.as_mut() {
                 l.push(LogRec::Post { t, op, pc });
+                self.observed.clear();
             }
             if let Err(e) = coord.post(t, op) {
                 conn::die(&format!("protocol: {e}"));

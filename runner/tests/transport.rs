@@ -277,3 +277,55 @@ fn race_learning_from_accesses_observed_in_the_program_learns_what_the_socket_on
         }
     }
 }
+
+#[test]
+fn a_thread_spinning_without_a_point_under_auto_points_is_a_hang_with_either_transport() {
+    // Its reads of the flag are observed accesses, sent without end: they are no progress
+    // (the run once never ended over the socket), and under the baton a repeated one is
+    // logged once (the end message once grew without bound).
+    let dir = scratch().join("spin-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let prog = dir.join("spinner");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/blocked/spinner.c");
+    let o = Command::new(POSCHECK)
+        .args(["cc", "-O1", "-pthread", "-o"])
+        .arg(&prog)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "poscheck cc spinner: {}", text(&o));
+    for transport in ["baton", "socket"] {
+        let start = std::time::Instant::now();
+        let args = [
+            "run",
+            "--algo",
+            "pos",
+            "--tries",
+            "2",
+            "--seed",
+            "1",
+            "--jobs",
+            "1",
+            "--no-minimize",
+            "--points",
+            "auto",
+            "--step-timeout",
+            "1",
+            "--transport",
+            transport,
+        ];
+        let r = poscheck_json(
+            &scratch().join(format!("spin-{transport}")),
+            &args,
+            &[prog.to_str().unwrap()],
+        );
+        let p = &r["programs"][0];
+        assert_eq!(p["outcomes"]["hang"], 2, "{transport}: {p}");
+        // Two step timeouts and the runner's own margin, not minutes.
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "{transport}: {:?}",
+            start.elapsed()
+        );
+    }
+}

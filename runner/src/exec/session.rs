@@ -688,6 +688,13 @@ fn has_unread(s: &UnixStream) -> bool {
     n > 0
 }
 
+/// An observed access (or the pc of one) is no progress of the run: a thread spinning on a
+/// flag without a point sends them forever, and must still end as a hang after the step
+/// timeout.
+fn no_progress(ev: &Ev) -> bool {
+    matches!(ev, Ev::Msg(_, Msg::Observed { .. }) | Ev::Pc(..))
+}
+
 /// The decision loop's bookkeeping.
 struct Loop<'c> {
     cfg: &'c RunConfig,
@@ -728,6 +735,8 @@ struct Loop<'c> {
     /// Silent threads with asynchronous cancellation: CPU ticks seen at a probe, with the
     /// scheduling step of that probe (see [`Loop::computing`]).
     cpu_seen: Vec<(Tid, u64, u64)>,
+    /// The observed accesses put in the trace since the last grant (see [`Msg::Observed`]).
+    observed: std::collections::HashSet<(bool, u64, u32, u64)>,
     /// Send the start message that says "over the socket" on the main thread's connection
     /// (libpos waits for one, see [`inproc::start_frame`]).
     start_frame: bool,
@@ -771,6 +780,7 @@ impl<'c> Loop<'c> {
             outside_episodes: 0,
             cpu_seen: Vec::new(),
             start_frame: false,
+            observed: std::collections::HashSet::new(),
         }
     }
 
@@ -790,8 +800,22 @@ impl<'c> Loop<'c> {
             let probe_in = self.probe_in(coord);
             let timeout = probe_in.map_or(timeout, |p| p.min(timeout));
             // Spin only right after a grant, when the granted thread's next post is
-            // usually microseconds away; while the program starts up or exits, park.
-            let next = if std::mem::take(&mut self.just_granted) {
+            // usually microseconds away; while the program starts up or exits, park. A
+            // deadline already passed is one, even if observed accesses keep arriving (a
+            // thread spinning on a flag without a point sends them forever).
+            let next = if timeout.is_zero() {
+                match rx.try_recv() {
+                    Ok(ev) if !no_progress(&ev) => Ok(ev),
+                    Ok(ev) => {
+                        if let Err(reason) = self.handle(coord, ev) {
+                            return Some(Outcome::Error { reason });
+                        }
+                        Err(RecvTimeoutError::Timeout)
+                    }
+                    Err(TryRecvError::Empty) => Err(RecvTimeoutError::Timeout),
+                    Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
+                }
+            } else if std::mem::take(&mut self.just_granted) {
                 recv_spinning(rx, self.cfg.spin, timeout)
             } else {
                 rx.recv_timeout(timeout)
@@ -824,7 +848,9 @@ impl<'c> Loop<'c> {
                     })
                 }
             };
-            self.silence.heard();
+            if !no_progress(&ev) {
+                self.silence.heard();
+            }
             match self.handle(coord, ev) {
                 Ok(Some(o)) => return Some(o),
                 Ok(None) if self.exit.is_some() => return None,
@@ -1053,7 +1079,11 @@ impl<'c> Loop<'c> {
                         Op::Read { addr, size }
                     };
                     let p = coord.state().process_of(t);
-                    self.trace.push((Event::new(t, op.in_process(p)), pc));
+                    // A repeated access adds nothing to the race detector (same thread, same
+                    // happens-before): kept once between two grants, as libpos's log does.
+                    if self.observed.insert((write, addr, size, pc)) {
+                        self.trace.push((Event::new(t, op.in_process(p)), pc));
+                    }
                 }
             }
             Msg::At { .. } => {} // the pump passes only the pc on
@@ -1118,6 +1148,7 @@ impl<'c> Loop<'c> {
                     }
                     self.last_granted = Some(tid);
                     self.just_granted = true;
+                    self.observed.clear();
                     self.silence.heard();
                     if self.cfg.record_trace {
                         let pc = self.pending_pc.get(tid as usize).copied().unwrap_or(0);
