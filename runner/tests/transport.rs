@@ -169,19 +169,28 @@ fn runs_decided_in_the_program_are_the_runs_decided_over_the_socket() {
 
 /// `poscheck cc -O1` build of `tests/c/explore/NAME.c`.
 fn explore_program(name: &str) -> PathBuf {
-    let dir = scratch().join("explore-bin");
+    cc_program(&format!("tests/c/explore/{name}.c"))
+}
+
+/// The repository's C file `rel` built with `poscheck cc -O1` (memory-access points), once.
+fn cc_program(rel: &str) -> PathBuf {
+    let dir = scratch().join("cc-bin");
     std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join(name);
+    let name = Path::new(rel)
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let out = dir.join(&name);
     if !out.exists() {
-        let src =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/c/explore/{name}.c"));
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel);
         let o = Command::new(POSCHECK)
             .args(["cc", "-O1", "-pthread", "-o"])
             .arg(&out)
             .arg(&src)
             .output()
             .unwrap();
-        assert!(o.status.success(), "poscheck cc {name}: {}", text(&o));
+        assert!(o.status.success(), "poscheck cc {rel}: {}", text(&o));
     }
     out
 }
@@ -225,18 +234,8 @@ fn race_learning_from_accesses_observed_in_the_program_learns_what_the_socket_on
     // `auto` points: plain accesses are observed, not scheduled, and the runner's race
     // detector learns racing sites from them try after try; under the baton they come back
     // in the end message's log.
-    let dir = scratch().join("auto-bin");
-    std::fs::create_dir_all(&dir).unwrap();
     for name in ["reorder_10", "account"] {
-        let prog = dir.join(name);
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../benchmarks/src/{name}.c"));
-        let o = Command::new(POSCHECK)
-            .args(["cc", "-O1", "-pthread", "-o"])
-            .arg(&prog)
-            .arg(&src)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "poscheck cc {name}: {}", text(&o));
+        let prog = cc_program(&format!("benchmarks/src/{name}.c"));
         let run = |transport: &str| {
             let args = [
                 "run",
@@ -283,17 +282,7 @@ fn a_thread_spinning_without_a_point_under_auto_points_is_a_hang_with_either_tra
     // Its reads of the flag are observed accesses, sent without end: they are no progress
     // (the run once never ended over the socket), and under the baton a repeated one is
     // logged once (the end message once grew without bound).
-    let dir = scratch().join("spin-bin");
-    std::fs::create_dir_all(&dir).unwrap();
-    let prog = dir.join("spinner");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/blocked/spinner.c");
-    let o = Command::new(POSCHECK)
-        .args(["cc", "-O1", "-pthread", "-o"])
-        .arg(&prog)
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "poscheck cc spinner: {}", text(&o));
+    let prog = cc_program("tests/corpus/blocked/spinner.c");
     for transport in ["baton", "socket"] {
         let start = std::time::Instant::now();
         let args = [
