@@ -84,18 +84,21 @@ pub fn install() -> std::io::Result<()> {
                 });
                 let _ = rx.recv_timeout(REPORT_WAIT);
             }
-            undo_all();
-            std::process::exit(128 + sig as i32);
+            undo_all_and_exit(128 + sig as i32);
         })?;
     Ok(())
 }
 
 /// Kill every registered group, then remove every registered dir.
-fn undo_all() {
-    let items = match ITEMS.lock() {
-        Ok(mut g) => std::mem::take(&mut *g),
-        Err(p) => std::mem::take(&mut *p.into_inner()),
+/// Kill every group and remove every dir registered, then exit with `code` — holding the
+/// registry's lock to the end, so that no worker creates a dir after the sweep
+/// ([`dir_with`] creates and registers under that lock).
+fn undo_all_and_exit(code: i32) -> ! {
+    let mut held = match ITEMS.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
     };
+    let items = std::mem::take(&mut *held);
     for (_, it) in &items {
         if let Item::Group(pid) = it {
             let _ = killpg(Pid::from_raw(*pid), Signal::SIGKILL);
@@ -106,6 +109,23 @@ fn undo_all() {
             let _ = std::fs::remove_dir_all(d);
         }
     }
+    std::process::exit(code)
+}
+
+/// Create a temp dir with `make` (which returns it and its path) and register it for
+/// removal, both under the registry's lock: a dir is never created after the signal
+/// thread's final sweep (the worker blocks until the process is gone), so none is left.
+pub fn dir_with<T>(
+    make: impl FnOnce() -> std::io::Result<(T, PathBuf)>,
+) -> std::io::Result<(T, Guard)> {
+    let mut g = match ITEMS.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    let (made, path) = make()?;
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
+    g.push((id, Item::Dir(path)));
+    Ok((made, Guard(id)))
 }
 
 /// Registration of one item; dropping it unregisters (the owner cleans up normally).

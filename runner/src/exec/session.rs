@@ -531,11 +531,14 @@ pub struct RunDir {
 /// listening in it: a run's, or a fork server's (named alike, see
 /// [`pos_sched::protocol::fork::ENV_FORK_SERVER`]).
 pub fn socket_dir() -> Result<(RunDir, PathBuf, UnixListener)> {
-    let dir = tempfile::Builder::new()
-        .prefix("poscheck-")
-        .tempdir_in(run_dir_parent())
-        .context("cannot create a temporary directory")?;
-    let guard = cleanup::Guard::dir(dir.path());
+    let (dir, guard) = cleanup::dir_with(|| {
+        let d = tempfile::Builder::new()
+            .prefix("poscheck-")
+            .tempdir_in(run_dir_parent())?;
+        let path = d.path().to_path_buf();
+        Ok((d, path))
+    })
+    .context("cannot create a temporary directory")?;
     let sock = dir.path().join("sock");
     let listener = UnixListener::bind(&sock)
         .with_context(|| format!("cannot listen on {}", sock.display()))?;
