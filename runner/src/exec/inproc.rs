@@ -98,6 +98,9 @@ pub fn watch(cfg: &RunConfig, rx: &Receiver<Ev>, spec: &Spec, pid: u32) -> Watch
         };
         match rx.recv_timeout(timeout) {
             Ok(Ev::Conn(0, s)) => {
+                // The mappings first: once started the program may crash and be gone before
+                // its hello is read.
+                w.read_maps(w.pid);
                 // A failed write means the program died before the run started: its exit
                 // status tells how.
                 let _ = (&s).write_all(&frame);
@@ -162,22 +165,29 @@ struct Watch<'c> {
 }
 
 impl Watch<'_> {
+    /// Mappings of process `p` for crash symbolisation, as the socket transport reads them
+    /// (once per program: ASLR is off).
+    fn read_maps(&mut self, p: u32) {
+        if !self.maps.is_empty() {
+            return;
+        }
+        self.maps = match self.cfg.maps.get() {
+            Some(m) if !m.is_empty() => m.clone(),
+            _ => {
+                let m = std::fs::read_to_string(format!("/proc/{p}/maps"))
+                    .map(|text| elf::parse_maps(&text))
+                    .unwrap_or_default();
+                if !m.is_empty() {
+                    let _ = self.cfg.maps.set(m.clone());
+                }
+                m
+            }
+        };
+    }
+
     fn message(&mut self, msg: Msg) {
         match msg {
-            Msg::Hello { tid: 0, pid, .. } if self.maps.is_empty() => {
-                // Mappings for crash symbolisation, as the socket transport reads them.
-                let p = if pid == self.pid { pid } else { self.pid };
-                self.maps = match self.cfg.maps.get() {
-                    Some(m) if !m.is_empty() => m.clone(),
-                    _ => {
-                        let m = std::fs::read_to_string(format!("/proc/{p}/maps"))
-                            .map(|text| elf::parse_maps(&text))
-                            .unwrap_or_default();
-                        let _ = self.cfg.maps.set(m.clone());
-                        m
-                    }
-                };
-            }
+            Msg::Hello { tid: 0, .. } if self.maps.is_empty() => self.read_maps(self.pid),
             Msg::Alive { steps } if steps != self.steps => {
                 self.steps = steps;
                 self.progress = Instant::now();
