@@ -1170,15 +1170,10 @@ impl Run {
                 Some(t) => {
                     // A forked child's objects live in its own address space (as the
                     // runner's decision loop keeps them apart).
-                    let p = coord.state().process_of(t);
-                    if p != 0
-                        && coord.state().status(t) == Status::Finished
-                        && coord.state().process_gone(p)
-                    {
-                        // A thread of a child process that already left control: it goes
-                        // away with it.
+                    if coord.state().left_with_its_process(t) {
                         return None;
                     }
+                    let p = coord.state().process_of(t);
                     let pc = frame_pc(&head).unwrap_or(0);
                     self.posts.push((t, op.in_process(p), pc))
                 }

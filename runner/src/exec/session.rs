@@ -1053,16 +1053,11 @@ impl<'c> Loop<'c> {
                     }
                     self.pending_pc[t as usize] = pc;
                 }
-                // A forked child's objects live in its own address space.
-                let p = coord.state().process_of(t);
-                if p != 0
-                    && coord.state().status(t) == Status::Finished
-                    && coord.state().process_gone(p)
-                {
-                    // A thread of a child process that already left control (its exit or
-                    // exec was granted while this thread ran): it is going away with it.
+                if coord.state().left_with_its_process(t) {
                     return Ok(None);
                 }
+                // A forked child's objects live in its own address space.
+                let p = coord.state().process_of(t);
                 let op = op.in_process(p);
                 coord.post(t, op).map_err(|e| e.to_string())?;
                 return Ok(self.decide(coord));

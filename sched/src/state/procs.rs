@@ -76,6 +76,14 @@ impl State {
         }
     }
 
+    /// Thread `t` belongs to a forked child process that has left control (its exit or exec
+    /// was granted while `t` ran): `t` goes away with it, and a post it still sends is
+    /// dropped (the runner's decision loop and libpos's in-process run both).
+    pub fn left_with_its_process(&self, t: Tid) -> bool {
+        let p = self.process_of(t);
+        p != 0 && self.status(t) == Status::Finished && self.process_gone(p)
+    }
+
     /// Execute a fork by `t`: a new process with its initial thread, and copies of the
     /// parent's synchronisation objects in its name space. Returns the new thread.
     pub(super) fn fork_process(&mut self, t: Tid) -> Tid {
