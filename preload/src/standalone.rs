@@ -600,34 +600,13 @@ pub fn local_post(tid: Tid, op: Op, pc: u64) -> Reply {
 pub fn local_observed(tid: Tid, frames: &[u8]) {
     let mut g = lock();
     let _p = crate::alloc::Private::enter();
-    if let Some(Run {
-        log: Some(l),
-        observed,
-        ..
-    }) = g.as_mut()
-    {
-        for f in frames.chunks_exact(MSG_LEN) {
-            let Ok(head) = <&[u8; MSG_LEN]>::try_from(f) else {
-                continue;
-            };
-            if let Ok(Ok(Msg::Observed {
-                write,
-                addr,
-                size,
-                pc,
-            })) = Msg::decode(head)
-            {
-                if !observed.insert((write, addr, size, pc)) {
-                    continue;
-                }
-                l.push(LogRec::Observed {
-                    t: tid,
-                    write,
-                    addr,
-                    size,
-                    pc,
-                });
-            }
+    let Some(run) = g.as_mut() else { return };
+    for f in frames.chunks_exact(MSG_LEN) {
+        let Ok(head) = <&[u8; MSG_LEN]>::try_from(f) else {
+            continue;
+        };
+        if let Ok(Ok(msg)) = Msg::decode(head) {
+            run.log_observed(tid, &msg);
         }
     }
 }
@@ -905,6 +884,32 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
 }
 
 impl Run {
+    /// Log an observed access of thread `t` ([`Msg::Observed`]; anything else is ignored)
+    /// when the runner asked for a trace, once between two posts (see [`Run::observed`]).
+    fn log_observed(&mut self, t: Tid, msg: &Msg) {
+        let (
+            Some(l),
+            &Msg::Observed {
+                write,
+                addr,
+                size,
+                pc,
+            },
+        ) = (self.log.as_mut(), msg)
+        else {
+            return;
+        };
+        if self.observed.insert((write, addr, size, pc)) {
+            l.push(LogRec::Observed {
+                t,
+                write,
+                addr,
+                size,
+                pc,
+            });
+        }
+    }
+
     fn fd_of(&self, tid: Tid) -> Option<c_int> {
         self.peers.iter().find(|p| p.tid == Some(tid)).map(|p| p.fd)
     }
@@ -1191,20 +1196,9 @@ impl Run {
             // Only a runner sends these, and only the runner reads them.
             Msg::End { .. } | Msg::Alive { .. } => {}
             // An observed access (`auto` points) matters only to the runner's race detector.
-            Msg::Observed {
-                write,
-                addr,
-                size,
-                pc,
-            } => {
-                if let (Some(l), Some(t)) = (self.log.as_mut(), self.peers[i].tid) {
-                    l.push(LogRec::Observed {
-                        t,
-                        write,
-                        addr,
-                        size,
-                        pc,
-                    });
+            Msg::Observed { .. } => {
+                if let Some(t) = self.peers[i].tid {
+                    self.log_observed(t, &msg);
                 }
             }
             Msg::At { .. } => {}
