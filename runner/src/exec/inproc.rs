@@ -8,7 +8,7 @@
 use crate::exec::elf::{self, Mapping};
 use crate::exec::process::Exit;
 use crate::exec::pump::Ev;
-use crate::exec::session::{RunConfig, Transport};
+use crate::exec::session::{self, RunConfig, Transport};
 use crate::suite::outcome::Outcome;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use pos_sched::protocol::inproc::{End, Spec, Start, Verdict};
@@ -74,7 +74,6 @@ pub fn watch(cfg: &RunConfig, rx: &Receiver<Ev>, spec: &Spec, pid: u32) -> Watch
         cfg,
         pid,
         main: None,
-        connected: false,
         end: None,
         exit: None,
         maps: Vec::new(),
@@ -100,11 +99,10 @@ pub fn watch(cfg: &RunConfig, rx: &Receiver<Ev>, spec: &Spec, pid: u32) -> Watch
             Ok(Ev::Conn(0, s)) => {
                 // The mappings first: once started the program may crash and be gone before
                 // its hello is read.
-                w.read_maps(w.pid);
+                w.read_maps();
                 // A failed write means the program died before the run started: its exit
                 // status tells how.
                 let _ = (&s).write_all(&frame);
-                w.connected = true;
                 w.main = Some(s);
             }
             // Only the main thread connects here: the others, and forked processes, talk to
@@ -152,9 +150,8 @@ fn final_verdict(v: &Verdict) -> bool {
 struct Watch<'c> {
     cfg: &'c RunConfig,
     pid: u32,
-    /// The main thread's connection (kept open until the run ends).
+    /// The main thread's connection (kept open until the run ends; none: it never connected).
     main: Option<UnixStream>,
-    connected: bool,
     end: Option<End>,
     exit: Option<Exit>,
     maps: Vec<Mapping>,
@@ -165,29 +162,16 @@ struct Watch<'c> {
 }
 
 impl Watch<'_> {
-    /// Mappings of process `p` for crash symbolisation, as the socket transport reads them
-    /// (once per program: ASLR is off).
-    fn read_maps(&mut self, p: u32) {
-        if !self.maps.is_empty() {
-            return;
+    /// The program's mappings for crash symbolisation, if not read yet.
+    fn read_maps(&mut self) {
+        if self.maps.is_empty() {
+            self.maps = session::program_maps(self.cfg, self.pid);
         }
-        self.maps = match self.cfg.maps.get() {
-            Some(m) if !m.is_empty() => m.clone(),
-            _ => {
-                let m = std::fs::read_to_string(format!("/proc/{p}/maps"))
-                    .map(|text| elf::parse_maps(&text))
-                    .unwrap_or_default();
-                if !m.is_empty() {
-                    let _ = self.cfg.maps.set(m.clone());
-                }
-                m
-            }
-        };
     }
 
     fn message(&mut self, msg: Msg) {
         match msg {
-            Msg::Hello { tid: 0, .. } if self.maps.is_empty() => self.read_maps(self.pid),
+            Msg::Hello { tid: 0, .. } => self.read_maps(),
             Msg::Alive { steps } if steps != self.steps => {
                 self.steps = steps;
                 self.progress = Instant::now();
@@ -214,7 +198,7 @@ impl Watch<'_> {
                 reason: "the program's end was not observed".into(),
             },
             Some(Exit::Signal(sig)) => crash(sig, None, "?".into()),
-            Some(Exit::Code(code)) if !self.connected => Outcome::Error {
+            Some(Exit::Code(code)) if self.main.is_none() => Outcome::Error {
                 reason: format!(
                     "the program exited (code {code}) without ever connecting to the \
                      coordinator: libpos.so was not loaded or did not start"

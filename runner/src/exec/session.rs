@@ -339,15 +339,8 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     if let Some(spec) = spec {
         let w = inproc::watch(cfg, &rx, &spec, program.pid());
         program.kill();
-        program.reap();
-        let (stdout, stderr) = pump.finish();
+        let (stdout, stderr) = wind_up(&mut program, pump, server, &rx, w.exit_seen);
         let outcome = crate::suite::outcome::refine(harness_failure(w.outcome, &stderr), &stderr);
-        if let Some(mut s) = server {
-            let seen = w.exit_seen || rx.try_iter().any(|ev| matches!(ev, Ev::Exited(_)));
-            if (seen || s.settle(program.pid()).is_ok()) && s.release(program.pid()).is_ok() {
-                forkserver::check_in(s);
-            }
-        }
         drop(dir);
         let mut end = w.end.unwrap_or_else(inproc_end_missing);
         let (mut outcome, mut trace) = (outcome, Vec::new());
@@ -422,17 +415,8 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     lp.drain(&rx, outcome.is_none());
     let outcome = outcome.unwrap_or_else(|| lp.classify_exit(&coord));
 
-    program.reap();
-    let (stdout, stderr) = pump.finish();
+    let (stdout, stderr) = wind_up(&mut program, pump, server, &rx, lp.exit.is_some());
     let outcome = crate::suite::outcome::refine(harness_failure(outcome, &stderr), &stderr);
-    if let Some(mut s) = server {
-        // The server's next notice must be about the next run: take this child's end if
-        // the I/O thread did not.
-        let seen = lp.exit.is_some() || rx.try_iter().any(|ev| matches!(ev, Ev::Exited(_)));
-        if (seen || s.settle(program.pid()).is_ok()) && s.release(program.pid()).is_ok() {
-            forkserver::check_in(s);
-        }
-    }
     let steps = coord.steps();
     let schedule = coord.finish();
     drop(dir);
@@ -448,6 +432,43 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         maps: lp.maps,
         outside: lp.outside_episodes,
     })
+}
+
+/// After a run whose process was killed: reap it, take the output tails (stdout, stderr)
+/// and give the fork server back for the next run. Its next notice must be about the next
+/// run: this child's end is taken here if the I/O thread did not report it (`exit_seen`).
+fn wind_up(
+    program: &mut process::Program,
+    pump: Pump,
+    server: Option<forkserver::ForkServer>,
+    rx: &Receiver<Ev>,
+    exit_seen: bool,
+) -> (Vec<u8>, Vec<u8>) {
+    program.reap();
+    let tails = pump.finish();
+    if let Some(mut s) = server {
+        let seen = exit_seen || rx.try_iter().any(|ev| matches!(ev, Ev::Exited(_)));
+        if (seen || s.settle(program.pid()).is_ok()) && s.release(program.pid()).is_ok() {
+            forkserver::check_in(s);
+        }
+    }
+    tails
+}
+
+/// The file mappings of the program's process `pid`, to symbolise crash pcs: read from
+/// `/proc` once per program and kept in [`RunConfig::maps`] (ASLR is off, so every run of
+/// it maps the same way).
+pub fn program_maps(cfg: &RunConfig, pid: u32) -> Vec<Mapping> {
+    if let Some(m) = cfg.maps.get().filter(|m| !m.is_empty()) {
+        return m.clone();
+    }
+    let m = std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .map(|text| elf::parse_maps(&text))
+        .unwrap_or_default();
+    if !m.is_empty() {
+        let _ = cfg.maps.set(m.clone());
+    }
+    m
 }
 
 /// What a run decided in the program that sent no end report (it died first) leaves.
@@ -1024,19 +1045,7 @@ impl<'c> Loop<'c> {
                     } else {
                         self.pid
                     };
-                    let read = || {
-                        std::fs::read_to_string(format!("/proc/{p}/maps"))
-                            .map(|text| elf::parse_maps(&text))
-                            .unwrap_or_default()
-                    };
-                    self.maps = match self.cfg.maps.get() {
-                        Some(m) if !m.is_empty() => m.clone(),
-                        _ => {
-                            let m = read();
-                            let _ = self.cfg.maps.set(m.clone());
-                            m
-                        }
-                    };
+                    self.maps = program_maps(self.cfg, p);
                 }
             }
             Msg::Post(op) => {
