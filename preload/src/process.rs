@@ -292,6 +292,8 @@ pub fn install_crash_handlers() {
 /// `fork` child of a fork the coordinator does not control (standalone mode, a thread
 /// outside control): everything passes through there.
 extern "C" fn in_fork_child() {
+    // The parent's run journal is not this process's to write.
+    crate::journal::forget();
     if crate::fork::in_child_handler() {
         return; // a controlled fork: the child is connected as its own thread
     }

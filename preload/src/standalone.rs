@@ -254,7 +254,7 @@ pub fn runner_start() {
     let Some(me) = conn::me() else { return };
     let _b = Busy::enter();
     let mut head = [0u8; 16];
-    if !read_exact(me.fd, &mut head) {
+    if !crate::journal::receive_header(me.fd, &mut head) {
         conn::die("the runner hung up before the run started");
     }
     let len = inproc::Start::decode_header(&head).unwrap_or_else(|e| conn::die(&e));
@@ -656,6 +656,33 @@ pub fn local_report_crash(tid: Tid, signal: c_int, pc: u64) {
     ACK.wait_for(REPORT_WAIT_NS);
 }
 
+/// The coordinator's inputs and decisions for the runner: appended to the run's journal as
+/// they happen (a run killed half-way keeps its schedule), and with [`Config::record_log`]
+/// also kept here, for the end message should the journal be missing or full.
+struct Log {
+    keep: Option<Vec<LogRec>>,
+}
+
+impl Log {
+    fn push(&mut self, rec: LogRec) {
+        crate::journal::append(&rec);
+        if let Some(v) = self.keep.as_mut() {
+            v.push(rec);
+        }
+    }
+
+    /// The runner wants the whole trace (observed accesses too).
+    fn traced(&self) -> bool {
+        self.keep.is_some()
+    }
+
+    /// What the end message carries: the kept records unless the journal has them all.
+    fn for_end(&mut self) -> Option<Vec<LogRec>> {
+        let kept = self.keep.take()?;
+        (!crate::journal::complete()).then_some(kept)
+    }
+}
+
 /// The run's state and decisions.
 struct Run {
     /// `None` once the outcome is printed.
@@ -669,8 +696,8 @@ struct Run {
     /// running thread has posted, so arrival order (OS timing) cannot change the strategy's
     /// view and the same seed gives the same schedule.
     posts: Vec<(Tid, Op, u64)>,
-    /// With [`Config::record_log`]: the coordinator's inputs and decisions, for the runner.
-    log: Option<Vec<LogRec>>,
+    /// The coordinator's inputs and decisions, for the runner.
+    log: Log,
     /// The observed accesses logged since the last post ([`LogRec::Observed`] without the
     /// thread: only the thread granted last runs between two posts). A repeated access adds
     /// nothing to the runner's race detector (same thread, same happens-before), and a
@@ -708,7 +735,9 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
         peers: Vec::new(),
         locals: Vec::new(),
         posts: Vec::new(),
-        log: cfg.record_log.then(Vec::new),
+        log: Log {
+            keep: cfg.record_log.then(Vec::new),
+        },
         observed: std::collections::HashSet::new(),
         outside: 0,
         quiet: now,
@@ -888,19 +917,19 @@ impl Run {
     /// when the runner asked for a trace, once between two posts (see [`Run::observed`]).
     fn log_observed(&mut self, t: Tid, msg: &Msg) {
         let (
-            Some(l),
+            true,
             &Msg::Observed {
                 write,
                 addr,
                 size,
                 pc,
             },
-        ) = (self.log.as_mut(), msg)
+        ) = (self.log.traced(), msg)
         else {
             return;
         };
         if self.observed.insert((write, addr, size, pc)) {
-            l.push(LogRec::Observed {
+            self.log.push(LogRec::Observed {
                 t,
                 write,
                 addr,
@@ -961,9 +990,7 @@ impl Run {
                     && (coord.state().others_could_run(t)
                         || self.posts.iter().any(|&(p, _, _)| p != t)));
             if outside && coord.mark_outside(t).is_ok() {
-                if let Some(l) = self.log.as_mut() {
-                    l.push(LogRec::Outside { t });
-                }
+                self.log.push(LogRec::Outside { t });
                 self.outside += 1;
             }
         }
@@ -1072,13 +1099,11 @@ impl Run {
         loop {
             let coord = self.coord.as_mut()?;
             let decision = coord.decide();
-            if let Some(l) = self.log.as_mut() {
-                let grant = match decision {
-                    Decision::Grant { tid, .. } => Some(tid),
-                    _ => None,
-                };
-                l.push(LogRec::Decide { grant });
-            }
+            let grant = match decision {
+                Decision::Grant { tid, .. } => Some(tid),
+                _ => None,
+            };
+            self.log.push(LogRec::Decide { grant });
             match decision {
                 Decision::Wait => return mine,
                 Decision::Grant {
@@ -1147,9 +1172,7 @@ impl Run {
                     && coord.state().status(t) != Status::Finished
                 {
                     coord.state_mut().mark_finished(t);
-                    if let Some(l) = self.log.as_mut() {
-                        l.push(LogRec::Finished { t });
-                    }
+                    self.log.push(LogRec::Finished { t });
                 }
             }
             return None;
@@ -1221,10 +1244,8 @@ impl Run {
         }
         self.posts.sort_by_key(|&(t, _, _)| t);
         for (t, op, pc) in self.posts.drain(..) {
-            if let Some(l) = self.log.as_mut() {
-                l.push(LogRec::Post { t, op, pc });
-                self.observed.clear();
-            }
+            self.log.push(LogRec::Post { t, op, pc });
+            self.observed.clear();
             if let Err(e) = coord.post(t, op) {
                 conn::die(&format!("protocol: {e}"));
             }
@@ -1295,7 +1316,7 @@ impl Run {
                 schedule: coord.finish(),
                 outside: self.outside,
                 latencies_ns: std::mem::take(&mut self.latencies),
-                log: self.log.take(),
+                log: self.log.for_end(),
             };
             let end = Msg::End {
                 json: serde_json::to_vec(&report).unwrap_or_default(),
@@ -1353,7 +1374,7 @@ impl Run {
 /// `SemInit` or `BarrierInit` `msg` from a thread of process `p` (0: this one; a forked
 /// child's objects live in its own address space): the coordinator learns it, and the log
 /// for the runner records it.
-fn initialise(coord: &mut Coordinator<'_>, log: &mut Option<Vec<LogRec>>, msg: &Msg, p: u32) {
+fn initialise(coord: &mut Coordinator<'_>, log: &mut Log, msg: &Msg, p: u32) {
     let rec = match *msg {
         Msg::SemInit { s, value } => LogRec::SemInit {
             s: addr_in_process(s, p),
@@ -1370,9 +1391,7 @@ fn initialise(coord: &mut Coordinator<'_>, log: &mut Option<Vec<LogRec>>, msg: &
         LogRec::BarrierInit { b, count } => coord.init_barrier(b, count),
         _ => {}
     }
-    if let Some(l) = log.as_mut() {
-        l.push(rec);
-    }
+    log.push(rec);
 }
 
 /// What the kernel shows of silent thread `ktid` of this process, whose connection here is

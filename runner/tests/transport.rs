@@ -68,10 +68,16 @@ fn poscheck_json(dir: &Path, args: &[&str], tail: &[&str]) -> Value {
 
 /// `poscheck run` of `prog` under `algo` with `transport`; the program's JSON entry and
 /// the saved first-bug schedule's steps as (thread, operation name) pairs.
-fn sample(prog: &Path, algo: &str, transport: &str) -> (Value, Vec<(String, String)>) {
+fn sample(
+    prog: &Path,
+    prog_args: &[&str],
+    algo: &str,
+    transport: &str,
+) -> (Value, Vec<(String, String)>) {
     let dir = scratch().join(format!(
-        "{}-{}-{transport}",
+        "{}{}-{}-{transport}",
         prog.file_name().unwrap().to_string_lossy(),
+        prog_args.concat(),
         algo.replace('*', "star")
     ));
     let args = [
@@ -90,7 +96,11 @@ fn sample(prog: &Path, algo: &str, transport: &str) -> (Value, Vec<(String, Stri
         "--transport",
         transport,
     ];
-    let r = poscheck_json(&dir, &args, &[prog.to_str().unwrap()]);
+    let tail: Vec<&str> = [prog.to_str().unwrap(), "--"]
+        .into_iter()
+        .chain(prog_args.iter().copied())
+        .collect();
+    let r = poscheck_json(&dir, &args, &tail);
     let p = r["programs"][0].clone();
     let steps = match p["schedule"].as_str() {
         Some(s) => {
@@ -144,8 +154,8 @@ fn runs_decided_in_the_program_are_the_runs_decided_over_the_socket() {
             &["pos", "rw", "pct3"]
         };
         for &algo in algos {
-            let (b, bs) = sample(&prog, algo, "baton");
-            let (s, ss) = sample(&prog, algo, "socket");
+            let (b, bs) = sample(&prog, &[], algo, "baton");
+            let (s, ss) = sample(&prog, &[], algo, "socket");
             // Runs with a thread set aside outside control depend on the kernel's timing.
             if b["partial"].as_u64().unwrap_or(0) > 0 || s["partial"].as_u64().unwrap_or(0) > 0 {
                 assert_eq!(
@@ -197,15 +207,21 @@ fn cc_program(rel: &str) -> PathBuf {
 
 fn explore(prog: &Path, arg: &str, algo: &str, transport: &str) -> Value {
     let dir = scratch().join(format!(
-        "explore-{}-{algo}-{transport}",
+        "explore-{}{arg}-{algo}-{transport}",
         prog.file_name().unwrap().to_string_lossy()
     ));
+    // Points at memory accesses only where the program was built for them.
+    let points = if prog.starts_with(scratch().join("cc-bin")) {
+        "mem"
+    } else {
+        "sync"
+    };
     let args = [
         "explore",
         "--algo",
         algo,
         "--points",
-        "mem",
+        points,
         "--transport",
         transport,
     ];
@@ -316,5 +332,41 @@ fn a_thread_spinning_without_a_point_under_auto_points_is_a_hang_with_either_tra
             "{transport}: {:?}",
             start.elapsed()
         );
+    }
+}
+
+#[test]
+fn a_run_that_dies_without_its_end_message_keeps_its_schedule_from_the_journal() {
+    // SIGKILL and a raw exit_group: libpos cannot report either, so the schedule of a run
+    // decided in the program comes from its journal; it must be the socket run's.
+    let prog = c_program("dies_mid_run");
+    for (how, outcome) in [("kill", "crash"), ("exit", "exit-code")] {
+        let (b, bs) = sample(&prog, &[how], "pos", "baton");
+        let (s, ss) = sample(&prog, &[how], "pos", "socket");
+        for key in ["hits", "outcomes", "mean_steps", "first_hit"] {
+            assert_eq!(b[key], s[key], "{how}: {key}");
+        }
+        assert!(
+            b["outcomes"][outcome].as_u64().unwrap_or(0) > 0,
+            "{how}: {b}"
+        );
+        assert!(!bs.is_empty(), "{how}: the saved schedule has no steps");
+        assert_eq!(bs, ss, "{how}: saved schedules differ");
+        // An exploration learns the dead runs' traces from the journal too.
+        let b = explore(&prog, how, "odpor", "baton");
+        let s = explore(&prog, how, "odpor", "socket");
+        assert_eq!(b["complete"], Value::Bool(true), "{how}: {b}");
+        for key in ["executions", "blocked"] {
+            assert_eq!(b[key], s[key], "{how} odpor: {key}");
+        }
+        // The bugs, but for where each transport's run saved its schedule.
+        let bugs = |r: &Value| -> Vec<(Value, Value)> {
+            let list = r["bugs"].as_array().cloned().unwrap_or_default();
+            list.iter()
+                .map(|x| (x["description"].clone(), x["steps"].clone()))
+                .collect()
+        };
+        assert_eq!(bugs(&b), bugs(&s), "{how} odpor: bugs");
+        assert!(!bugs(&b).is_empty(), "{how}: {b}");
     }
 }

@@ -9,6 +9,7 @@ use std::fmt;
 
 pub mod fork;
 pub mod inproc;
+pub mod journal;
 
 /// Environment variable carrying the coordinator's socket path to libpos.
 pub const ENV_SOCKET: &str = "POSCHECK_SOCKET";
@@ -17,7 +18,8 @@ pub const ENV_SOCKET: &str = "POSCHECK_SOCKET";
 /// libpos.so without it (an old build next to a new `poscheck` misbehaves in obscure ways).
 /// Bump it, and the function of that name in `preload/src/lib.rs`, whenever the protocol
 /// changes.
-pub const LIBPOS_MARKER: &str = "pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_7";
+pub const LIBPOS_MARKER: &str =
+    "pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_8";
 
 pub const MSG_LEN: usize = 32;
 pub const REPLY_LEN: usize = 16;
@@ -175,7 +177,7 @@ fn kind_of(c: u64) -> Result<MutexKind, ProtocolError> {
 }
 
 /// Op ↔ (code, a, b, c).
-fn op_fields(op: &Op) -> (u32, u64, u64, u64) {
+pub(crate) fn op_fields(op: &Op) -> (u32, u64, u64, u64) {
     use Op::*;
     match *op {
         Start => (1, 0, 0, 0),
@@ -285,7 +287,7 @@ fn pack(lo: u32, hi: u32) -> u64 {
     lo as u64 | (hi as u64) << 32
 }
 
-fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
+pub(crate) fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
     use Op::*;
     let tid = |x: u64| -> Result<Tid, ProtocolError> {
         Tid::try_from(x).map_err(|_| ProtocolError(format!("bad thread id {x}")))

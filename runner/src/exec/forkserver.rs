@@ -236,7 +236,7 @@ fn pipe() -> Result<(OwnedFd, OwnedFd)> {
 }
 
 /// Send `bytes` with `fds` attached (`SCM_RIGHTS`).
-fn send_with_fds(s: &UnixStream, bytes: &[u8], fds: &[i32]) -> std::io::Result<()> {
+pub(crate) fn send_with_fds(s: &UnixStream, bytes: &[u8], fds: &[i32]) -> std::io::Result<()> {
     use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
     let iov = [std::io::IoSlice::new(bytes)];
     let cmsg = [ControlMessage::ScmRights(fds)];

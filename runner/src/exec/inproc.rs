@@ -6,6 +6,7 @@
 //! own deadline in case the program's watcher is stuck too.
 
 use crate::exec::elf::{self, Mapping};
+use crate::exec::forkserver;
 use crate::exec::process::Exit;
 use crate::exec::pump::Ev;
 use crate::exec::session::{self, RunConfig, Transport};
@@ -15,6 +16,7 @@ use pos_sched::protocol::inproc::{End, Spec, Start, Verdict};
 use pos_sched::protocol::Msg;
 use pos_sched::Strategy;
 use std::io::Write;
+use std::os::fd::RawFd;
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
@@ -65,9 +67,15 @@ pub struct Watched {
     pub exit_seen: bool,
 }
 
-/// Watch the run: send the start frame on the main thread's connection, then wait for the
-/// end message and the exit status.
-pub fn watch(cfg: &RunConfig, rx: &Receiver<Ev>, spec: &Spec, pid: u32) -> Watched {
+/// Watch the run: send the start frame on the main thread's connection (with the run's
+/// journal, if there is one), then wait for the end message and the exit status.
+pub fn watch(
+    cfg: &RunConfig,
+    rx: &Receiver<Ev>,
+    spec: &Spec,
+    pid: u32,
+    journal: Option<RawFd>,
+) -> Watched {
     let frame = start_frame(Some(spec));
     let guard = cfg.step_timeout + GUARD_EXTRA;
     let mut w = Watch {
@@ -102,7 +110,10 @@ pub fn watch(cfg: &RunConfig, rx: &Receiver<Ev>, spec: &Spec, pid: u32) -> Watch
                 w.read_maps();
                 // A failed write means the program died before the run started: its exit
                 // status tells how.
-                let _ = (&s).write_all(&frame);
+                let _ = match journal {
+                    Some(fd) => forkserver::send_with_fds(&s, &frame, &[fd]),
+                    None => (&s).write_all(&frame),
+                };
                 w.main = Some(s);
             }
             // Only the main thread connects here: the others, and forked processes, talk to

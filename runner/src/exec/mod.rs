@@ -6,6 +6,7 @@ pub mod cleanup;
 pub mod elf;
 pub mod forkserver;
 pub mod inproc;
+pub mod journal;
 pub mod libpos;
 pub mod process;
 pub mod ptrace;

@@ -8,10 +8,10 @@
 use crate::exec::cleanup;
 use crate::exec::elf::{self, Mapping};
 use crate::exec::forkserver;
-use crate::exec::inproc;
 use crate::exec::process::{self, Exit};
 use crate::exec::pump::{self, Ev, ExitWatch, Pump, Sources};
 use crate::exec::silence::{set_aside, Silence};
+use crate::exec::{inproc, journal};
 use crate::suite::outcome::Outcome;
 use anyhow::{Context, Result};
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, TryRecvError};
@@ -337,14 +337,27 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     .context("cannot start the run's I/O thread")?;
 
     if let Some(spec) = spec {
-        let w = inproc::watch(cfg, &rx, &spec, program.pid());
+        let mut journal = journal::take();
+        let w = inproc::watch(
+            cfg,
+            &rx,
+            &spec,
+            program.pid(),
+            journal.as_ref().map(|j| j.fd()),
+        );
         program.kill();
         let (stdout, stderr) = wind_up(&mut program, pump, server, &rx, w.exit_seen);
-        let outcome = crate::suite::outcome::refine(harness_failure(w.outcome, &stderr), &stderr);
+        let mut outcome =
+            crate::suite::outcome::refine(harness_failure(w.outcome, &stderr), &stderr);
         drop(dir);
-        let mut end = w.end.unwrap_or_else(inproc_end_missing);
+        // The program is gone: what its journal holds is the whole of what it decided.
+        let (end, journalled) = inproc_end(w.end, &spec, journal.as_mut(), &mut outcome);
+        if let Some(j) = journal {
+            journal::give_back(j);
+        }
+        let mut end = end;
         let (mut outcome, mut trace) = (outcome, Vec::new());
-        match end.log.take() {
+        match end.log.take().or(journalled) {
             // The runner's strategy goes through the run as if it had decided it (an
             // exploration's guide records every step).
             Some(log) => {
@@ -471,16 +484,47 @@ pub fn program_maps(cfg: &RunConfig, pid: u32) -> Vec<Mapping> {
     m
 }
 
-/// What a run decided in the program that sent no end report (it died first) leaves.
-fn inproc_end_missing() -> pos_sched::protocol::inproc::End {
-    pos_sched::protocol::inproc::End {
+/// The end report of a run decided in the program, and the coordinator's log from its
+/// `journal` when the runner wants the trace ([`Spec::record_log`]) and the report does not
+/// carry it. A program that died without a report (`SIGKILL`, a raw `exit_group`, the hang
+/// guard) leaves the schedule and the steps its journal holds, rebuilt by replaying it, and
+/// its crash `outcome` is blamed on the thread that had the turn.
+fn inproc_end(
+    end: Option<pos_sched::protocol::inproc::End>,
+    spec: &pos_sched::protocol::inproc::Spec,
+    journal: Option<&mut journal::Journal>,
+    outcome: &mut Outcome,
+) -> (
+    pos_sched::protocol::inproc::End,
+    Option<Vec<pos_sched::protocol::inproc::LogRec>>,
+) {
+    let wanted = match &end {
+        Some(e) => spec.record_log && e.log.is_none(),
+        None => true,
+    };
+    let records = journal.filter(|_| wanted).and_then(|j| j.records());
+    if let Some(e) = end {
+        return (e, records.filter(|_| spec.record_log));
+    }
+    let r = records.as_deref().map(|log| {
+        pos_sched::protocol::journal::rebuild(log, spec.seed, spec.max_steps, spec.timeouts_any)
+    });
+    // A death by signal is blamed on the thread that had the turn, as over the socket.
+    if let (Some(r), Outcome::Crash { thread, .. }) = (&r, outcome) {
+        if let Some(s) = r.suspect.as_ref().filter(|_| thread == "?") {
+            thread.clone_from(s);
+        }
+    }
+    let (schedule, steps) = r.map_or((Vec::new(), 0), |r| (r.schedule, r.steps));
+    let end = pos_sched::protocol::inproc::End {
         verdict: pos_sched::protocol::inproc::Verdict::Finished,
-        steps: 0,
-        schedule: Vec::new(),
+        steps,
+        schedule,
         outside: 0,
         latencies_ns: Vec::new(),
         log: None,
-    }
+    };
+    (end, records.filter(|_| spec.record_log))
 }
 
 /// libpos's own fatal errors (exit status 70 after a `poscheck: libpos: ...` line, e.g. no
