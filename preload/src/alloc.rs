@@ -26,6 +26,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 const BASE: usize = 0x2000_0000_0000;
 /// Size of the reservation.
 const SIZE: usize = 1 << 34;
+/// The first address past the region (the run's journal is mapped there, see `journal`).
+pub const END: usize = BASE + SIZE;
 /// Largest alignment served from the region (larger ones go to glibc).
 const MAX_ALIGN: usize = 4096;
 

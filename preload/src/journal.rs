@@ -13,10 +13,11 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 static PAGE: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
 static LEN: AtomicUsize = AtomicUsize::new(0);
 
-/// Where the journal is mapped if that range is free: far below the program's own mappings,
-/// which the kernel places top-down from near the stack, so that they land where they
-/// would without the journal (object addresses appear in schedules).
-const HINT: usize = 0x2000_0000_0000;
+/// Where the journal is mapped if that range is free: right past libpos's private heap
+/// (which must get its own fixed range, or the run falls back to sockets), far below the
+/// program's own mappings, which the kernel places top-down from near the stack, so that
+/// they land where they would without the journal (object addresses appear in schedules).
+const HINT: usize = crate::alloc::END;
 
 /// Read the start frame's 16-byte header from `fd`, taking the journal's descriptor that
 /// may come with it. False if the connection ended first.

@@ -370,3 +370,22 @@ fn a_run_that_dies_without_its_end_message_keeps_its_schedule_from_the_journal()
         assert!(!bugs(&b).is_empty(), "{how}: {b}");
     }
 }
+
+#[test]
+fn bench_measures_a_baton_hand_over_so_runs_in_the_program_do_use_the_baton() {
+    // libpos falls back to sockets inside the program when its private heap cannot have
+    // its fixed range (the journal once took it): the runs stay right but lose the baton.
+    // `bench` fails when its run measured no hand-over, which only the baton records.
+    common::require_libpos();
+    let o = Command::new(POSCHECK)
+        .args(["bench", "--runs", "10", "--steps", "200"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .contains("hand-over latency (median, two threads, baton)"),
+        "{}",
+        text(&o)
+    );
+}
