@@ -9,8 +9,8 @@ use pos_sched::protocol::journal;
 use std::cell::RefCell;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-/// Records past which the pages a run wrote are given back after it (a long run's journal
-/// would otherwise keep its memory until the worker ends).
+/// Records past which the pages a run wrote are given back before the next run (a long run's
+/// journal would otherwise keep its memory until the worker ends).
 const TRIM_RECORDS: usize = 1 << 16;
 
 /// A journal memfd, mapped read-write.
@@ -68,33 +68,39 @@ impl Journal {
         self.fd.as_raw_fd()
     }
 
-    /// Empty it for the next run.
+    /// Empty it for the next run, giving back the memory of a long previous run.
     pub fn reset(&mut self) {
-        journal::reset(self.page_mut());
-    }
-
-    /// What the run wrote, read once its process is gone. `None` when the journal was
-    /// garbled or overflowed (then it does not hold the whole run).
-    pub fn records(&mut self) -> Option<Vec<LogRec>> {
         let page = self.page();
-        let recs = journal::records(page)
-            .ok()
-            .filter(|_| !journal::overflowed(page));
-        let written = recs.as_ref().map_or(usize::MAX, Vec::len);
+        // A garbled header (the program scribbled on it): give back everything.
+        let written = if journal::is_journal(page) {
+            journal::written(page)
+        } else {
+            usize::MAX
+        };
         if written > TRIM_RECORDS {
-            let bytes = journal::HEADER_LEN + written.saturating_mul(journal::RECORD_LEN);
+            let bytes = journal::HEADER_LEN
+                .saturating_add(written.saturating_mul(journal::RECORD_LEN))
+                .min(self.len);
             // SAFETY: punching a hole in our own memfd: the pages read as zeros again.
             unsafe {
                 libc::fallocate(
                     self.fd.as_raw_fd(),
                     libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
                     0,
-                    bytes.min(self.len) as libc::off_t,
+                    bytes as libc::off_t,
                 )
             };
-            self.reset();
         }
-        recs
+        journal::reset(self.page_mut());
+    }
+
+    /// What the run wrote, read once its process is gone. `None` when the journal was
+    /// garbled or overflowed (then it does not hold the whole run).
+    pub fn records(&self) -> Option<Vec<LogRec>> {
+        let page = self.page();
+        journal::records(page)
+            .ok()
+            .filter(|_| !journal::overflowed(page))
     }
 }
 

@@ -337,7 +337,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     .context("cannot start the run's I/O thread")?;
 
     if let Some(spec) = spec {
-        let mut journal = journal::take();
+        let journal = journal::take();
         let w = inproc::watch(
             cfg,
             &rx,
@@ -351,7 +351,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
             crate::suite::outcome::refine(harness_failure(w.outcome, &stderr), &stderr);
         drop(dir);
         // The program is gone: what its journal holds is the whole of what it decided.
-        let (end, journalled) = inproc_end(w.end, &spec, journal.as_mut(), &mut outcome);
+        let (end, journalled) = inproc_end(w.end, &spec, journal.as_ref(), &mut outcome);
         if let Some(j) = journal {
             journal::give_back(j);
         }
@@ -492,7 +492,7 @@ pub fn program_maps(cfg: &RunConfig, pid: u32) -> Vec<Mapping> {
 fn inproc_end(
     end: Option<pos_sched::protocol::inproc::End>,
     spec: &pos_sched::protocol::inproc::Spec,
-    journal: Option<&mut journal::Journal>,
+    journal: Option<&journal::Journal>,
     outcome: &mut Outcome,
 ) -> (
     pos_sched::protocol::inproc::End,

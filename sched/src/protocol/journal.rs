@@ -74,6 +74,14 @@ pub fn append(page: &mut [u8], rec: &LogRec) -> bool {
     true
 }
 
+/// How many records were written (as the header says; at most the capacity).
+pub fn written(page: &[u8]) -> usize {
+    if page.len() < HEADER_LEN {
+        return 0;
+    }
+    (word(page, 2) as usize).min(word(page, 1) as usize)
+}
+
 /// Whether records were lost because the page was full.
 pub fn overflowed(page: &[u8]) -> bool {
     word(page, 3) != 0
@@ -84,8 +92,7 @@ pub fn records(page: &[u8]) -> Result<Vec<LogRec>, ProtocolError> {
     if !is_journal(page) {
         return Err(ProtocolError("the run's journal is garbled".into()));
     }
-    let n = (word(page, 2) as usize).min(word(page, 1) as usize);
-    (0..n)
+    (0..written(page))
         .map(|i| {
             let at = HEADER_LEN + i * RECORD_LEN;
             decode(page[at..at + RECORD_LEN].try_into().expect("a record"))
@@ -308,6 +315,7 @@ mod tests {
             [true, true, true, false, false, false, false, false, false]
         );
         assert!(overflowed(&page));
+        assert_eq!(written(&page), 3);
         assert_eq!(records(&page).unwrap(), recs[..3]);
         reset(&mut page);
         assert!(!overflowed(&page));
