@@ -177,7 +177,7 @@ fn kind_of(c: u64) -> Result<MutexKind, ProtocolError> {
 }
 
 /// Op ↔ (code, a, b, c).
-pub(crate) fn op_fields(op: &Op) -> (u32, u64, u64, u64) {
+fn op_fields(op: &Op) -> (u32, u64, u64, u64) {
     use Op::*;
     match *op {
         Start => (1, 0, 0, 0),
@@ -287,7 +287,7 @@ fn pack(lo: u32, hi: u32) -> u64 {
     lo as u64 | (hi as u64) << 32
 }
 
-pub(crate) fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
+fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
     use Op::*;
     let tid = |x: u64| -> Result<Tid, ProtocolError> {
         Tid::try_from(x).map_err(|_| ProtocolError(format!("bad thread id {x}")))

@@ -6,12 +6,13 @@
 //! ([`rebuild`]), and an exploration takes its trace from it instead of a JSON log.
 //!
 //! Layout: a [`HEADER_LEN`]-byte header (magic, record capacity, records written, overflow
-//! flag; u64 little-endian each), then fixed [`RECORD_LEN`]-byte records. A record is
-//! written before the count that covers it, so a process killed in the middle of a write
-//! leaves every counted record whole.
+//! flag; u64 little-endian each), then fixed [`RECORD_LEN`]-byte records: a kind, a thread,
+//! a frame of the wire protocol ([`Msg`]: the post, initialisation or observed access, as a
+//! connection would carry it) and a pc. A record is written before the count that covers
+//! it, so a process killed in the middle of a write leaves every counted record whole.
 
 use super::inproc::LogRec;
-use super::{op_fields, op_from, ProtocolError};
+use super::{Msg, ProtocolError, MSG_LEN};
 use crate::coordinator::Coordinator;
 use crate::event::Event;
 use crate::schedule::Step;
@@ -27,13 +28,12 @@ pub const RECORD_LEN: usize = 48;
 /// only the pages a run writes take memory.
 pub const SIZE: usize = 64 << 20;
 
-const K_POST: u32 = 1;
-const K_SEM_INIT: u32 = 2;
-const K_BARRIER_INIT: u32 = 3;
+/// A record that holds a wire frame ([`Msg`]): a post, a semaphore or barrier
+/// initialisation, an observed access.
+const K_FRAME: u32 = 1;
 const K_OUTSIDE: u32 = 4;
 const K_FINISHED: u32 = 5;
 const K_DECIDE: u32 = 6;
-const K_OBSERVED: u32 = 7;
 /// [`LogRec::Decide`] without a grant.
 const NO_TID: u32 = u32::MAX;
 
@@ -101,73 +101,72 @@ pub fn records(page: &[u8]) -> Result<Vec<LogRec>, ProtocolError> {
         .collect()
 }
 
-fn record(kind: u32, t: u32, code: u32, a: u64, b: u64, c: u64, pc: u64) -> [u8; RECORD_LEN] {
+/// A record: its kind, its thread, a wire frame (zeros for none) and a pc.
+fn record(kind: u32, t: u32, frame: [u8; MSG_LEN], pc: u64) -> [u8; RECORD_LEN] {
     let mut r = [0u8; RECORD_LEN];
     r[0..4].copy_from_slice(&kind.to_le_bytes());
     r[4..8].copy_from_slice(&t.to_le_bytes());
-    r[8..12].copy_from_slice(&code.to_le_bytes());
-    r[16..24].copy_from_slice(&a.to_le_bytes());
-    r[24..32].copy_from_slice(&b.to_le_bytes());
-    r[32..40].copy_from_slice(&c.to_le_bytes());
-    r[40..48].copy_from_slice(&pc.to_le_bytes());
+    r[8..8 + MSG_LEN].copy_from_slice(&frame);
+    r[8 + MSG_LEN..].copy_from_slice(&pc.to_le_bytes());
     r
 }
 
-/// One record's bytes (allocation-free: libpos writes them on the hot path).
+/// One record's bytes (allocation-free: libpos writes them on the hot path). The
+/// coordinator's inputs that the wire protocol carries are its frames ([`Msg::encode`]).
 pub fn encode(rec: &LogRec) -> [u8; RECORD_LEN] {
+    let none = [0u8; MSG_LEN];
     match *rec {
-        LogRec::Post { t, op, pc } => {
-            let (code, a, b, c) = op_fields(&op);
-            record(K_POST, t, code, a, b, c, pc)
+        LogRec::Post { t, op, pc } => record(K_FRAME, t, Msg::Post(op).encode().0, pc),
+        LogRec::SemInit { s, value } => record(K_FRAME, 0, Msg::SemInit { s, value }.encode().0, 0),
+        LogRec::BarrierInit { b, count } => {
+            record(K_FRAME, 0, Msg::BarrierInit { b, count }.encode().0, 0)
         }
-        LogRec::SemInit { s, value } => record(K_SEM_INIT, 0, 0, s, value.into(), 0, 0),
-        LogRec::BarrierInit { b, count } => record(K_BARRIER_INIT, 0, 0, b, count.into(), 0, 0),
-        LogRec::Outside { t } => record(K_OUTSIDE, t, 0, 0, 0, 0, 0),
-        LogRec::Finished { t } => record(K_FINISHED, t, 0, 0, 0, 0, 0),
-        LogRec::Decide { grant } => record(K_DECIDE, grant.unwrap_or(NO_TID), 0, 0, 0, 0, 0),
         LogRec::Observed {
             t,
             write,
             addr,
             size,
             pc,
-        } => record(K_OBSERVED, t, write.into(), addr, size.into(), 0, pc),
+        } => record(K_FRAME, t, Msg::encode_observed(write, addr, size, pc), pc),
+        LogRec::Outside { t } => record(K_OUTSIDE, t, none, 0),
+        LogRec::Finished { t } => record(K_FINISHED, t, none, 0),
+        LogRec::Decide { grant } => record(K_DECIDE, grant.unwrap_or(NO_TID), none, 0),
     }
 }
 
 /// A record from its bytes.
 pub fn decode(r: &[u8; RECORD_LEN]) -> Result<LogRec, ProtocolError> {
-    let u32_at = |i: usize| u32::from_le_bytes(r[i..i + 4].try_into().expect("4 bytes"));
-    let u64_at = |i: usize| u64::from_le_bytes(r[i..i + 8].try_into().expect("8 bytes"));
-    let (kind, t, code) = (u32_at(0), u32_at(4), u32_at(8));
-    let (a, b, c, pc) = (u64_at(16), u64_at(24), u64_at(32), u64_at(40));
-    let narrow =
-        |x: u64, what: &str| u32::try_from(x).map_err(|_| ProtocolError(format!("bad {what} {x}")));
+    let kind = u32::from_le_bytes(r[0..4].try_into().expect("4 bytes"));
+    let t = u32::from_le_bytes(r[4..8].try_into().expect("4 bytes"));
+    let frame: &[u8; MSG_LEN] = r[8..8 + MSG_LEN].try_into().expect("a frame");
+    let pc = u64::from_le_bytes(r[8 + MSG_LEN..].try_into().expect("8 bytes"));
     Ok(match kind {
-        K_POST => LogRec::Post {
-            t,
-            op: op_from(code, a, b, c)?,
-            pc,
-        },
-        K_SEM_INIT => LogRec::SemInit {
-            s: a,
-            value: narrow(b, "semaphore value")?,
-        },
-        K_BARRIER_INIT => LogRec::BarrierInit {
-            b: a,
-            count: narrow(b, "barrier count")?,
+        K_FRAME => match Msg::decode(frame)? {
+            Ok(Msg::Post(op)) => LogRec::Post { t, op, pc },
+            Ok(Msg::SemInit { s, value }) => LogRec::SemInit { s, value },
+            Ok(Msg::BarrierInit { b, count }) => LogRec::BarrierInit { b, count },
+            Ok(Msg::Observed {
+                write,
+                addr,
+                size,
+                pc,
+            }) => LogRec::Observed {
+                t,
+                write,
+                addr,
+                size,
+                pc,
+            },
+            _ => {
+                return Err(ProtocolError(
+                    "a journal record holds another message".into(),
+                ))
+            }
         },
         K_OUTSIDE => LogRec::Outside { t },
         K_FINISHED => LogRec::Finished { t },
         K_DECIDE => LogRec::Decide {
             grant: (t != NO_TID).then_some(t),
-        },
-        K_OBSERVED => LogRec::Observed {
-            t,
-            write: code != 0,
-            addr: a,
-            size: narrow(b, "access size")?,
-            pc,
         },
         _ => return Err(ProtocolError(format!("unknown journal record kind {kind}"))),
     })
