@@ -19,7 +19,7 @@ pub const ENV_SOCKET: &str = "POSCHECK_SOCKET";
 /// Bump it, and the function of that name in `preload/src/lib.rs`, whenever the protocol
 /// changes.
 pub const LIBPOS_MARKER: &str =
-    "pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_8";
+    "pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_9";
 
 pub const MSG_LEN: usize = 32;
 pub const REPLY_LEN: usize = 16;
