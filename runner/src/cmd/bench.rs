@@ -73,6 +73,28 @@ int main(void) {
 }
 "#;
 
+/// The two-thread program (`two_threads.c`, beside it) run `argv[1]` times, each in a forked
+/// child of this one process, without exec: the least a fork per run costs (a fork server's
+/// runs cannot be cheaper than this, whatever poscheck does around them).
+const FORK_FLOOR: &str = r#"
+#define main program_main
+#include "two_threads.c"
+#undef main
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    long n = argc > 1 ? atol(argv[1]) : 1;
+    for (long i = 0; i < n; i++) {
+        pid_t p = fork();
+        if (p == 0) _exit(program_main());
+        int st;
+        if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 1;
+    }
+    return 0;
+}
+"#;
+
 /// Build `src` as `dir/name` (statically linked with `static_link`).
 fn compile(dir: &Path, name: &str, src: &str, static_link: bool) -> Result<PathBuf> {
     let c = dir.join(format!("{name}.c"));
@@ -154,6 +176,7 @@ pub fn run(a: &BenchArgs) -> Result<i32> {
     }
 
     let pp = compile(dir.path(), "ping_pong", PING_PONG, false)?;
+    let floor_bin = compile(dir.path(), "fork_floor", FORK_FLOOR, false)?;
     let mut rw =
         pos_sched::strategy::by_name("rw", &Default::default()).map_err(anyhow::Error::msg)?;
     let latency = |prog: &Path, transport: Transport, rw: &mut dyn Strategy| -> Result<u64> {
@@ -182,6 +205,7 @@ pub fn run(a: &BenchArgs) -> Result<i32> {
     ];
     let mut times = [0.0f64; 3];
     let mut native = 0.0f64;
+    let mut floor = 0.0f64;
     for b in 0..BLOCKS {
         let (from, to) = (a.runs * b / BLOCKS, a.runs * (b + 1) / BLOCKS);
         for (&(transport, fork_server), time) in configs.iter().zip(&mut times) {
@@ -199,9 +223,11 @@ pub fn run(a: &BenchArgs) -> Result<i32> {
             crate::exec::forkserver::shut_down();
         }
         native += native_time(&two, to - from)?.as_secs_f64();
+        floor += floor_time(&floor_bin, to - from)?.as_secs_f64();
     }
     let rate = |t: f64| a.runs as f64 / t;
     let native = rate(native);
+    let floor = rate(floor);
     let [baton, socket, spawned] = times.map(rate);
     let raw_ratio = |ns: u64| ns as f64 / raw.max(1) as f64;
     sayln!("hand-over latency (median, two threads, baton): {handover} ns; raw Unix-socket ping-pong: {raw} ns; ratio {:.2}x (target <= 0.5x)", raw_ratio(handover));
@@ -215,7 +241,27 @@ pub fn run(a: &BenchArgs) -> Result<i32> {
         socket / native,
         spawned / native
     );
+    sayln!(
+        "  (floor: fork + run + exit of the same program in forked children of one process, no exec: {floor:.0} runs/s, ratio {:.2}x; no fork per run is faster)",
+        floor / native
+    );
     Ok(0)
+}
+
+/// How long `runs` runs of the two-thread program in forked children of `floor` take (see
+/// [`FORK_FLOOR`]; the one spawn of `floor` itself is included, a fraction of one run each).
+fn floor_time(floor: &Path, runs: u64) -> Result<std::time::Duration> {
+    let t = Instant::now();
+    let st = Command::new(floor)
+        .arg(runs.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .context("cannot run the fork-floor program")?;
+    if !st.success() {
+        bail!("the fork-floor program failed: {st}");
+    }
+    Ok(t.elapsed())
 }
 
 /// How long `runs` plain fork+exec runs of `two` take.
