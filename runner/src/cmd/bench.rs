@@ -10,9 +10,11 @@
 //! 2. Throughput: controlled runs per second of a two-thread program (one job, runs forked
 //!    from a fork server as `run` does by default) against plain fork+exec of the same
 //!    binary. Target ≥ 1.5× (issue 15). The ratios with `--transport socket` and with one
-//!    spawn per run (`--no-fork-server`) follow. The three controlled rates and the plain
-//!    one are measured in alternating blocks, so that a change of the machine's load weighs
-//!    on all of them alike.
+//!    spawn per run (`--no-fork-server`) follow, and the floor of any fork per run: the same
+//!    program run in forked children of one process without exec or poscheck
+//!    ([`FORK_FLOOR`]). The controlled rates, the plain one and the floor are measured in
+//!    alternating blocks, so that a change of the machine's load weighs on all of them
+//!    alike.
 
 use crate::cli::BenchArgs;
 use crate::exec::libpos;
