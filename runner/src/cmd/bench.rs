@@ -250,19 +250,28 @@ pub fn run(a: &BenchArgs) -> Result<i32> {
     Ok(0)
 }
 
+/// Run `cmd` with its input and output discarded; an error unless it succeeds (`what` names
+/// it).
+fn run_quiet(cmd: &mut Command, what: &str) -> Result<()> {
+    let st = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .with_context(|| format!("cannot run {what}"))?;
+    if !st.success() {
+        bail!("{what} failed: {st}");
+    }
+    Ok(())
+}
+
 /// How long `runs` runs of the two-thread program in forked children of `floor` take (see
 /// [`FORK_FLOOR`]; the one spawn of `floor` itself is included, a fraction of one run each).
 fn floor_time(floor: &Path, runs: u64) -> Result<std::time::Duration> {
     let t = Instant::now();
-    let st = Command::new(floor)
-        .arg(runs.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .status()
-        .context("cannot run the fork-floor program")?;
-    if !st.success() {
-        bail!("the fork-floor program failed: {st}");
-    }
+    run_quiet(
+        Command::new(floor).arg(runs.to_string()),
+        "the fork-floor program",
+    )?;
     Ok(t.elapsed())
 }
 
@@ -270,14 +279,7 @@ fn floor_time(floor: &Path, runs: u64) -> Result<std::time::Duration> {
 fn native_time(two: &Path, runs: u64) -> Result<std::time::Duration> {
     let t = Instant::now();
     for _ in 0..runs {
-        let st = Command::new(two)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .status()
-            .context("cannot run the benchmark program")?;
-        if !st.success() {
-            bail!("benchmark program failed natively: {st}");
-        }
+        run_quiet(&mut Command::new(two), "the benchmark program, natively")?;
     }
     Ok(t.elapsed())
 }

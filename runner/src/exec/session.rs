@@ -351,11 +351,10 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
             crate::suite::outcome::refine(harness_failure(w.outcome, &stderr), &stderr);
         drop(dir);
         // The program is gone: what its journal holds is the whole of what it decided.
-        let (end, journalled) = inproc_end(w.end, &spec, journal.as_ref(), &mut outcome);
+        let (mut end, journalled) = inproc_end(w.end, &spec, journal.as_ref(), &mut outcome);
         if let Some(j) = journal {
             journal::give_back(j);
         }
-        let mut end = end;
         let (mut outcome, mut trace) = (outcome, Vec::new());
         match end.log.take().or(journalled) {
             // The runner's strategy goes through the run as if it had decided it (an
