@@ -89,7 +89,6 @@ pub fn install() -> std::io::Result<()> {
     Ok(())
 }
 
-/// Kill every registered group, then remove every registered dir.
 /// Kill every group and remove every dir registered, then exit with `code` — holding the
 /// registry's lock to the end, so that no worker creates a dir after the sweep
 /// ([`dir_with`] creates and registers under that lock).
