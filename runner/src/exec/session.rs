@@ -1123,16 +1123,17 @@ impl<'c> Loop<'c> {
                 // Only the thread that sent it runs until its next post: the access executed
                 // here in the trace (after every event granted so far).
                 if let (true, true, Some(t)) = (self.cfg.record_trace, self.cfg.observe, tid) {
-                    let op = if write {
-                        Op::Write { addr, size }
-                    } else {
-                        Op::Read { addr, size }
-                    };
-                    let p = coord.state().process_of(t);
                     // A repeated access adds nothing to the race detector (same thread, same
                     // happens-before): kept once between two grants, as libpos's log does.
                     if self.observed.insert((write, addr, size, pc)) {
-                        self.trace.push((Event::new(t, op.in_process(p)), pc));
+                        let ev = pos_sched::protocol::inproc::observed_event(
+                            coord.state(),
+                            t,
+                            write,
+                            addr,
+                            size,
+                        );
+                        self.trace.push((ev, pc));
                     }
                 }
             }

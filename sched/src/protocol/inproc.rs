@@ -13,7 +13,7 @@ use crate::coordinator::{Coordinator, Decision};
 use crate::event::{Event, Op, Tid};
 use crate::explore::guide::GuideSpec;
 use crate::schedule::Step;
-use crate::state::Deadlock;
+use crate::state::{Deadlock, State};
 use crate::strategy::{self, Options, Strategy};
 use serde::{Deserialize, Serialize};
 
@@ -209,6 +209,17 @@ pub enum LogRec {
     },
 }
 
+/// The trace event of an access that thread `t` made between two points (`auto` points'
+/// observed accesses, [`crate::protocol::Msg::Observed`]), in its process's address space.
+pub fn observed_event(state: &State, t: Tid, write: bool, addr: u64, size: u32) -> Event {
+    let op = if write {
+        Op::Write { addr, size }
+    } else {
+        Op::Read { addr, size }
+    };
+    Event::new(t, op.in_process(state.process_of(t)))
+}
+
 /// The runner's side of [`Spec::record_log`]: feed `log` to `coord` (the runner's strategy,
 /// the same seed) and check that every decision is the program's. Returns the executed
 /// events with the pc each one's post carried, and the observed accesses where they ran.
@@ -244,15 +255,7 @@ pub fn replay_log(
                 addr,
                 size,
                 pc,
-            } => {
-                let op = if write {
-                    Op::Write { addr, size }
-                } else {
-                    Op::Read { addr, size }
-                };
-                let p = coord.state().process_of(t);
-                trace.push((Event::new(t, op.in_process(p)), pc));
-            }
+            } => trace.push((observed_event(coord.state(), t, write, addr, size), pc)),
             LogRec::Decide { grant } => {
                 let here = match coord.decide() {
                     Decision::Grant { tid, op, .. } => {
