@@ -600,7 +600,10 @@ pub fn local_post(tid: Tid, op: Op, pc: u64) -> Reply {
 pub fn local_observed(tid: Tid, frames: &[u8]) {
     let mut g = lock();
     let _p = crate::alloc::Private::enter();
-    let Some(run) = g.as_mut() else { return };
+    // Without a trace to log (sampling, standalone) there is nothing to decode.
+    let Some(run) = g.as_mut().filter(|r| r.log.traced()) else {
+        return;
+    };
     for f in frames.chunks_exact(MSG_LEN) {
         let Ok(head) = <&[u8; MSG_LEN]>::try_from(f) else {
             continue;
