@@ -9,9 +9,9 @@ use crate::exec::elf::{self, Mapping};
 use crate::exec::forkserver;
 use crate::exec::process::Exit;
 use crate::exec::pump::Ev;
-use crate::exec::session::{self, RunConfig, Transport};
+use crate::exec::session::{self, Io, RunConfig, Transport};
 use crate::suite::outcome::Outcome;
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crossbeam_channel::RecvTimeoutError;
 use pos_sched::protocol::inproc::{End, Spec, Start, Verdict};
 use pos_sched::protocol::Msg;
 use pos_sched::Strategy;
@@ -71,7 +71,7 @@ pub struct Watched {
 /// journal, if there is one), then wait for the end message and the exit status.
 pub fn watch(
     cfg: &RunConfig,
-    rx: &Receiver<Ev>,
+    io: &mut Io,
     spec: &Spec,
     pid: u32,
     journal: Option<RawFd>,
@@ -103,7 +103,7 @@ pub fn watch(
             Some(at) => END_GRACE.saturating_sub(at.elapsed()),
             None => guard.saturating_sub(w.progress.elapsed()),
         };
-        match rx.recv_timeout(timeout) {
+        match io.recv_timeout(timeout) {
             Ok(Ev::Conn(0, s)) => {
                 // The mappings first: once started the program may crash and be gone before
                 // its hello is read.

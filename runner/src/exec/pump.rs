@@ -1,6 +1,9 @@
-//! The I/O thread of one run: a single thread that polls the listening socket, every
-//! program-thread connection, the program's stdout/stderr pipes and a pidfd (or the fork
-//! server's notices), and turns what it sees into [`Ev`]s on the decision loop's channel.
+//! The I/O of one run: one poll over the listening socket, every program-thread connection,
+//! the program's stdout/stderr pipes and a pidfd (or the fork server's notices), turned into
+//! [`Ev`]s. A run over the socket reads them from a channel fed by one I/O thread ([`Pump`]);
+//! a run decided in the program, which only hears its start, its end and its exit, polls
+//! them on the watching thread itself ([`Inline`]): starting that thread and the hop of each
+//! event between two threads were about a tenth of such a run (issue 15).
 //!
 //! One thread instead of an acceptor, a reader per connection, an exit waiter and two output
 //! readers: for a short program, creating and waking those threads was a large share of a
@@ -9,7 +12,7 @@
 
 use crate::exec::forkserver;
 use crate::exec::process::Exit;
-use crossbeam_channel::Sender;
+use crossbeam_channel::{RecvTimeoutError, Sender};
 use pos_sched::protocol::fork::Notice;
 use pos_sched::protocol::{frame_pc, Msg, MSG_LEN};
 use std::io::Read;
@@ -70,7 +73,7 @@ impl Pump {
     /// most `grace` (a process that left the group may hold them open).
     pub fn start(src: Sources, tx: Sender<Ev>, grace: Duration) -> std::io::Result<Pump> {
         let (stop, stop_rx) = UnixStream::pair()?;
-        src.listener.set_nonblocking(true)?;
+        let src = Poller::new(src)?;
         let handle = std::thread::Builder::new()
             .name("poscheck-io".into())
             .spawn(move || run(src, tx, stop_rx, grace))?;
@@ -164,84 +167,113 @@ fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) {
     unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
 }
 
-/// Watch a new connection under the next id and hand its write half to the decision loop;
-/// false if the decision loop is gone.
-fn add_conn(
-    conns: &mut Vec<Conn>,
-    next_id: &mut usize,
-    stream: UnixStream,
-    tx: &Sender<Ev>,
-) -> bool {
-    let Ok(write_half) = stream.try_clone() else {
-        return true;
-    };
-    let id = *next_id;
-    *next_id += 1;
-    if tx.send(Ev::Conn(id, write_half)).is_err() {
-        return false;
-    }
-    conns.push(Conn {
-        id,
-        stream,
-        buf: Vec::with_capacity(MSG_LEN),
-    });
-    true
+/// Where the events go: the decision loop's channel (the I/O thread) or the caller's queue
+/// (inline). False when the receiver is gone.
+type Sink<'a> = &'a mut dyn FnMut(Ev) -> bool;
+
+/// Everything one run's I/O watches, and what it has read so far. The I/O thread polls it
+/// in a loop ([`Pump`]); a run decided in the program, which hears only its start, its end
+/// and its exit, polls it on the watching thread itself ([`Inline`]).
+pub struct Poller {
+    listener: UnixListener,
+    main_conn: Option<UnixStream>,
+    want_pc: bool,
+    out: Tail,
+    err: Tail,
+    exit: ExitWatch,
+    conns: Vec<Conn>,
+    next_id: usize,
+    fds: Vec<libc::pollfd>,
 }
 
-fn run(mut src: Sources, tx: Sender<Ev>, stop: UnixStream, grace: Duration) -> (Vec<u8>, Vec<u8>) {
-    let mut out = Tail::new(src.stdout);
-    let mut err = Tail::new(src.stderr);
-    let mut exit = src.exit;
-    let mut conns: Vec<Conn> = Vec::new();
-    let mut next_id = 0usize;
-    let mut fds: Vec<libc::pollfd> = Vec::new();
-    // Watch everything until told to stop (or the decision loop went away).
-    'watch: loop {
-        if let Some(stream) = src.main_conn.take() {
-            if !add_conn(&mut conns, &mut next_id, stream, &tx) {
-                break;
-            }
+impl Poller {
+    pub fn new(src: Sources) -> std::io::Result<Poller> {
+        src.listener.set_nonblocking(true)?;
+        Ok(Poller {
+            listener: src.listener,
+            main_conn: src.main_conn,
+            want_pc: src.want_pc,
+            out: Tail::new(src.stdout),
+            err: Tail::new(src.stderr),
+            exit: src.exit,
+            conns: Vec::new(),
+            next_id: 0,
+            fds: Vec::new(),
+        })
+    }
+
+    /// Watch a new connection under the next id and hand its write half on; false if the
+    /// receiver is gone.
+    fn add_conn(&mut self, stream: UnixStream, sink: Sink<'_>) -> bool {
+        let Ok(write_half) = stream.try_clone() else {
+            return true;
+        };
+        let id = self.next_id;
+        self.next_id += 1;
+        if !sink(Ev::Conn(id, write_half)) {
+            return false;
         }
+        self.conns.push(Conn {
+            id,
+            stream,
+            buf: Vec::with_capacity(MSG_LEN),
+        });
+        true
+    }
+
+    /// Wait up to `timeout_ms` (-1: no limit) for any source, or for `stop` to become
+    /// readable, and hand what the sources say to `sink`. False when `stop` is readable or
+    /// the receiver is gone.
+    fn step(&mut self, mut timeout_ms: i32, stop: Option<RawFd>, sink: Sink<'_>) -> bool {
+        if let Some(stream) = self.main_conn.take() {
+            if !self.add_conn(stream, sink) {
+                return false;
+            }
+            // Something to hear already: only look at what is ready besides.
+            timeout_ms = 0;
+        }
+        let fds = &mut self.fds;
         fds.clear();
-        fds.push(pfd(stop.as_raw_fd()));
-        fds.push(pfd(src.listener.as_raw_fd()));
-        fds.push(pfd(match &exit {
+        fds.push(pfd(stop.unwrap_or(-1)));
+        fds.push(pfd(self.listener.as_raw_fd()));
+        fds.push(pfd(match &self.exit {
             ExitWatch::Elsewhere => -1,
             ExitWatch::Pidfd(fd) => fd.as_raw_fd(),
             ExitWatch::Server { feed, .. } => feed.as_raw_fd(),
         }));
-        fds.push(pfd(out.fd()));
-        fds.push(pfd(err.fd()));
-        fds.extend(conns.iter().map(|c| pfd(c.stream.as_raw_fd())));
-        poll(&mut fds, -1);
+        fds.push(pfd(self.out.fd()));
+        fds.push(pfd(self.err.fd()));
+        fds.extend(self.conns.iter().map(|c| pfd(c.stream.as_raw_fd())));
+        poll(fds, timeout_ms);
         if ready(&fds[0]) {
-            break;
+            return false;
         }
         // Connections first: what a thread wrote before the process died precedes its exit.
         let mut closed = Vec::new();
-        for (i, c) in conns.iter_mut().enumerate() {
-            if ready(&fds[5 + i]) && !read_conn(c, &tx, src.want_pc) {
+        for (i, c) in self.conns.iter_mut().enumerate() {
+            if ready(&self.fds[5 + i]) && !read_conn(c, sink, self.want_pc) {
                 closed.push(i);
             }
         }
         for i in closed.into_iter().rev() {
-            conns.swap_remove(i);
+            self.conns.swap_remove(i);
         }
-        if ready(&fds[1]) {
-            while let Ok((stream, _)) = src.listener.accept() {
-                if !add_conn(&mut conns, &mut next_id, stream, &tx) {
-                    break 'watch;
+        let [_, listener, exit, out, err] = [0, 1, 2, 3, 4].map(|i| ready(&self.fds[i]));
+        if listener {
+            while let Ok((stream, _)) = self.listener.accept() {
+                if !self.add_conn(stream, sink) {
+                    return false;
                 }
             }
         }
-        if ready(&fds[3]) {
-            out.pull();
+        if out {
+            self.out.pull();
         }
-        if ready(&fds[4]) {
-            err.pull();
+        if err {
+            self.err.pull();
         }
-        if ready(&fds[2]) {
-            let seen = match &exit {
+        if exit {
+            let seen = match &self.exit {
                 ExitWatch::Elsewhere => None,
                 ExitWatch::Pidfd(fd) => exit_of(fd.as_raw_fd()).map(Ev::Exited),
                 ExitWatch::Server { feed, pid } => match forkserver::read_notice(feed) {
@@ -256,35 +288,96 @@ fn run(mut src: Sources, tx: Sender<Ev>, stop: UnixStream, grace: Duration) -> (
                 },
             };
             if let Some(ev) = seen {
-                exit = ExitWatch::Elsewhere;
-                if tx.send(ev).is_err() {
-                    break 'watch;
+                self.exit = ExitWatch::Elsewhere;
+                if !sink(ev) {
+                    return false;
                 }
             }
         }
+        true
     }
-    drop(conns);
-    // Finish the output tails, for at most the grace.
-    let deadline = Instant::now() + grace;
-    while out.pipe.is_some() || err.pipe.is_some() {
-        let Some(left) = deadline.checked_duration_since(Instant::now()) else {
-            break;
-        };
-        let mut p = [pfd(out.fd()), pfd(err.fd())];
-        poll(&mut p, left.as_millis().clamp(1, i32::MAX as u128) as i32);
-        if ready(&p[0]) {
-            out.pull();
+
+    /// Stop watching the connections and finish the output tails: read the pipes until
+    /// EOF, for at most `grace` (a process that left the group may hold them open).
+    pub fn finish(mut self, grace: Duration) -> (Vec<u8>, Vec<u8>) {
+        drop(std::mem::take(&mut self.conns));
+        let (mut out, mut err) = (self.out, self.err);
+        let deadline = Instant::now() + grace;
+        while out.pipe.is_some() || err.pipe.is_some() {
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                break;
+            };
+            let mut p = [pfd(out.fd()), pfd(err.fd())];
+            poll(&mut p, left.as_millis().clamp(1, i32::MAX as u128) as i32);
+            if ready(&p[0]) {
+                out.pull();
+            }
+            if ready(&p[1]) {
+                err.pull();
+            }
         }
-        if ready(&p[1]) {
-            err.pull();
+        (out.take(), err.take())
+    }
+}
+
+fn run(src: Poller, tx: Sender<Ev>, stop: UnixStream, grace: Duration) -> (Vec<u8>, Vec<u8>) {
+    let mut poller = src;
+    let mut send = |ev: Ev| tx.send(ev).is_ok();
+    // Watch everything until told to stop (or the decision loop went away).
+    while poller.step(-1, Some(stop.as_raw_fd()), &mut send) {}
+    poller.finish(grace)
+}
+
+/// The run's sources polled on the calling thread, with the channel's `recv_timeout`: no
+/// I/O thread to start, and no hop between threads for each event.
+pub struct Inline {
+    poller: Poller,
+    queue: std::collections::VecDeque<Ev>,
+}
+
+impl Inline {
+    pub fn new(src: Sources) -> std::io::Result<Inline> {
+        Ok(Inline {
+            poller: Poller::new(src)?,
+            queue: std::collections::VecDeque::new(),
+        })
+    }
+
+    /// The next event, waiting at most `timeout` for it.
+    pub fn recv_timeout(&mut self, timeout: Duration) -> Result<Ev, RecvTimeoutError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(ev) = self.queue.pop_front() {
+                return Ok(ev);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(RecvTimeoutError::Timeout);
+            }
+            // Whole milliseconds, rounded up: `poll` would round a shorter wait down to none.
+            let ms = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+            let queue = &mut self.queue;
+            self.poller.step(ms, None, &mut |ev| {
+                queue.push_back(ev);
+                true
+            });
         }
     }
-    (out.take(), err.take())
+
+    /// The events read but not received yet.
+    pub fn pending(&self) -> impl Iterator<Item = &Ev> {
+        self.queue.iter()
+    }
+
+    /// See [`Poller::finish`].
+    pub fn finish(self, grace: Duration) -> (Vec<u8>, Vec<u8>) {
+        self.poller.finish(grace)
+    }
 }
 
 /// Read what a readable connection holds and forward its complete frames. False when the
 /// connection is finished (EOF, error or garbage; the decision loop has been told).
-fn read_conn(c: &mut Conn, tx: &Sender<Ev>, want_pc: bool) -> bool {
+fn read_conn(c: &mut Conn, sink: Sink<'_>, want_pc: bool) -> bool {
     let mut chunk = [0u8; 4096];
     loop {
         // SAFETY: reading into a local buffer of the given length.
@@ -297,7 +390,7 @@ fn read_conn(c: &mut Conn, tx: &Sender<Ev>, want_pc: bool) -> bool {
             )
         };
         if n == 0 {
-            let _ = tx.send(Ev::Eof(c.id));
+            let _ = sink(Ev::Eof(c.id));
             return false;
         }
         if n < 0 {
@@ -305,13 +398,13 @@ fn read_conn(c: &mut Conn, tx: &Sender<Ev>, want_pc: bool) -> bool {
                 Some(libc::EINTR) => continue,
                 Some(libc::EAGAIN) => return true,
                 _ => {
-                    let _ = tx.send(Ev::Eof(c.id));
+                    let _ = sink(Ev::Eof(c.id));
                     return false;
                 }
             }
         }
         c.buf.extend_from_slice(&chunk[..n as usize]);
-        if !frames(c, tx, want_pc) {
+        if !frames(c, sink, want_pc) {
             return false;
         }
         if (n as usize) < chunk.len() {
@@ -321,7 +414,7 @@ fn read_conn(c: &mut Conn, tx: &Sender<Ev>, want_pc: bool) -> bool {
 }
 
 /// Forward every complete frame at the front of the connection's buffer. False on garbage.
-fn frames(c: &mut Conn, tx: &Sender<Ev>, want_pc: bool) -> bool {
+fn frames(c: &mut Conn, sink: Sink<'_>, want_pc: bool) -> bool {
     let mut at = 0;
     while c.buf.len() - at >= MSG_LEN {
         let head: [u8; MSG_LEN] = match c.buf[at..at + MSG_LEN].try_into() {
@@ -338,7 +431,7 @@ fn frames(c: &mut Conn, tx: &Sender<Ev>, want_pc: bool) -> bool {
                 (Msg::with_payload(&head, p), MSG_LEN + payload)
             }
             Err(e) => {
-                let _ = tx.send(Ev::Bad(c.id, e.to_string()));
+                let _ = sink(Ev::Bad(c.id, e.to_string()));
                 return false;
             }
         };
@@ -346,14 +439,14 @@ fn frames(c: &mut Conn, tx: &Sender<Ev>, want_pc: bool) -> bool {
         if let Msg::At { pc } = msg {
             // The pc of the post that follows: only the pc is passed on.
             if want_pc {
-                let _ = tx.send(Ev::Pc(c.id, pc));
+                let _ = sink(Ev::Pc(c.id, pc));
             }
             continue;
         }
         if let Some(pc) = frame_pc(&head).filter(|_| want_pc) {
-            let _ = tx.send(Ev::Pc(c.id, pc));
+            let _ = sink(Ev::Pc(c.id, pc));
         }
-        let _ = tx.send(Ev::Msg(c.id, msg));
+        let _ = sink(Ev::Msg(c.id, msg));
     }
     c.buf.drain(..at);
     true
@@ -534,6 +627,72 @@ mod tests {
         let (out, err) = pump.finish();
         assert_eq!(out, b"out\n");
         assert_eq!(err, b"err\n");
+    }
+
+    #[test]
+    fn polled_inline_the_sources_give_the_same_events_and_a_wait_times_out() {
+        let (_dir, path, l) = listener();
+        let mut child = Command::new("sh")
+            .args(["-c", "read x; echo out; exit 4"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let Some(pidfd) = pidfd_open(child.id()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return;
+        };
+        let src = Sources {
+            stdout: child.stdout.take().map(OwnedFd::from),
+            ..sources(l, Some(pidfd), false)
+        };
+        let mut io = Inline::new(src).unwrap();
+        let wait = Duration::from_secs(5);
+        let short = Duration::from_millis(30);
+        let t = Instant::now();
+        assert!(matches!(
+            io.recv_timeout(short),
+            Err(RecvTimeoutError::Timeout)
+        ));
+        assert!(t.elapsed() >= short, "the wait lasted its timeout");
+        let mut c = UnixStream::connect(&path).unwrap();
+        assert!(matches!(io.recv_timeout(wait), Ok(Ev::Conn(0, _))));
+        let alive = Msg::Alive { steps: 9 }.encode().0;
+        c.write_all(&alive).unwrap();
+        assert!(matches!(
+            io.recv_timeout(wait),
+            Ok(Ev::Msg(0, Msg::Alive { steps: 9 }))
+        ));
+        child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+        // The connection stays open: the only other event is the exit.
+        assert!(matches!(
+            io.recv_timeout(wait),
+            Ok(Ev::Exited(Exit::Code(4)))
+        ));
+        assert_eq!(io.pending().count(), 0);
+        assert_eq!(child.wait().unwrap().code(), Some(4));
+        let (out, err) = io.finish(wait);
+        assert_eq!((out.as_slice(), err.as_slice()), (&b"out\n"[..], &b""[..]));
+    }
+
+    #[test]
+    fn a_connection_made_before_the_run_is_heard_at_once_inline() {
+        // The fork server's spare is connected before the run: its connection is the first
+        // event, without waiting for anything else to become readable.
+        let (_dir, _path, l) = listener();
+        let (ours, _theirs) = UnixStream::pair().unwrap();
+        let mut io = Inline::new(Sources {
+            main_conn: Some(ours),
+            ..sources(l, None, false)
+        })
+        .unwrap();
+        let t = Instant::now();
+        assert!(matches!(
+            io.recv_timeout(Duration::from_secs(60)),
+            Ok(Ev::Conn(0, _))
+        ));
+        assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
     }
 
     #[test]

@@ -3,13 +3,14 @@
 //! spawned, one connection per program thread, the run's I/O thread
 //! ([`crate::exec::pump`]) feeding one channel, and one decision loop over
 //! [`pos_sched::Coordinator`] that owns all the state and lets at most one program thread
-//! run at a time.
+//! run at a time. A run decided in the program ([`crate::exec::inproc`]) is watched on the
+//! calling thread, its I/O polled inline.
 
 use crate::exec::cleanup;
 use crate::exec::elf::{self, Mapping};
 use crate::exec::forkserver;
 use crate::exec::process::{self, Exit};
-use crate::exec::pump::{self, Ev, ExitWatch, Pump, Sources};
+use crate::exec::pump::{self, Ev, ExitWatch, Inline, Pump, Sources};
 use crate::exec::silence::{set_aside, Silence};
 use crate::exec::{inproc, journal};
 use crate::suite::outcome::Outcome;
@@ -322,31 +323,37 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
             }
         },
     };
-    let pump = Pump::start(
-        Sources {
-            listener,
-            stdout: program.stdout.take(),
-            stderr: program.stderr.take(),
-            exit,
-            main_conn,
-            want_pc: cfg.record_trace || cfg.caller_pcs,
-        },
-        tx,
-        DRAIN_GRACE,
-    )
-    .context("cannot start the run's I/O thread")?;
+    // A run decided in the program is heard on this thread (start, end, exit); the
+    // decision loop of a run over the socket has its I/O thread.
+    let inline = spec.is_some() && !matches!(exit, ExitWatch::Elsewhere);
+    let sources = Sources {
+        listener,
+        stdout: program.stdout.take(),
+        stderr: program.stderr.take(),
+        exit,
+        main_conn,
+        want_pc: cfg.record_trace || cfg.caller_pcs,
+    };
+    let mut io = if inline {
+        Io::Inline(Inline::new(sources).context("cannot watch the run's sockets")?)
+    } else {
+        Io::Thread(
+            Pump::start(sources, tx, DRAIN_GRACE).context("cannot start the run's I/O thread")?,
+            rx,
+        )
+    };
 
     if let Some(spec) = spec {
         let journal = journal::take();
         let w = inproc::watch(
             cfg,
-            &rx,
+            &mut io,
             &spec,
             program.pid(),
             journal.as_ref().map(|j| j.fd()),
         );
         program.kill();
-        let (stdout, stderr) = wind_up(&mut program, pump, server, &rx, w.exit_seen);
+        let (stdout, stderr) = wind_up(&mut program, io, server, w.exit_seen);
         let mut outcome =
             crate::suite::outcome::refine(harness_failure(w.outcome, &stderr), &stderr);
         drop(dir);
@@ -401,6 +408,9 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
             .state_mut()
             .set_timeout_policy(pos_sched::state::clock::TimeoutPolicy::Any);
     }
+    let Io::Thread(pump, rx) = io else {
+        unreachable!("a run over the socket has its I/O thread")
+    };
     let mut lp = Loop::new(cfg, program.pid());
     lp.start_frame = true;
     let outcome = lp.drive(&mut coord, &rx);
@@ -427,7 +437,8 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     lp.drain(&rx, outcome.is_none());
     let outcome = outcome.unwrap_or_else(|| lp.classify_exit(&coord));
 
-    let (stdout, stderr) = wind_up(&mut program, pump, server, &rx, lp.exit.is_some());
+    let exit_seen = lp.exit.is_some();
+    let (stdout, stderr) = wind_up(&mut program, Io::Thread(pump, rx), server, exit_seen);
     let outcome = crate::suite::outcome::refine(harness_failure(outcome, &stderr), &stderr);
     let steps = coord.steps();
     let schedule = coord.finish();
@@ -446,20 +457,51 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     })
 }
 
+/// How the runner hears a run: the I/O thread's channel, or its sources polled inline.
+pub enum Io {
+    Thread(Pump, Receiver<Ev>),
+    Inline(Inline),
+}
+
+impl Io {
+    /// The next event, waiting at most `timeout`.
+    pub fn recv_timeout(&mut self, timeout: Duration) -> Result<Ev, RecvTimeoutError> {
+        match self {
+            Io::Thread(_, rx) => rx.recv_timeout(timeout),
+            Io::Inline(i) => i.recv_timeout(timeout),
+        }
+    }
+
+    /// Stop watching: the output tails (stdout, stderr), and whether an exit status was
+    /// read but not received.
+    fn finish(self) -> ((Vec<u8>, Vec<u8>), bool) {
+        let exited = |ev: &Ev| matches!(ev, Ev::Exited(_));
+        match self {
+            Io::Thread(pump, rx) => {
+                let tails = pump.finish();
+                (tails, rx.try_iter().any(|ev| exited(&ev)))
+            }
+            Io::Inline(i) => {
+                let seen = i.pending().any(exited);
+                (i.finish(DRAIN_GRACE), seen)
+            }
+        }
+    }
+}
+
 /// After a run whose process was killed: reap it, take the output tails (stdout, stderr)
 /// and give the fork server back for the next run. Its next notice must be about the next
-/// run: this child's end is taken here if the I/O thread did not report it (`exit_seen`).
+/// run: this child's end is taken here if it was not received (`exit_seen`).
 fn wind_up(
     program: &mut process::Program,
-    pump: Pump,
+    io: Io,
     server: Option<forkserver::ForkServer>,
-    rx: &Receiver<Ev>,
     exit_seen: bool,
 ) -> (Vec<u8>, Vec<u8>) {
     program.reap();
-    let tails = pump.finish();
+    let (tails, read) = io.finish();
     if let Some(mut s) = server {
-        let seen = exit_seen || rx.try_iter().any(|ev| matches!(ev, Ev::Exited(_)));
+        let seen = exit_seen || read;
         if (seen || s.settle(program.pid()).is_ok()) && s.release(program.pid()).is_ok() {
             forkserver::check_in(s);
         }
