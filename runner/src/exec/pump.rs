@@ -519,6 +519,37 @@ mod tests {
         }
     }
 
+    /// `cmd` started, with a pidfd on it; `None` (the child ended) on a kernel without
+    /// pidfds, where the session falls back to a waiter thread.
+    fn watched(mut cmd: Command) -> Option<(std::process::Child, OwnedFd)> {
+        let mut child = cmd.spawn().unwrap();
+        match pidfd_open(child.id()) {
+            Some(fd) => Some((child, fd)),
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                None
+            }
+        }
+    }
+
+    /// `sh -c script` with its three standard streams piped, and the sources that watch
+    /// it (its output and a pidfd); `None` on a kernel without pidfds.
+    fn shell(script: &str, l: UnixListener) -> Option<(std::process::Child, Sources)> {
+        let mut sh = Command::new("sh");
+        sh.args(["-c", script])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let (mut child, pidfd) = watched(sh)?;
+        let src = Sources {
+            stdout: child.stdout.take().map(OwnedFd::from),
+            stderr: child.stderr.take().map(OwnedFd::from),
+            ..sources(l, Some(pidfd), false)
+        };
+        Some((child, src))
+    }
+
     fn listener() -> (tempfile::TempDir, std::path::PathBuf, UnixListener) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sock");
@@ -603,23 +634,10 @@ mod tests {
     #[test]
     fn the_exit_status_and_the_output_tails_of_a_child_arrive() {
         let (_dir, _path, l) = listener();
-        let mut child = Command::new("sh")
-            .args(["-c", "echo out; echo err >&2; exit 3"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let Some(pidfd) = pidfd_open(child.id()) else {
-            // No pidfd on this kernel: the session falls back to a waiter thread.
-            let _ = child.wait();
+        let Some((mut child, src)) = shell("echo out; echo err >&2; exit 3", l) else {
             return;
         };
         let (tx, rx) = unbounded();
-        let src = Sources {
-            stdout: child.stdout.take().map(OwnedFd::from),
-            stderr: child.stderr.take().map(OwnedFd::from),
-            ..sources(l, Some(pidfd), false)
-        };
         let pump = Pump::start(src, tx, Duration::from_secs(5)).unwrap();
         assert!(matches!(next(&rx), Ev::Exited(Exit::Code(3))));
         // Seen without reaping: the child is still ours to wait for.
@@ -632,20 +650,8 @@ mod tests {
     #[test]
     fn polled_inline_the_sources_give_the_same_events_and_a_wait_times_out() {
         let (_dir, path, l) = listener();
-        let mut child = Command::new("sh")
-            .args(["-c", "read x; echo out; exit 4"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let Some(pidfd) = pidfd_open(child.id()) else {
-            let _ = child.kill();
-            let _ = child.wait();
+        let Some((mut child, src)) = shell("read x; echo out; exit 4", l) else {
             return;
-        };
-        let src = Sources {
-            stdout: child.stdout.take().map(OwnedFd::from),
-            ..sources(l, Some(pidfd), false)
         };
         let mut io = Inline::new(src).unwrap();
         let wait = Duration::from_secs(5);
@@ -698,10 +704,9 @@ mod tests {
     #[test]
     fn a_death_by_signal_is_reported_as_a_signal() {
         let (_dir, _path, l) = listener();
-        let mut child = Command::new("sleep").arg("30").spawn().unwrap();
-        let Some(pidfd) = pidfd_open(child.id()) else {
-            let _ = child.kill();
-            let _ = child.wait();
+        let mut sleep = Command::new("sleep");
+        sleep.arg("30");
+        let Some((mut child, pidfd)) = watched(sleep) else {
             return;
         };
         let (tx, rx) = unbounded();
