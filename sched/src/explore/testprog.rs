@@ -99,6 +99,8 @@ pub enum I {
     OnceEnd(E),
     /// `sched_yield()`.
     Yield,
+    /// `usleep`, `nanosleep`: a sleep until virtual time `deadline` (ns).
+    SleepUntil(u64),
     /// Create a thread running body `body` with `r[0] = arg`; its tid goes to `r[dst]`.
     Spawn {
         body: usize,
@@ -380,6 +382,9 @@ impl Interp {
                     }
                 }
                 I::Yield => Op::Yield,
+                I::SleepUntil(deadline) => Op::SleepUntil {
+                    deadline: *deadline,
+                },
                 I::Spawn { .. } => Op::Create,
                 I::Join(t) => Op::Join {
                     target: t(&r) as Tid,

@@ -520,9 +520,23 @@ impl Hb {
     /// the sequence is not applied: it happens after `e` in program order.
     fn feasible(&self, e: usize, e2: usize, initial: usize) -> bool {
         let mut s = self.initial_state(initial);
-        (0..e)
-            .chain(self.reversal_indices(e, e2, true))
-            .all(|k| self.step(&mut s, k))
+        (0..e).all(|k| self.step_as_run(&mut s, k))
+            && self
+                .reversal_indices(e, e2, true)
+                .into_iter()
+                .all(|k| self.step(&mut s, k))
+    }
+
+    /// [`Self::step`] for an event of the run's own prefix: it ran there, so when it is not
+    /// enabled yet the clock moves to its deadline first, as the run's clock did (a sleep
+    /// before the race is no reason to drop it: the machine's clock starts at 0).
+    fn step_as_run(&self, s: &mut State, k: usize) -> bool {
+        let t = self.trace[k].tid();
+        if s.pending(t).is_none() && s.post(t, self.trace[k].ev.op).is_err() {
+            return false;
+        }
+        while !s.is_enabled(t) && s.advance_clock() {}
+        self.step(s, k)
     }
 
     /// The state machine before the first event, with the run's initial values.
