@@ -389,3 +389,43 @@ fn bench_measures_a_baton_hand_over_so_runs_in_the_program_do_use_the_baton() {
         text(&o)
     );
 }
+
+#[test]
+fn every_run_starts_with_the_descriptors_the_program_gets_when_run_directly() {
+    // The fork server forks each run's process ahead of the run, while the previous run
+    // may still go on: none of its descriptors (the previous run's pidfd, its control
+    // connection) may reach the program, with either transport, forked or spawned.
+    let prog = c_program("descriptors_at_start");
+    let listed = Command::new(&prog).arg("list").output().unwrap();
+    assert!(listed.status.success(), "{}", text(&listed));
+    let inherited = String::from_utf8(listed.stdout).unwrap();
+    let inherited: Vec<&str> = inherited.split_whitespace().collect();
+    for transport in ["baton", "socket"] {
+        for fork in ["", "--no-fork-server"] {
+            let dir = scratch().join(format!("descriptors-{transport}{fork}"));
+            let mut args = vec![
+                "run",
+                "--algo",
+                "pos",
+                "--tries",
+                "12",
+                "--seed",
+                "3",
+                "--jobs",
+                "1",
+                "--no-minimize",
+                "--transport",
+                transport,
+            ];
+            if !fork.is_empty() {
+                args.push(fork);
+            }
+            let mut tail = vec![prog.to_str().unwrap(), "--"];
+            tail.extend(&inherited);
+            let r = poscheck_json(&dir, &args, &tail);
+            let p = &r["programs"][0];
+            assert_eq!(p["hits"], 0, "{transport} {fork}: {p}");
+            assert_eq!(p["outcomes"]["ok"], 12, "{transport} {fork}: {p}");
+        }
+    }
+}
