@@ -359,6 +359,7 @@ fn launch(cfg: Config, strategy: Box<dyn Strategy>) -> Result<(), String> {
         .name("poscheck".into())
         .spawn(move || {
             let _b = Busy::enter();
+            block_signals();
             serve(listener, strategy, cfg)
         })
         .map_err(|e| format!("cannot start the coordinator thread: {e}"))?;
@@ -374,6 +375,28 @@ fn launch(cfg: Config, strategy: Box<dyn Strategy>) -> Result<(), String> {
         conn::LOCAL.store(true, Ordering::SeqCst);
     }
     Ok(())
+}
+
+/// The hidden thread takes none of the program's signals. The kernel hands a
+/// process-directed signal to any thread that does not block it: a program that blocks a
+/// signal in all of its threads to `sigwait` for it would otherwise have it delivered here,
+/// where its default action ends the process. SIGSYS stays open for the futex trap
+/// ([`crate::trap`]); glibc keeps its own internal signals open by itself.
+fn block_signals() {
+    // Only `sigemptyset`/`sigaddset`, which libpos imports already: a new libc import changes
+    // what the dynamic loader allocates at start-up (see `alloc`).
+    // SAFETY: building a signal set on the stack and setting this thread's mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        // Every signal number a sigset_t of the kernel's 64 can hold.
+        for sig in 1..=64 {
+            if sig != libc::SIGSYS {
+                libc::sigaddset(&mut set, sig);
+            }
+        }
+        crate::real::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
 }
 
 /// A bad configuration (`POS_ALGO`, `POS_SEED`, `POS_SCHEDULE`, `POSCHECK_POINTS`, ...): one line
@@ -614,7 +637,7 @@ pub fn local_observed(tid: Tid, frames: &[u8]) {
     }
 }
 
-/// `SemInit` or `BarrierInit` from a thread that posts in-process.
+/// `SemInit`, `BarrierInit` or `OnceInit` from a thread that posts in-process.
 pub fn local_notify(msg: &Msg) {
     let mut g = lock();
     let _p = crate::alloc::Private::enter();
@@ -1210,7 +1233,7 @@ impl Run {
                 }
                 None => conn::die("post before hello"),
             },
-            Msg::SemInit { .. } | Msg::BarrierInit { .. } => {
+            Msg::SemInit { .. } | Msg::BarrierInit { .. } | Msg::OnceInit { .. } => {
                 let p = self.peers[i].tid.map_or(0, |t| coord.state().process_of(t));
                 initialise(coord, &mut self.log, &msg, p);
             }
@@ -1374,7 +1397,7 @@ impl Run {
     }
 }
 
-/// `SemInit` or `BarrierInit` `msg` from a thread of process `p` (0: this one; a forked
+/// `SemInit`, `BarrierInit` or `OnceInit` `msg` from a thread of process `p` (0: this one; a forked
 /// child's objects live in its own address space): the coordinator learns it, and the log
 /// for the runner records it.
 fn initialise(coord: &mut Coordinator<'_>, log: &mut Log, msg: &Msg, p: u32) {
@@ -1387,11 +1410,15 @@ fn initialise(coord: &mut Coordinator<'_>, log: &mut Log, msg: &Msg, p: u32) {
             b: addr_in_process(b, p),
             count,
         },
+        Msg::OnceInit { o } => LogRec::OnceInit {
+            o: addr_in_process(o, p),
+        },
         _ => return,
     };
     match rec {
         LogRec::SemInit { s, value } => coord.init_sem(s, value),
         LogRec::BarrierInit { b, count } => coord.init_barrier(b, count),
+        LogRec::OnceInit { o } => coord.init_once(o),
         _ => {}
     }
     log.push(rec);

@@ -392,6 +392,14 @@ point! {
     /// `pthread_once`: `OnceBegin` behaves as a lock on the control; unless the grant says
     /// the init already ran (`ONCE_DONE`) we run it and post `OnceEnd`.
     fn pthread_once(o: *mut libc::pthread_once_t, init: extern "C" fn()) => |me| {
+        // A control that reads as never run may be a new one in the memory of a finished
+        // one (every `std::promise` has its once flag in a heap-allocated state): say so
+        // before taking it, or the coordinator answers for the old one.
+        // SAFETY: `o` is the caller's once control, an int, read atomically.
+        let fresh = unsafe { (*o.cast::<std::sync::atomic::AtomicI32>()).load(std::sync::atomic::Ordering::SeqCst) };
+        if fresh == libc::PTHREAD_ONCE_INIT {
+            me.notify(&Msg::OnceInit { o: addr(o) });
+        }
         let r = me.post(Op::OnceBegin { o: addr(o) }).result;
         if r != code::ONCE_DONE {
             init();

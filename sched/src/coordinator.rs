@@ -184,6 +184,12 @@ impl<'s> Coordinator<'s> {
             .initialised(Obj::sync(ObjKind::Barrier, b), count);
     }
 
+    /// `pthread_once` on control `o` that reads as never run (not a scheduling point): see
+    /// [`State::init_once`].
+    pub fn init_once(&mut self, o: u64) {
+        self.state.init_once(o);
+    }
+
     /// End the run: tells the strategy, returns the schedule.
     pub fn finish(self) -> Vec<Step> {
         self.strategy.end(self.steps);

@@ -591,6 +591,16 @@ impl State {
         self.recheck_blockable();
     }
 
+    /// `pthread_once` on control `o` whose memory reads as never run (`PTHREAD_ONCE_INIT`):
+    /// unless its init is running now (libpos marks the real control done only after the
+    /// init), the memory holds a new control where one that finished was, freed and reused,
+    /// so the old one's record goes. Not a scheduling point.
+    pub fn init_once(&mut self, o: u64) {
+        if self.onces.get(&o).is_some_and(|x| x.running.is_none()) {
+            self.onces.remove(&o);
+        }
+    }
+
     /// `pthread_barrier_init`: not a scheduling point.
     pub fn init_barrier(&mut self, b: u64, count: u32) {
         self.barriers.insert(
@@ -1019,7 +1029,12 @@ impl State {
             FutexRequeue { .. } => OK,
             FutexRequeued { .. } => self.requeued.remove(&(t as u64)).unwrap_or(OK),
             Lock { m, kind } => self.lock(t, m, kind, false).unwrap_or(OK),
-            TryLock { m, kind } => self.lock(t, m, kind, true).unwrap_or(OK),
+            // A trylock fails with EBUSY on a mutex held by anyone, its caller included
+            // (POSIX, glibc): only lock and timedlock report EDEADLK on an error-checking one.
+            TryLock { m, kind } => match self.lock(t, m, kind, true) {
+                Some(EDEADLK) => EBUSY,
+                r => r.unwrap_or(OK),
+            },
             TimedLock { m, kind, deadline } => match self.lock(t, m, kind, true) {
                 Some(EBUSY) => self.time_out(deadline),
                 r => r.unwrap_or(OK),
@@ -1753,6 +1768,24 @@ mod tests {
             ),
             code::EDEADLK
         );
+        let held = |op| run(&mut s.clone(), a, op);
+        assert_eq!(
+            held(Op::TryLock {
+                m: 1,
+                kind: ErrorCheck
+            }),
+            code::EBUSY,
+            "trylock by the owner"
+        );
+        assert_eq!(
+            held(Op::TimedLock {
+                m: 1,
+                kind: ErrorCheck,
+                deadline: 0
+            }),
+            code::EDEADLK,
+            "timedlock by the owner"
+        );
         // A normal mutex relocked by its owner blocks forever.
         run(&mut s, 0, Op::Lock { m: 5, kind: Normal });
         s.post(0, Op::Lock { m: 5, kind: Normal }).unwrap();
@@ -1802,6 +1835,29 @@ mod tests {
         assert!(!s.is_enabled(a));
         run(&mut s, 0, Op::OnceEnd { o: 4 });
         assert_eq!(s.execute(a).unwrap().result, code::ONCE_DONE);
+    }
+
+    #[test]
+    fn a_once_control_that_reads_as_new_again_runs_its_init_unless_it_is_running() {
+        // Memory of a finished control reused for a new one (a freed std::promise's state):
+        // libpos reports it as never run and the next caller runs the init again.
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let a = spawn(&mut s, 0);
+        assert_eq!(run(&mut s, 0, Op::OnceBegin { o: 4 }), 0);
+        run(&mut s, 0, Op::OnceEnd { o: 4 });
+        s.init_once(4);
+        assert_eq!(run(&mut s, 0, Op::OnceBegin { o: 4 }), 0, "a new control");
+        // While its init runs, the memory still reads as never run: the report from another
+        // caller changes nothing, and that caller waits for the init.
+        s.init_once(4);
+        s.post(a, Op::OnceBegin { o: 4 }).unwrap();
+        assert!(!s.is_enabled(a));
+        run(&mut s, 0, Op::OnceEnd { o: 4 });
+        assert_eq!(s.execute(a).unwrap().result, code::ONCE_DONE);
+        // A control never taken has nothing to forget.
+        s.init_once(8);
+        assert_eq!(run(&mut s, 0, Op::OnceBegin { o: 8 }), 0);
     }
 
     #[test]

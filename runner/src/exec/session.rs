@@ -1190,6 +1190,10 @@ impl<'c> Loop<'c> {
                 let p = tid.map_or(0, |t| coord.state().process_of(t));
                 coord.init_barrier(addr_in_process(b, p), count)
             }
+            Msg::OnceInit { o } => {
+                let p = tid.map_or(0, |t| coord.state().process_of(t));
+                coord.init_once(addr_in_process(o, p))
+            }
             Msg::Assert { text } => {
                 self.assert = Some((text, tid));
                 return Ok(self.child_failure(coord, tid));

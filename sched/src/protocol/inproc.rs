@@ -185,6 +185,10 @@ pub enum LogRec {
         b: u64,
         count: u32,
     },
+    /// [`Coordinator::init_once`].
+    OnceInit {
+        o: u64,
+    },
     /// [`Coordinator::mark_outside`].
     Outside {
         t: Tid,
@@ -240,6 +244,7 @@ pub fn replay_log(
             }
             LogRec::SemInit { s, value } => coord.init_sem(s, value),
             LogRec::BarrierInit { b, count } => coord.init_barrier(b, count),
+            LogRec::OnceInit { o } => coord.init_once(o),
             LogRec::Outside { t } => coord
                 .mark_outside(t)
                 .map_err(|e| format!("record {i}: {e}"))?,
