@@ -467,8 +467,10 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
     }
     if let Some(d) = &report.diverged {
         bail!(
-            "the program did not follow a forced schedule prefix ({d}): it is not deterministic \
-             under the schedule, so the exploration stopped"
+            "the program did not follow a forced schedule prefix ({d}), so the exploration \
+             stopped: something the schedule does not fix decided its path (memory or atomics \
+             between scheduling points, which only a `poscheck cc` build with --points mem \
+             makes points; real time; input). --approximate counts such runs and goes on"
         );
     }
     Ok(0)

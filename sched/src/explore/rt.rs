@@ -758,6 +758,13 @@ fn replays(seq: &[TEv], initial: usize, sem_init: &Inits) -> bool {
         if s.pending(t.tid()).is_none() && s.post(t.tid(), t.ev.op).is_err() {
             return false;
         }
+        // The clock rule: time passes once every thread has posted and none can go on (a
+        // sleep before the other threads exist ends there, as in the run).
+        while !s.is_enabled(t.tid())
+            && s.all_posted()
+            && s.enabled_events().is_empty()
+            && s.advance_clock()
+        {}
         if !s.is_enabled(t.tid()) || s.execute(t.tid()).is_err() {
             return false;
         }
