@@ -14,7 +14,7 @@ mod common;
 use common::{outcome_count, poscheck, require_libpos, text};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/cancel")
@@ -25,18 +25,12 @@ fn corpus() -> PathBuf {
 fn build(dir: &Path, compiler: &str, file: &str) -> PathBuf {
     let stem = file.replace(['/', '.'], "_");
     let out = dir.join(format!("{stem}_{}", compiler.replace('+', "x")));
-    let mut cmd = Command::new(compiler);
-    if compiler == "rustc" {
-        cmd.args(["-O", "--edition", "2021", "-o"]);
+    let args: &[&str] = if compiler == "rustc" {
+        &["-O", "--edition", "2021"]
     } else {
-        cmd.args(["-O1", "-pthread", "-o"]);
-    }
-    let o = cmd
-        .arg(&out)
-        .arg(corpus().join(file))
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {compiler} (scripts/install-deps.sh): {e}"));
-    assert!(o.status.success(), "{compiler} {file}: {}", text(&o));
+        &["-O1", "-pthread"]
+    };
+    common::compile(compiler, args, &out, &corpus().join(file));
     out
 }
 
@@ -45,8 +39,8 @@ fn run(dir: &Path, prog: &Path, algo: &str) -> (Value, Output) {
     common::run_200(dir, prog, algo, &[], |_| {})
 }
 
-const C: &[&str] = &["gcc", "clang-14"];
-const CXX: &[&str] = &["g++", "clang++-14"];
+const C: &[&str] = common::C_COMPILERS;
+const CXX: &[&str] = common::CXX_COMPILERS;
 
 /// Correct programs: (compilers, file, threads including main).
 const CORRECT: &[(&[&str], &str, u32)] = &[
@@ -68,27 +62,7 @@ const CORRECT: &[(&[&str], &str, u32)] = &[
 
 #[test]
 fn correct_cancel_and_c11_programs_are_never_flagged() {
-    require_libpos();
-    let dir = tempfile::tempdir().unwrap();
-    for (compilers, file, threads) in CORRECT {
-        for cc in *compilers {
-            let prog = build(dir.path(), cc, file);
-            for algo in common::ALGOS {
-                let (p, o) = run(dir.path(), &prog, algo);
-                let what = format!("{cc} {file} under {algo}");
-                eprintln!(
-                    "correct {what}: ok {}/200, mean steps {:.1}",
-                    outcome_count(&p, "ok"),
-                    p["mean_steps"].as_f64().unwrap_or(0.0)
-                );
-                assert_eq!(outcome_count(&p, "ok"), 200, "{what}: {}", text(&o));
-                assert_eq!(p["partial"].as_u64().unwrap_or(0), 0, "{what}: {p}");
-                assert_eq!(p["step_limits"].as_u64().unwrap_or(0), 0, "{what}: {p}");
-                let steps = p["mean_steps"].as_f64().unwrap_or(0.0);
-                assert!(steps > f64::from(*threads), "{what}: scheduled? {p}");
-            }
-        }
-    }
+    common::assert_all_never_flagged(CORRECT, build);
 }
 
 /// A thread blocked in a call libpos does not control (`read` of a pipe) and cancelled

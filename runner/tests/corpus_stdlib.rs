@@ -10,9 +10,7 @@
 
 mod common;
 
-use common::{outcome_count, require_libpos, text};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/stdlib")
@@ -25,22 +23,22 @@ fn build(dir: &Path, compiler: &str, file: &str) -> PathBuf {
         file.replace('.', "_"),
         compiler.replace('+', "x")
     ));
-    let mut cmd = Command::new(compiler);
-    if compiler.contains("++") {
-        cmd.arg("-std=c++17");
-    }
-    let o = cmd
-        .args(["-O1", "-pthread", "-o"])
-        .arg(&out)
-        .arg(corpus().join(file))
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {compiler} (scripts/install-deps.sh): {e}"));
-    assert!(o.status.success(), "{compiler} {file}: {}", text(&o));
+    let std = if compiler.contains("++") {
+        "-std=c++17"
+    } else {
+        "-std=gnu11"
+    };
+    common::compile(
+        compiler,
+        &[std, "-O1", "-pthread"],
+        &out,
+        &corpus().join(file),
+    );
     out
 }
 
-const C: &[&str] = &["gcc", "clang-14"];
-const CXX: &[&str] = &["g++", "clang++-14"];
+const C: &[&str] = common::C_COMPILERS;
+const CXX: &[&str] = common::CXX_COMPILERS;
 
 /// (compilers, file, threads including main).
 const CORRECT: &[(&[&str], &str, u32)] = &[
@@ -52,23 +50,5 @@ const CORRECT: &[(&[&str], &str, u32)] = &[
 
 #[test]
 fn correct_programs_on_library_corners_are_never_flagged() {
-    require_libpos();
-    let dir = tempfile::tempdir().unwrap();
-    for (compilers, file, threads) in CORRECT {
-        for cc in *compilers {
-            let prog = build(dir.path(), cc, file);
-            for algo in common::ALGOS {
-                let (p, o) = common::run_200(dir.path(), &prog, algo, &[], |_| {});
-                let what = format!("{cc} {file} under {algo}");
-                let steps = p["mean_steps"].as_f64().unwrap_or(0.0);
-                eprintln!(
-                    "correct {what}: ok {}/200, mean steps {steps:.1}",
-                    outcome_count(&p, "ok")
-                );
-                assert_eq!(outcome_count(&p, "ok"), 200, "{what}: {}", text(&o));
-                assert_eq!(p["partial"].as_u64().unwrap_or(0), 0, "{what}: {p}");
-                assert!(steps > f64::from(*threads), "{what}: scheduled? {p}");
-            }
-        }
-    }
+    common::assert_all_never_flagged(CORRECT, build);
 }

@@ -156,3 +156,58 @@ pub fn assert_replays(saved: &Path, times: u32) {
         text(&o)
     );
 }
+
+/// A correct program's 200 tries ([`run_200`]): every run ok, none partial or at the step
+/// limit, and scheduled (mean steps above its `threads`, main included). Prints the figures.
+pub fn assert_never_flagged(p: &serde_json::Value, o: &Output, what: &str, threads: u32) {
+    let steps = p["mean_steps"].as_f64().unwrap_or(0.0);
+    eprintln!(
+        "correct {what}: ok {}/200, mean steps {steps:.1}",
+        outcome_count(p, "ok")
+    );
+    assert_eq!(outcome_count(p, "ok"), 200, "{what}: {}", text(o));
+    assert_eq!(p["partial"].as_u64().unwrap_or(0), 0, "{what}: {p}");
+    assert_eq!(p["step_limits"].as_u64().unwrap_or(0), 0, "{what}: {p}");
+    assert!(steps > f64::from(threads), "{what}: scheduled? {p}");
+}
+
+/// Every program of `correct` — (compilers, file, threads including main) — built by
+/// `build(dir, compiler, file)` with each of its compilers, under each of [`ALGOS`]:
+/// [`assert_never_flagged`].
+pub fn assert_all_never_flagged(
+    correct: &[(&[&str], &str, u32)],
+    build: impl Fn(&Path, &str, &str) -> PathBuf,
+) {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    for (compilers, file, threads) in correct {
+        for cc in *compilers {
+            let prog = build(dir.path(), cc, file);
+            for algo in ALGOS {
+                let (p, o) = run_200(dir.path(), &prog, algo, &[], |_| {});
+                assert_never_flagged(&p, &o, &format!("{cc} {file} under {algo}"), *threads);
+            }
+        }
+    }
+}
+
+/// The C and the C++ compilers the corpora are built with.
+pub const C_COMPILERS: &[&str] = &["gcc", "clang-14"];
+pub const CXX_COMPILERS: &[&str] = &["g++", "clang++-14"];
+
+/// `compiler ARGS -o out src`, failing the test with the compiler's output if it fails.
+pub fn compile(compiler: &str, args: &[&str], out: &Path, src: &Path) {
+    let o = std::process::Command::new(compiler)
+        .args(args)
+        .arg("-o")
+        .arg(out)
+        .arg(src)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {compiler} (scripts/install-deps.sh): {e}"));
+    assert!(
+        o.status.success(),
+        "{compiler} {}: {}",
+        src.display(),
+        text(&o)
+    );
+}
