@@ -47,7 +47,6 @@ use crate::conn::{self, read_exact, write_all, Busy, ACK_REPORTS};
 use crate::fds;
 use libc::c_int;
 use pos_sched::coordinator::DEFAULT_MAX_STEPS;
-use pos_sched::event::addr_in_process;
 use pos_sched::protocol::inproc::{self, LogRec, Spec, StrategySpec, Verdict};
 use pos_sched::protocol::{frame_pc, Msg, Reply, MSG_LEN};
 use pos_sched::schedule::Schedule;
@@ -1401,27 +1400,10 @@ impl Run {
 /// child's objects live in its own address space): the coordinator learns it, and the log
 /// for the runner records it.
 fn initialise(coord: &mut Coordinator<'_>, log: &mut Log, msg: &Msg, p: u32) {
-    let rec = match *msg {
-        Msg::SemInit { s, value } => LogRec::SemInit {
-            s: addr_in_process(s, p),
-            value,
-        },
-        Msg::BarrierInit { b, count } => LogRec::BarrierInit {
-            b: addr_in_process(b, p),
-            count,
-        },
-        Msg::OnceInit { o } => LogRec::OnceInit {
-            o: addr_in_process(o, p),
-        },
-        _ => return,
-    };
-    match rec {
-        LogRec::SemInit { s, value } => coord.init_sem(s, value),
-        LogRec::BarrierInit { b, count } => coord.init_barrier(b, count),
-        LogRec::OnceInit { o } => coord.init_once(o),
-        _ => {}
+    if let Some(rec) = LogRec::of_init(msg, p) {
+        rec.initialise(coord);
+        log.push(rec);
     }
-    log.push(rec);
 }
 
 /// What the kernel shows of silent thread `ktid` of this process, whose connection here is

@@ -17,7 +17,8 @@ use crate::suite::outcome::Outcome;
 use anyhow::{Context, Result};
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, TryRecvError};
 use pos_sched::coordinator::{Coordinator, Decision};
-use pos_sched::event::{addr_in_process, Event, Op, Tid};
+use pos_sched::event::{Event, Op, Tid};
+use pos_sched::protocol::inproc::LogRec;
 use pos_sched::protocol::{Msg, Reply, ENV_SOCKET};
 use pos_sched::schedule::Step;
 use pos_sched::silent::{self, Silent};
@@ -1182,17 +1183,11 @@ impl<'c> Loop<'c> {
             Msg::At { .. } => {} // the pump passes only the pc on
             // Only a run decided in the program sends these ([`inproc`]).
             Msg::End { .. } | Msg::Alive { .. } => {}
-            Msg::SemInit { s, value } => {
+            Msg::SemInit { .. } | Msg::BarrierInit { .. } | Msg::OnceInit { .. } => {
                 let p = tid.map_or(0, |t| coord.state().process_of(t));
-                coord.init_sem(addr_in_process(s, p), value)
-            }
-            Msg::BarrierInit { b, count } => {
-                let p = tid.map_or(0, |t| coord.state().process_of(t));
-                coord.init_barrier(addr_in_process(b, p), count)
-            }
-            Msg::OnceInit { o } => {
-                let p = tid.map_or(0, |t| coord.state().process_of(t));
-                coord.init_once(addr_in_process(o, p))
+                if let Some(rec) = LogRec::of_init(&msg, p) {
+                    rec.initialise(coord);
+                }
             }
             Msg::Assert { text } => {
                 self.assert = Some((text, tid));

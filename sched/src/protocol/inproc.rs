@@ -10,8 +10,9 @@
 //! runs or need the runner's data, systematic exploration, traces with pcs, `debug`).
 
 use crate::coordinator::{Coordinator, Decision};
-use crate::event::{Event, Op, Tid};
+use crate::event::{addr_in_process, Event, Op, Tid};
 use crate::explore::guide::GuideSpec;
+use crate::protocol::Msg;
 use crate::schedule::Step;
 use crate::state::{Deadlock, State};
 use crate::strategy::{self, Options, Strategy};
@@ -213,6 +214,39 @@ pub enum LogRec {
     },
 }
 
+impl LogRec {
+    /// The record of an initialisation message (`SemInit`, `BarrierInit`, `OnceInit`) from a
+    /// thread of process `p` (0: the main process; a forked child's objects live in its own
+    /// address space), `None` for any other message.
+    pub fn of_init(msg: &Msg, p: u32) -> Option<LogRec> {
+        Some(match *msg {
+            Msg::SemInit { s, value } => LogRec::SemInit {
+                s: addr_in_process(s, p),
+                value,
+            },
+            Msg::BarrierInit { b, count } => LogRec::BarrierInit {
+                b: addr_in_process(b, p),
+                count,
+            },
+            Msg::OnceInit { o } => LogRec::OnceInit {
+                o: addr_in_process(o, p),
+            },
+            _ => return None,
+        })
+    }
+
+    /// Give an initialisation record to `coord`; false (nothing done) for any other record.
+    pub fn initialise(&self, coord: &mut Coordinator<'_>) -> bool {
+        match *self {
+            LogRec::SemInit { s, value } => coord.init_sem(s, value),
+            LogRec::BarrierInit { b, count } => coord.init_barrier(b, count),
+            LogRec::OnceInit { o } => coord.init_once(o),
+            _ => return false,
+        }
+        true
+    }
+}
+
 /// The trace event of an access that thread `t` made between two points (`auto` points'
 /// observed accesses, [`crate::protocol::Msg::Observed`]), in its process's address space.
 pub fn observed_event(state: &State, t: Tid, write: bool, addr: u64, size: u32) -> Event {
@@ -242,9 +276,9 @@ pub fn replay_log(
                 }
                 pending_pc[t as usize] = pc;
             }
-            LogRec::SemInit { s, value } => coord.init_sem(s, value),
-            LogRec::BarrierInit { b, count } => coord.init_barrier(b, count),
-            LogRec::OnceInit { o } => coord.init_once(o),
+            LogRec::SemInit { .. } | LogRec::BarrierInit { .. } | LogRec::OnceInit { .. } => {
+                rec.initialise(coord);
+            }
             LogRec::Outside { t } => coord
                 .mark_outside(t)
                 .map_err(|e| format!("record {i}: {e}"))?,
