@@ -396,8 +396,8 @@ point! {
         // one (every `std::promise` has its once flag in a heap-allocated state): say so
         // before taking it, or the coordinator answers for the old one.
         // SAFETY: `o` is the caller's once control, an int, read atomically.
-        let fresh = unsafe { (*o.cast::<std::sync::atomic::AtomicI32>()).load(std::sync::atomic::Ordering::SeqCst) };
-        if fresh == libc::PTHREAD_ONCE_INIT {
+        let word = unsafe { &*o.cast::<std::sync::atomic::AtomicI32>() };
+        if word.load(std::sync::atomic::Ordering::SeqCst) == libc::PTHREAD_ONCE_INIT {
             me.notify(&Msg::OnceInit { o: addr(o) });
         }
         let r = me.post(Op::OnceBegin { o: addr(o) }).result;
