@@ -737,3 +737,29 @@ fn rt_reorders_trylocks_like_locks() {
 fn explore_suite(name: &str, algo: &str) -> Explored {
     explore_prog(&suite_program(name), name, &[], algo, "sync", &[])
 }
+
+/// Sleeps in the workers: a sleep that waited for time to pass comes after everything that
+/// ran before the clock moved. odpor, dpor and rt each explored 1 execution of both programs
+/// and missed the bug; the late sleeper has 1 trace and no bug.
+#[test]
+fn races_after_sleeps_are_explored_by_every_explorer() {
+    for algo in ["odpor", "dpor", "rt"] {
+        for (name, args) in [("sleepers", &[][..]), ("sleep_then_post", &[][..])] {
+            let e = explore(name, args, algo, "sync", &[]);
+            assert_eq!(e.json["complete"], true, "{name} {algo}: {}", text(&e.out));
+            assert_eq!(
+                (e.executions(), e.count("buggy")),
+                (2, 1),
+                "{name} {algo}: {}",
+                text(&e.out)
+            );
+        }
+        let e = explore("sleepers", &["late"], algo, "sync", &[]);
+        assert_eq!(e.code(), Some(0), "sleepers late {algo}: {}", text(&e.out));
+        assert_eq!(
+            (e.executions(), e.count("buggy")),
+            (1, 0),
+            "sleepers late {algo}"
+        );
+    }
+}

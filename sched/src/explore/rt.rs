@@ -80,7 +80,7 @@
 //! receives; futexes are not modelled.
 
 use super::guide::Rule;
-use super::trace::{infer_barrier_counts, infer_sem_init, TEv};
+use super::trace::{clock_cuts, infer_barrier_counts, infer_sem_init, TEv};
 
 /// Semaphore values and barrier counts for [`replays`]: recorded, else inferred from runs.
 pub type Inits = HashMap<(ObjKind, u64), u32>;
@@ -304,6 +304,9 @@ pub struct Syn {
     excluded: Vec<Vec<Pairing>>,
     /// Events from here on were blocked, not executed.
     executed: usize,
+    /// Every event posted and not executed when the run ended (a blocked `join` too): what
+    /// each thread still running at a variant's clock step had posted ([`replays`]).
+    posted: Vec<Event>,
 }
 
 /// An event named across runs: (thread, 1-based index in the thread).
@@ -443,6 +446,19 @@ impl Syn {
         for (j, from) in barrier_generations(&trace) {
             incoming[j].extend(from.into_iter().map(|a| (a, None)));
         }
+        // A sleep that waited for time to pass follows every thread's last event before the
+        // clock moved ([`clock_cuts`]).
+        for (j, cut) in clock_cuts(&trace).into_iter().enumerate() {
+            let Some(cut) = cut else { continue };
+            let mut seen = vec![false; nthreads];
+            for k in (0..cut).rev() {
+                let t = trace[k].tid() as usize;
+                if !seen[t] {
+                    seen[t] = true;
+                    incoming[j].push((k, None));
+                }
+            }
+        }
         let mut counts = vec![0u32; nthreads];
         let mut idx = Vec::with_capacity(n);
         let mut vc: Vec<Vec<u32>> = Vec::with_capacity(n);
@@ -469,7 +485,14 @@ impl Syn {
             pinned,
             excluded,
             executed,
+            posted: Vec::new(),
         }
+    }
+
+    /// The events posted and not executed at the run's end (see [`Syn::posted`]).
+    pub fn with_posted(mut self, posted: Vec<Event>) -> Self {
+        self.posted = posted;
+        self
     }
 
     /// `a` causes `b` (reflexive).
@@ -649,7 +672,11 @@ impl Syn {
             .chain((0..n).filter(|&x| changed[x]))
             .collect();
         let seq: Vec<TEv> = order.iter().map(|&x| self.trace[x]).collect();
-        if !replays(&seq, initial, sem_init) {
+        let run = self.trace[..self.executed]
+            .iter()
+            .map(|t| t.ev)
+            .chain(self.posted.iter().copied());
+        if !replays(&seq, run, initial, sem_init) {
             return None;
         }
         // Every kept receive keeps its partner; every changed one gets the chosen send.
@@ -745,8 +772,15 @@ fn join(c: &mut [u32], o: &[u32]) {
 }
 
 /// Whether `seq` is an execution of the synchronisation state machine (with the semaphore
-/// values and barrier counts `sem_init`).
-fn replays(seq: &[TEv], initial: usize, sem_init: &Inits) -> bool {
+/// values and barrier counts `sem_init`). `run` is what the run the variant comes from
+/// executed and then posted: a thread's events in `seq` are the first ones of its events
+/// there, so the event after them is the operation the thread posts next.
+fn replays(
+    seq: &[TEv],
+    run: impl Iterator<Item = Event>,
+    initial: usize,
+    sem_init: &Inits,
+) -> bool {
     let mut s = State::with_initial_threads(initial.max(1));
     for (&(kind, addr), &v) in sem_init {
         match kind {
@@ -754,20 +788,49 @@ fn replays(seq: &[TEv], initial: usize, sem_init: &Inits) -> bool {
             _ => s.init_barrier(addr, v),
         }
     }
+    let mut by_thread: HashMap<Tid, Vec<Op>> = HashMap::new();
+    for e in run {
+        by_thread.entry(e.tid).or_default().push(e.op);
+    }
+    // Events of each thread executed so far.
+    let mut done: HashMap<Tid, usize> = HashMap::new();
     for t in seq {
         if s.pending(t.tid()).is_none() && s.post(t.tid(), t.ev.op).is_err() {
             return false;
         }
-        // The clock rule: time passes once every thread has posted and none can go on (a
-        // sleep before the other threads exist ends there, as in the run).
-        while !s.is_enabled(t.tid())
-            && s.all_posted()
-            && s.enabled_events().is_empty()
-            && s.advance_clock()
-        {}
+        if !s.is_enabled(t.tid()) && !let_time_pass(&mut s, t.tid(), &by_thread, &done) {
+            return false;
+        }
         if !s.is_enabled(t.tid()) || s.execute(t.tid()).is_err() {
             return false;
         }
+        *done.entry(t.tid()).or_default() += 1;
+    }
+    true
+}
+
+/// The clock rule for thread `t`, posted and not enabled: time passes only once every
+/// thread has posted and none can go on. The threads still running post what they posted in
+/// the run (`by_thread`, after the `done` events each has executed), as the run's threads all
+/// had before its clock moved (a sleep in two workers: each may be the first to wake). False
+/// when a running thread's next operation is unknown (the run ended before it posted).
+fn let_time_pass(
+    s: &mut State,
+    t: Tid,
+    by_thread: &HashMap<Tid, Vec<Op>>,
+    done: &HashMap<Tid, usize>,
+) -> bool {
+    let running: Vec<Tid> = s.running().collect();
+    for u in running {
+        let next = by_thread
+            .get(&u)
+            .and_then(|ops| ops.get(done.get(&u).copied().unwrap_or(0)));
+        match next {
+            Some(&op) if s.post(u, op).is_ok() => {}
+            _ => return false,
+        }
+    }
+    while !s.is_enabled(t) && s.all_posted() && s.enabled_events().is_empty() && s.advance_clock() {
     }
     true
 }
@@ -829,7 +892,8 @@ pub(crate) fn run(ctx: &mut Ctx) {
         if guide.skipped > 0 {
             v = realign(&target, v, &trace[..executed]);
         }
-        let syn = Syn::new(trace, v, executed);
+        let posted = guide.waiting.iter().flatten().copied().collect();
+        let syn = Syn::new(trace, v, executed).with_posted(posted);
         let mut vs = syn.variants_until(ctx.initial, &sem_init, ctx.deadline());
         // Each variant fixes more receives than its parent (always so when the runs follow
         // their prefixes; after a divergent run, see `realign`): the search stays finite.

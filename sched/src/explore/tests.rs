@@ -825,3 +825,54 @@ fn a_sleep_before_the_threads_exist_leaves_every_race_to_explore() {
         );
     }
 }
+
+#[test]
+fn workers_that_sleep_to_the_same_deadline_may_wake_in_either_order() {
+    // Two workers sleep until the same virtual deadline, then each takes the lock and the
+    // second asserts that worker 1 was first. Time passes once every thread is posted and
+    // none can go on, so both wake at that deadline and either may lock first: rt's check
+    // of the race variant let time pass only when every thread had posted in the variant's
+    // own sequence, where worker 2 had not yet, and so it dropped the variant (1 execution,
+    // no bug). With worker 2's deadline later, worker 1 always locks first: no bug, and no
+    // explorer may run an order the clock forbids.
+    use testprog::{f, k, with_main, I};
+    let prog = |first: I, second: I| {
+        let worker = |sleep: I| {
+            vec![
+                sleep,
+                I::Lock(k(0)),
+                I::Load { addr: k(0), dst: 1 },
+                I::Assert {
+                    cond: f(|r| i64::from(r[1] != 0 || r[0] == 1)),
+                    msg: "worker 1 locks first",
+                },
+                I::Store {
+                    addr: k(0),
+                    val: k(1),
+                },
+                I::Unlock(k(0)),
+            ]
+        };
+        with_main(vec![worker(first), worker(second)], &[(0, 1), (1, 2)])
+    };
+    let of = |algo: Algo, r: Report| {
+        assert!(r.complete && r.diverged.is_none(), "{algo:?}: {r:?}");
+        (r.executions, r.buggy)
+    };
+    for algo in [Algo::Odpor, Algo::Dpor, Algo::Rt, Algo::Dfs] {
+        let slept = of(
+            algo,
+            run(algo, prog(I::SleepUntil(1_000), I::SleepUntil(1_000))),
+        );
+        let yielded = of(algo, run(algo, prog(I::Yield, I::Yield)));
+        assert!(slept.1 > 0, "{algo:?} misses the bug: {slept:?}");
+        if algo != Algo::Dfs {
+            assert_eq!(slept, yielded, "{algo:?}");
+        }
+        let apart = of(
+            algo,
+            run(algo, prog(I::SleepUntil(1_000), I::SleepUntil(2_000))),
+        );
+        assert_eq!(apart.1, 0, "{algo:?}: worker 2 wakes later: {apart:?}");
+    }
+}

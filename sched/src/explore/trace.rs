@@ -287,6 +287,66 @@ pub fn infer_barrier_counts(trace: &[TEv]) -> HashMap<u64, u32> {
     counts
 }
 
+/// The clock's part of happens-before (issue 12's soundness part; `state::clock`): a sleep
+/// ends only once virtual time reaches its deadline, and time passes only when no thread can
+/// go on, so a sleep that had to wait for time to pass comes after every event executed
+/// before the clock reached its deadline. For each event: `Some(cut)` when it is such a
+/// sleep, the events `..cut` being those before the clock moved. A sleep is independent of
+/// every event, so without these edges a reversal could put it before events the run had to
+/// finish first (two sleepers, one race after them: the reversal was judged infeasible and
+/// the trace missed).
+///
+/// The clock at each event is known exactly from the sleeps alone: it moves to a sleep's
+/// deadline or to a timed wait's timeout. A trace with a timed wait (whose event does not
+/// say whether it timed out) gets no clock edges, as before.
+pub fn clock_cuts(trace: &[TEv]) -> Vec<Option<usize>> {
+    let mut cuts = vec![None; trace.len()];
+    if trace
+        .iter()
+        .any(|t| t.ev.op.deadline().is_some() && !matches!(t.ev.op, Op::SleepUntil { .. }))
+    {
+        return cuts;
+    }
+    // The clock after each event (the largest deadline of the sleeps executed so far), the
+    // event before each event of the same thread, else the event that created it.
+    let mut now = Vec::with_capacity(trace.len());
+    let mut clock = 0u64;
+    let mut last: HashMap<Tid, usize> = HashMap::new();
+    let mut created: HashMap<Tid, usize> = HashMap::new();
+    for (j, t) in trace.iter().enumerate() {
+        let tid = t.tid();
+        let before = last.get(&tid).or_else(|| created.get(&tid)).copied();
+        if let Op::SleepUntil { deadline } = t.ev.op {
+            // The sleep was posted right after `before` ran: the clock cannot move while a
+            // thread runs between two points.
+            let posted_at = before.map_or(0, |b| now[b]);
+            if deadline > posted_at {
+                let from = before.map_or(0, |b| b + 1);
+                let cut = (from..=j)
+                    .find(|&i| {
+                        matches!(trace[i].ev.op, Op::SleepUntil { deadline: d } if d >= deadline)
+                    })
+                    .unwrap_or(j);
+                cuts[j] = Some(cut);
+            }
+            clock = clock.max(deadline);
+        }
+        now.push(clock);
+        last.insert(tid, j);
+        if let Some(c) = t.child {
+            created.insert(c, j);
+        }
+    }
+    cuts
+}
+
+/// `c` := the pointwise maximum of `c` and `o`.
+fn join_into(c: &mut [u32], o: &[u32]) {
+    for (a, &b) in c.iter_mut().zip(o) {
+        *a = (*a).max(b);
+    }
+}
+
 /// Vector-clock happens-before of a trace.
 pub struct Hb {
     pub trace: Vec<TEv>,
@@ -327,11 +387,17 @@ impl Hb {
         let mut idx = Vec::with_capacity(trace.len());
         let mut vc: Vec<Vec<u32>> = Vec::with_capacity(trace.len());
         let mut preds = Vec::with_capacity(trace.len());
+        let cuts = clock_cuts(&trace);
+        // The join of the clocks of the first `before.len() - 1` events.
+        let mut before: Vec<Vec<u32>> = vec![vec![0u32; nthreads]];
         for (j, e) in trace.iter().enumerate() {
             let t = e.tid() as usize;
             counts[t] += 1;
             idx.push(counts[t]);
-            let mut clock = vec![0u32; nthreads];
+            let mut clock = match cuts[j] {
+                Some(cut) => before[cut].clone(),
+                None => vec![0u32; nthreads],
+            };
             let mut p = Vec::new();
             for k in (0..j).rev() {
                 if dependent(&trace[k], e) {
@@ -342,6 +408,9 @@ impl Hb {
                 }
             }
             clock[t] = counts[t];
+            let mut upto = before[j].clone();
+            join_into(&mut upto, &clock);
+            before.push(upto);
             vc.push(clock);
             preds.push(p);
         }

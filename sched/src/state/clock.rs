@@ -35,9 +35,11 @@
 //! result (taken or timed out) depends only on its own object, so the usual dependency
 //! relation covers it. Under the default policy a timed event's enabledness is monotone
 //! (once its deadline is reached it stays enabled) and the clock moves only when no other
-//! thread can progress; a sleep touches no object and is independent of every event.
-//! Exploration never reports a run the rules exclude, but it does not enumerate the orders
-//! the clock rule excludes (that a sleeper wakes before the others block).
+//! thread can progress; a sleep touches no object and races with no event, but a sleep that
+//! had to wait for time to pass happens after every event executed before the clock moved
+//! (`explore::trace::clock_cuts`): a reversal never puts it before them. Exploration never
+//! reports a run the rules exclude, and it does not enumerate the orders the clock rule
+//! excludes (that a sleeper wakes before the others block).
 //!
 //! Adding a timed operation (e.g. a futex wait with a timeout): give the [`crate::event::Op`]
 //! a `deadline` field, return it from [`crate::event::Op::deadline`], list it in the state
