@@ -763,3 +763,40 @@ fn races_after_sleeps_are_explored_by_every_explorer() {
         );
     }
 }
+
+/// Timed waits: the consumer's timeout and the producer's wake-up fall at the same virtual
+/// time, so either takes the mutex first (`timed_poll`). odpor, dpor and rt explored 1 of the
+/// 2 traces and missed the strict variant's bug. A program whose timed waits never time out
+/// is explored as its untimed twin: rt explored 1 execution of `ok_timed_objects`' 768.
+#[test]
+fn timeouts_that_tie_with_a_wake_up_are_explored_both_ways() {
+    for algo in ["odpor", "dpor", "rt"] {
+        let e = explore("timed_poll", &["strict"], algo, "sync", &[]);
+        assert_eq!(e.json["complete"], true, "{algo}: {}", text(&e.out));
+        assert_eq!(
+            (e.executions(), e.count("buggy")),
+            (2, 1),
+            "timed_poll strict {algo}: {}",
+            text(&e.out)
+        );
+        let e = explore("timed_poll", &[], algo, "sync", &[]);
+        assert_eq!(e.code(), Some(0), "timed_poll {algo}: {}", text(&e.out));
+        assert_eq!(
+            (e.executions(), e.count("buggy")),
+            (2, 0),
+            "timed_poll {algo}"
+        );
+    }
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/vtime");
+    let prog = build(&corpus, "ok_timed_objects");
+    for algo in ["odpor", "rt"] {
+        let e = explore_prog(&prog, "ok_timed_objects", &[], algo, "sync", &[]);
+        assert_eq!(
+            e.code(),
+            Some(0),
+            "ok_timed_objects {algo}: {}",
+            text(&e.out)
+        );
+        assert_eq!(e.executions(), 768, "ok_timed_objects {algo}");
+    }
+}

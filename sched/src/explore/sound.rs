@@ -659,14 +659,46 @@ fn random_programs_match_the_independent_count() {
     assert_eq!(rt_blocked, RT_BLOCKED, "rt's blocked runs changed");
 }
 
-/// [`random_program`] with sleeps: each thread may first sleep until virtual time 1 or 2 µs
+/// [`random_program`] with time: each thread may first sleep until virtual time 1 or 2 µs
 /// (the same deadline for two threads lets either wake first; a later one waits until the
-/// others are blocked or done), and main may sleep before it creates them.
-fn random_timed_program(seed: u64) -> Prog {
-    use super::testprog::I;
+/// others are blocked or done), main may sleep before it creates them, and a thread may end
+/// with a timed lock of mutex 0 or 1 (unlocked when taken) or a timed wait on the semaphore,
+/// whose deadline is 1, 2 or 3 µs (only with `waits`; the sleeps are the same either way).
+fn random_timed_program(seed: u64, waits: bool) -> Prog {
+    use super::testprog::{f, k, I};
     let mut p = random_program(seed);
     let mut rng = crate::rng::Rng::new(seed ^ 0x5eed_7133);
+    let main = p.main;
     for b in 0..p.bodies.len() {
+        if b != main {
+            let deadline = 1_000 * (1 + rng.below(3));
+            let body = &mut p.bodies[b];
+            let at = body.len();
+            match rng.below(4) {
+                _ if !waits => {}
+                0 => {
+                    let m = rng.below(2) as i64;
+                    body.extend([
+                        I::TimedLock {
+                            m: k(m),
+                            deadline,
+                            dst: 2,
+                        },
+                        I::Jz {
+                            cond: f(|r| i64::from(r[2] == 0)),
+                            target: at + 3,
+                        },
+                        I::Unlock(k(m)),
+                    ]);
+                }
+                1 => body.push(I::SemTimedWait {
+                    s: k(0),
+                    deadline,
+                    dst: 2,
+                }),
+                _ => {}
+            }
+        }
         if rng.below(3) == 0 {
             continue;
         }
@@ -684,14 +716,70 @@ fn random_timed_program(seed: u64) -> Prog {
     p
 }
 
-/// [`random_programs_match_the_independent_count`] with sleeps ([`random_timed_program`]):
-/// odpor runs each trace exactly once and rt explores every one, none diverging (a variant
-/// the clock forbids would diverge). rt missed the second waker of two same-deadline sleeps.
+/// rt's misses among [`random_programs_with_time_match_the_independent_count`]'s seeds: rt
+/// orders a timed wait with the other operations on its object like an untimed one, but has
+/// no variant in which it times out instead of taking a unit or the lock, or takes one
+/// instead of timing out; each seed is a program with a timed lock or semaphore wait.
+/// Without timed waits rt explores every trace (the test below). rt missed 40 of these
+/// seeds before timed semaphore, rwlock and join operations were ordered like the untimed
+/// ones.
+const RT_TIMED_MISSES: [u64; 25] = [
+    1, 16, 18, 19, 22, 25, 46, 52, 59, 65, 67, 76, 80, 84, 91, 95, 103, 110, 136, 138, 139, 147,
+    158, 176, 198,
+];
+
+/// Source-DPOR's misses among the same seeds (as [`DPOR_MISSES`]).
+const DPOR_TIMED_MISSES: [u64; 4] = [15, 19, 59, 67];
+
+/// [`random_programs_match_the_independent_count`] with time ([`random_timed_program`]):
+/// odpor runs each trace of the independent count exactly once (a sleep or a timeout that had
+/// to wait for time to pass was put before events the run had to finish first, and a timed
+/// lock did not race with the lock before it: 19 of the 200 programs lost traces); rt and
+/// dpor are held to their known misses.
+#[test]
+fn random_programs_with_time_match_the_independent_count() {
+    let mut compared = 0;
+    let (mut rt_misses, mut dpor_misses) = (Vec::new(), Vec::new());
+    for seed in 0..200u64 {
+        let p = random_timed_program(seed, true);
+        let Some(c) = count_traces(&p, 200_000) else {
+            continue;
+        };
+        compared += 1;
+        let (o, _) = explore_keys(Algo::Odpor, &p);
+        assert_eq!(
+            (o.distinct, o.executions, o.blocked),
+            (c.traces, c.traces as u64, 0),
+            "seed {seed}: odpor runs each trace once"
+        );
+        let (r, _) = explore_keys(Algo::Rt, &p);
+        if r.distinct != c.traces {
+            rt_misses.push(seed);
+        }
+        let (d, _) = explore_keys(Algo::Dpor, &p);
+        if d.distinct != c.traces {
+            dpor_misses.push(seed);
+        }
+    }
+    assert!(
+        compared >= 150,
+        "most programs are small enough: {compared}"
+    );
+    assert_eq!(rt_misses, RT_TIMED_MISSES, "rt's misses changed");
+    assert_eq!(
+        dpor_misses, DPOR_TIMED_MISSES,
+        "Source-DPOR's misses changed"
+    );
+}
+
+/// With sleeps alone (no timed wait: [`random_timed_program`] without them) odpor runs each
+/// trace once and rt explores every one (rt missed the second waker of two same-deadline
+/// sleeps; odpor put a sleep before events the run had to finish first).
 #[test]
 fn random_programs_with_sleeps_match_the_independent_count() {
     let mut compared = 0;
     for seed in 0..200u64 {
-        let p = random_timed_program(seed);
+        let p = random_timed_program(seed, false);
         let Some(c) = count_traces(&p, 200_000) else {
             continue;
         };

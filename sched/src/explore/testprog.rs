@@ -101,6 +101,19 @@ pub enum I {
     Yield,
     /// `usleep`, `nanosleep`: a sleep until virtual time `deadline` (ns).
     SleepUntil(u64),
+    /// `pthread_mutex_timedlock` until virtual time `deadline`: `r[dst]` = 0 when taken,
+    /// `ETIMEDOUT` when it timed out.
+    TimedLock {
+        m: E,
+        deadline: u64,
+        dst: usize,
+    },
+    /// `sem_timedwait` until virtual time `deadline`: `r[dst]` as for [`I::TimedLock`].
+    SemTimedWait {
+        s: E,
+        deadline: u64,
+        dst: usize,
+    },
     /// Create a thread running body `body` with `r[0] = arg`; its tid goes to `r[dst]`.
     Spawn {
         body: usize,
@@ -301,6 +314,15 @@ impl Interp {
                 I::SemWait(s) => Op::SemWait {
                     s: SEM + s(&r) as u64,
                 },
+                I::TimedLock { m, deadline, .. } => Op::TimedLock {
+                    m: MUTEX + m(&r) as u64,
+                    kind: MutexKind::Normal,
+                    deadline: *deadline,
+                },
+                I::SemTimedWait { s, deadline, .. } => Op::SemTimedWait {
+                    s: SEM + s(&r) as u64,
+                    deadline: *deadline,
+                },
                 I::SemPost(s) => Op::SemPost {
                     s: SEM + s(&r) as u64,
                 },
@@ -446,6 +468,9 @@ impl Interp {
                 if *cur == expect {
                     *cur = val;
                 }
+            }
+            I::TimedLock { dst, .. } | I::SemTimedWait { dst, .. } => {
+                th.r[*dst] = i64::from(result);
             }
             I::CondWait { .. } if !th.waking => {
                 th.waking = true;

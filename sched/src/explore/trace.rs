@@ -186,11 +186,17 @@ pub enum Res {
 }
 
 /// An acquisition that blocks while the resource is held (lock, the re-acquiring half of a
-/// condition wait, a read or write lock), with its resource.
+/// condition wait, a read or write lock, and their timed forms, which under the default
+/// `deadline` policy wait like them until their deadline), with its resource.
 fn blocking_acquire(op: &Op) -> Option<Res> {
     match *op {
-        Op::Lock { m, .. } | Op::CondWake { m, .. } => Some(Res::Mutex(m)),
-        Op::RdLock { l } | Op::WrLock { l } => Some(Res::Rw(l)),
+        Op::Lock { m, .. } | Op::TimedLock { m, .. } | Op::CondWake { m, .. } => {
+            Some(Res::Mutex(m))
+        }
+        Op::RdLock { l }
+        | Op::WrLock { l }
+        | Op::TimedRdLock { l, .. }
+        | Op::TimedWrLock { l, .. } => Some(Res::Rw(l)),
         Op::SemWait { s } | Op::SemTimedWait { s, .. } => Some(Res::Sem(s)),
         Op::OnceBegin { o } => Some(Res::Once(o)),
         _ => None,
@@ -287,57 +293,11 @@ pub fn infer_barrier_counts(trace: &[TEv]) -> HashMap<u64, u32> {
     counts
 }
 
-/// The clock's part of happens-before (issue 12's soundness part; `state::clock`): a sleep
-/// ends only once virtual time reaches its deadline, and time passes only when no thread can
-/// go on, so a sleep that had to wait for time to pass comes after every event executed
-/// before the clock reached its deadline. For each event: `Some(cut)` when it is such a
-/// sleep, the events `..cut` being those before the clock moved. A sleep is independent of
-/// every event, so without these edges a reversal could put it before events the run had to
-/// finish first (two sleepers, one race after them: the reversal was judged infeasible and
-/// the trace missed).
-///
-/// The clock at each event is known exactly from the sleeps alone: it moves to a sleep's
-/// deadline or to a timed wait's timeout. A trace with a timed wait (whose event does not
-/// say whether it timed out) gets no clock edges, as before.
-pub fn clock_cuts(trace: &[TEv]) -> Vec<Option<usize>> {
-    let mut cuts = vec![None; trace.len()];
-    if trace
-        .iter()
-        .any(|t| t.ev.op.deadline().is_some() && !matches!(t.ev.op, Op::SleepUntil { .. }))
-    {
-        return cuts;
-    }
-    // The clock after each event (the largest deadline of the sleeps executed so far), the
-    // event before each event of the same thread, else the event that created it.
-    let mut now = Vec::with_capacity(trace.len());
-    let mut clock = 0u64;
-    let mut last: HashMap<Tid, usize> = HashMap::new();
-    let mut created: HashMap<Tid, usize> = HashMap::new();
-    for (j, t) in trace.iter().enumerate() {
-        let tid = t.tid();
-        let before = last.get(&tid).or_else(|| created.get(&tid)).copied();
-        if let Op::SleepUntil { deadline } = t.ev.op {
-            // The sleep was posted right after `before` ran: the clock cannot move while a
-            // thread runs between two points.
-            let posted_at = before.map_or(0, |b| now[b]);
-            if deadline > posted_at {
-                let from = before.map_or(0, |b| b + 1);
-                let cut = (from..=j)
-                    .find(|&i| {
-                        matches!(trace[i].ev.op, Op::SleepUntil { deadline: d } if d >= deadline)
-                    })
-                    .unwrap_or(j);
-                cuts[j] = Some(cut);
-            }
-            clock = clock.max(deadline);
-        }
-        now.push(clock);
-        last.insert(tid, j);
-        if let Some(c) = t.child {
-            created.insert(c, j);
-        }
-    }
-    cuts
+/// [`Hb`]'s clock edges of `trace` (a run with the initialisations `inits`): for each event
+/// that waited for virtual time to pass, the number of events executed before the clock
+/// moved, all of which it follows (see `Hb::clock_cuts`).
+pub fn clock_cuts(trace: &[TEv], inits: &[Init]) -> Vec<Option<usize>> {
+    Hb::bare(trace.to_vec(), inits.to_vec()).clock_cuts()
 }
 
 /// `c` := the pointwise maximum of `c` and `o`.
@@ -375,8 +335,37 @@ impl Hb {
 
     /// [`Hb::new`] for a run whose semaphore and barrier initialisations were recorded: the
     /// feasibility replays use the real values.
-    pub fn with_inits(trace: Vec<TEv>, mut inits: Vec<Init>) -> Self {
+    pub fn with_inits(trace: Vec<TEv>, inits: Vec<Init>) -> Self {
+        let mut hb = Hb::bare(trace, inits);
+        hb.relate();
+        hb
+    }
+
+    /// The trace with its initial values, happens-before not yet computed.
+    fn bare(trace: Vec<TEv>, mut inits: Vec<Init>) -> Self {
         inits.sort_by_key(|i| i.at);
+        let known =
+            |kind: ObjKind, a: u64| inits.iter().any(|i| i.obj.kind == kind && i.obj.addr == a);
+        let mut sem_fallback = infer_sem_init(&trace);
+        sem_fallback.retain(|&a, _| !known(ObjKind::Sem, a));
+        let mut barrier_fallback = infer_barrier_counts(&trace);
+        barrier_fallback.retain(|&a, _| !known(ObjKind::Barrier, a));
+        Hb {
+            trace,
+            idx: Vec::new(),
+            vc: Vec::new(),
+            preds: Vec::new(),
+            inits,
+            sem_fallback,
+            barrier_fallback,
+        }
+    }
+
+    /// Compute the vector clocks and dependency predecessors of the trace.
+    fn relate(&mut self) {
+        let cuts = self.clock_cuts();
+        let hb = self;
+        let trace = &hb.trace;
         let nthreads = trace
             .iter()
             .flat_map(|t| [Some(t.ev.tid), t.child])
@@ -387,7 +376,6 @@ impl Hb {
         let mut idx = Vec::with_capacity(trace.len());
         let mut vc: Vec<Vec<u32>> = Vec::with_capacity(trace.len());
         let mut preds = Vec::with_capacity(trace.len());
-        let cuts = clock_cuts(&trace);
         // The join of the clocks of the first `before.len() - 1` events.
         let mut before: Vec<Vec<u32>> = vec![vec![0u32; nthreads]];
         for (j, e) in trace.iter().enumerate() {
@@ -414,21 +402,76 @@ impl Hb {
             vc.push(clock);
             preds.push(p);
         }
-        let known =
-            |kind: ObjKind, a: u64| inits.iter().any(|i| i.obj.kind == kind && i.obj.addr == a);
-        let mut sem_fallback = infer_sem_init(&trace);
-        sem_fallback.retain(|&a, _| !known(ObjKind::Sem, a));
-        let mut barrier_fallback = infer_barrier_counts(&trace);
-        barrier_fallback.retain(|&a, _| !known(ObjKind::Barrier, a));
-        Hb {
-            trace,
-            idx,
-            vc,
-            preds,
-            inits,
-            sem_fallback,
-            barrier_fallback,
+        hb.idx = idx;
+        hb.vc = vc;
+        hb.preds = preds;
+    }
+
+    /// The clock's part of happens-before (`state::clock`): a sleep ends, and a timed wait
+    /// times out, only once virtual time reaches its deadline, and time passes only when no
+    /// thread can go on, so such an event comes after every event executed before the clock
+    /// reached its deadline. For each event: `Some(cut)` when it waited so, the events
+    /// `..cut` being those before the clock moved. A sleep or timeout touches no object the
+    /// others wait for, so without these edges a reversal could put it before events the run
+    /// had to finish first, where time cannot pass: the reversal was judged infeasible and
+    /// the trace missed (two sleepers and a race after them; a timed wait's timeout).
+    ///
+    /// The clock at each event and whether a timed wait timed out come from replaying the
+    /// trace on the state machine, the clock moving when an event needs it as it did in the
+    /// run. An event waited when its deadline was beyond the clock at the time its thread
+    /// posted it, i.e. right after the thread's previous event (or its creation): the clock
+    /// cannot move while a thread runs between two points. The rules are those of the default
+    /// `deadline` policy.
+    fn clock_cuts(&self) -> Vec<Option<usize>> {
+        let n = self.trace.len();
+        let mut cuts = vec![None; n];
+        if !self.trace.iter().any(|t| t.ev.op.deadline().is_some()) {
+            return cuts;
         }
+        let children: std::collections::HashSet<Tid> =
+            self.trace.iter().filter_map(|t| t.child).collect();
+        let initial = self
+            .trace
+            .iter()
+            .map(|t| t.tid())
+            .filter(|t| !children.contains(t))
+            .max()
+            .map_or(1, |m| m as usize + 1);
+        let mut s = self.initial_state(initial);
+        // The clock after each event, and whether it was a timed wait that timed out.
+        let mut now: Vec<u64> = Vec::with_capacity(n);
+        let mut timed_out: Vec<bool> = Vec::with_capacity(n);
+        for (k, e) in self.trace.iter().enumerate() {
+            let t = e.tid();
+            if s.pending(t).is_none() && s.post(t, e.ev.op).is_err() {
+                break;
+            }
+            while !s.is_enabled(t) && s.advance_clock() {}
+            let Ok(done) = s.execute(t) else { break };
+            self.init_at(&mut s, k + 1);
+            now.push(s.now());
+            timed_out.push(done.result == crate::state::code::ETIMEDOUT);
+        }
+        let mut last: HashMap<Tid, usize> = HashMap::new();
+        let mut created: HashMap<Tid, usize> = HashMap::new();
+        for (j, e) in self.trace.iter().enumerate().take(now.len()) {
+            let tid = e.tid();
+            let before = last.get(&tid).or_else(|| created.get(&tid)).copied();
+            let waited = matches!(e.ev.op, Op::SleepUntil { .. }) || timed_out[j];
+            if let (Some(deadline), true) = (e.ev.op.deadline(), waited) {
+                let posted_at = before.map_or(0, |b| now[b]);
+                if deadline > posted_at {
+                    let from = before.map_or(0, |b| b + 1);
+                    let cut = (from..=j).find(|&i| now[i] >= deadline).unwrap_or(j);
+                    cuts[j] = Some(cut);
+                }
+            }
+            last.insert(tid, j);
+            if let Some(c) = e.child {
+                created.insert(c, j);
+            }
+        }
+        cuts
     }
 
     pub fn len(&self) -> usize {
@@ -589,11 +632,46 @@ impl Hb {
     /// the sequence is not applied: it happens after `e` in program order.
     fn feasible(&self, e: usize, e2: usize, initial: usize) -> bool {
         let mut s = self.initial_state(initial);
-        (0..e).all(|k| self.step_as_run(&mut s, k))
-            && self
-                .reversal_indices(e, e2, true)
-                .into_iter()
-                .all(|k| self.step(&mut s, k))
+        if !(0..e).all(|k| self.step_as_run(&mut s, k)) {
+            return false;
+        }
+        let rest = self.reversal_indices(e, e2, true);
+        let mut done = vec![false; self.len()];
+        done[..e].iter_mut().for_each(|d| *d = true);
+        for k in rest {
+            if !self.step_clocked(&mut s, k, &done) {
+                return false;
+            }
+            done[k] = true;
+        }
+        true
+    }
+
+    /// [`Self::step`] for an event of a reordered sequence, by the clock rule: when it is
+    /// not enabled, time passes only if every other thread, having posted its next event of
+    /// the trace (the first one not `done`), cannot go on either, as the run's clock would
+    /// (a timeout that another order lets fire; `state::clock`).
+    fn step_clocked(&self, s: &mut State, k: usize, done: &[bool]) -> bool {
+        let t = self.trace[k].tid();
+        if s.pending(t).is_none() && s.post(t, self.trace[k].ev.op).is_err() {
+            return false;
+        }
+        if !s.is_enabled(t) {
+            let running: Vec<Tid> = s.running().collect();
+            for u in running {
+                let next = (0..self.len()).find(|&x| !done[x] && self.trace[x].tid() == u);
+                match next {
+                    Some(x) if s.post(u, self.trace[x].ev.op).is_ok() => {}
+                    _ => return false,
+                }
+            }
+            while !s.is_enabled(t)
+                && s.all_posted()
+                && s.enabled_events().is_empty()
+                && s.advance_clock()
+            {}
+        }
+        self.step(s, k)
     }
 
     /// [`Self::step`] for an event of the run's own prefix: it ran there, so when it is not
