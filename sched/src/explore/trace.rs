@@ -725,22 +725,29 @@ impl Hb {
         let mut s = self.initial_state(initial);
         let mut out = Vec::with_capacity(order.len());
         let mut waiting: Vec<usize> = Vec::new();
+        // Events run so far; time passes by the clock rule ([`Self::step_clocked`]), so a
+        // sleep runs where the run's clock would let it, not last.
+        let mut done = vec![false; self.len()];
         for &k in order {
             let t = self.trace[k].tid();
-            if waiting.iter().any(|&w| self.trace[w].tid() == t) || !self.step(&mut s, k) {
+            if waiting.iter().any(|&w| self.trace[w].tid() == t)
+                || !self.step_clocked(&mut s, k, &done)
+            {
                 waiting.push(k);
                 continue;
             }
             out.push(k);
+            done[k] = true;
             // Retry the waiting events, earliest first, after each one that runs.
             'retry: loop {
                 for i in 0..waiting.len() {
                     let w = waiting[i];
                     let tw = self.trace[w].tid();
                     let first_of_thread = waiting[..i].iter().all(|&x| self.trace[x].tid() != tw);
-                    if first_of_thread && self.step(&mut s, w) {
+                    if first_of_thread && self.step_clocked(&mut s, w, &done) {
                         waiting.remove(i);
                         out.push(w);
+                        done[w] = true;
                         continue 'retry;
                     }
                 }
