@@ -490,6 +490,9 @@ struct Seat {
     /// When the turn was handed to it (monotonic ns; 0: not measured), for
     /// [`Config::record_latency`].
     granted_ns: AtomicU64,
+    /// Kernel id of a thread whose exit was granted just before this thread's turn (0:
+    /// none): the thread waits for it to be gone before it goes on ([`await_gone`]).
+    await_ktid: AtomicU32,
 }
 
 /// A thread of this process that posts in-process.
@@ -567,6 +570,7 @@ pub fn local_hello(tid: Tid, ktid: u32) {
         value: AtomicU64::new(0),
         inside: AtomicU32::new(0),
         granted_ns: AtomicU64::new(0),
+        await_ktid: AtomicU32::new(0),
     }));
     slot.store(seat as *const Seat as *mut Seat, Ordering::SeqCst);
     if let Some(run) = g.as_mut() {
@@ -612,6 +616,8 @@ pub fn local_post(tid: Tid, op: Op, pc: u64) -> Reply {
             value: seat.value.load(Ordering::Relaxed),
         }
     });
+    // A thread whose exit was granted just before this turn must be gone first.
+    await_ktid_gone(seat.await_ktid.swap(0, Ordering::Relaxed));
     seat.inside.fetch_add(1, Ordering::SeqCst);
     reply
 }
@@ -733,9 +739,12 @@ struct Run {
     /// Since when nothing happened, and when silent threads were last looked up.
     quiet: Instant,
     probed: Instant,
-    /// The exit of this thread was granted by a thread that posts in-process: the hidden
-    /// thread decides next, once it is gone.
+    /// The exit of this thread was granted by a thread that posts in-process, and the run
+    /// has threads of other processes: the hidden thread decides next, once it is gone.
     gone_wait: Option<Tid>,
+    /// Kernel id of a thread whose exit was granted, not yet handed to the next grant: the
+    /// thread that gets the next turn waits for it to be gone ([`Seat::await_ktid`]).
+    gone_next: u32,
     /// With [`Config::record_latency`]: nanoseconds from handing a thread of this process
     /// the turn to its next post.
     latencies: Vec<u64>,
@@ -768,6 +777,7 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
         quiet: now,
         probed: now,
         gone_wait: None,
+        gone_next: 0,
         latencies: Vec::new(),
     });
     let local = wake >= 0;
@@ -1068,35 +1078,30 @@ impl Run {
     /// malloc arena), which must not race with the next granted thread (the heap a later
     /// thread gets would depend on timing). The main thread stays a zombie: not waited for.
     fn await_gone(&self, tid: Tid) {
-        let ktid = self
-            .peers
+        await_ktid_gone(self.ktid_of(tid));
+    }
+
+    /// Kernel id of thread `tid` of this run (0: unknown).
+    fn ktid_of(&self, tid: Tid) -> u32 {
+        self.peers
             .iter()
             .find(|p| p.tid == Some(tid))
             .map(|p| p.ktid)
             .or_else(|| self.locals.iter().find(|l| l.tid == tid).map(|l| l.ktid))
-            .unwrap_or(0);
-        if ktid == 0 || ktid == std::process::id() {
-            return;
-        }
-        let _b = Busy::enter();
-        let stat = format!("/proc/self/task/{ktid}/stat");
-        let start = Instant::now();
-        while let Ok(text) = std::fs::read_to_string(&stat) {
-            let state = text
-                .rfind(')')
-                .and_then(|i| text[i + 1..].split_whitespace().next());
-            if matches!(state, Some("Z" | "X" | "x"))
-                || start.elapsed() >= std::time::Duration::from_millis(100)
-            {
-                return;
-            }
-            std::thread::yield_now();
-        }
+            .unwrap_or(0)
     }
 
     /// Hand `reply` to thread `tid`: returned when it is the deciding thread `me`, through
     /// its baton when it posts in-process, else on its connection.
-    fn deliver(&self, tid: Tid, reply: Reply, me: Option<Tid>) -> Option<Reply> {
+    fn deliver(&mut self, tid: Tid, reply: Reply, me: Option<Tid>) -> Option<Reply> {
+        let gone = std::mem::take(&mut self.gone_next);
+        if gone != 0 {
+            match self.locals.iter().find(|l| l.tid == tid) {
+                Some(l) => l.seat.await_ktid.store(gone, Ordering::Relaxed),
+                // Not a thread of this process (cannot be, without peers): wait here.
+                None => await_ktid_gone(gone),
+            }
+        }
         if me == Some(tid) {
             return Some(reply);
         }
@@ -1151,12 +1156,18 @@ impl Run {
                     }
                     self.quiet = Instant::now();
                     if op == Op::Exit {
-                        if me.is_some() {
-                            self.gone_wait = Some(tid);
-                            wake_hidden();
-                            return mine;
+                        match me {
+                            // Only threads of this process: whoever gets the next turn
+                            // waits for the exited thread to be gone (no hop through the
+                            // hidden thread).
+                            Some(_) if self.peers.is_empty() => self.gone_next = self.ktid_of(tid),
+                            Some(_) => {
+                                self.gone_wait = Some(tid);
+                                wake_hidden();
+                                return mine;
+                            }
+                            None => self.await_gone(tid),
                         }
-                        self.await_gone(tid);
                     }
                 }
                 Decision::Over => {
@@ -1393,6 +1404,51 @@ impl Run {
                 eprintln!("poscheck: cannot write POS_SCHEDULE_OUT {path}: {e}");
             }
         }
+    }
+}
+
+/// Wait until thread `ktid` of this process is gone from the kernel (its exit granted, its
+/// teardown running uncontrolled), at most 100 ms: what the next turn must not overlap.
+/// Allocates nothing (it may run on a program thread outside libpos's private heap, and how
+/// often it polls depends on timing): the path and the read use stack buffers.
+fn await_ktid_gone(ktid: u32) {
+    if ktid == 0 || ktid == std::process::id() {
+        return;
+    }
+    let _b = Busy::enter();
+    let mut path = [0u8; 48];
+    let mut w = &mut path[..47];
+    if std::io::Write::write_fmt(&mut w, format_args!("/proc/self/task/{ktid}/stat")).is_err() {
+        return;
+    }
+    let start = Instant::now();
+    loop {
+        let mut buf = [0u8; 256];
+        // SAFETY: a NUL-terminated path in a stack buffer; read into a stack buffer.
+        let n = unsafe {
+            let fd = libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
+            if fd < 0 {
+                return; // gone (ENOENT), or nothing to wait for
+            }
+            let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+            libc::close(fd);
+            n
+        };
+        if n <= 0 {
+            return;
+        }
+        let text = &buf[..n as usize];
+        let state = text
+            .iter()
+            .rposition(|&b| b == b')')
+            .and_then(|i| text.get(i + 2))
+            .copied();
+        if matches!(state, Some(b'Z' | b'X' | b'x'))
+            || start.elapsed() >= std::time::Duration::from_millis(100)
+        {
+            return;
+        }
+        std::thread::yield_now();
     }
 }
 
