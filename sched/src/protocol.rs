@@ -19,7 +19,7 @@ pub const ENV_SOCKET: &str = "POSCHECK_SOCKET";
 /// Bump it, and the function of that name in `preload/src/lib.rs`, whenever the protocol
 /// changes.
 pub const LIBPOS_MARKER: &str =
-    "pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_once_10";
+    "pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_once_robust_11";
 
 pub const MSG_LEN: usize = 32;
 pub const REPLY_LEN: usize = 16;
@@ -164,20 +164,30 @@ const K_AT: u32 = 81;
 const K_END: u32 = 82;
 const K_ALIVE: u32 = 83;
 
+/// Bit of a mutex kind's code for a robust mutex (glibc's `PTHREAD_MUTEX_ROBUST_NORMAL_NP`).
+const KIND_ROBUST: u64 = 16;
+
 fn kind_code(k: MutexKind) -> u64 {
-    match k {
-        MutexKind::Normal => 0,
-        MutexKind::Recursive => 1,
-        MutexKind::ErrorCheck => 2,
-    }
+    let robust = if k.robust() { KIND_ROBUST } else { 0 };
+    robust
+        | match k.base() {
+            MutexKind::Recursive => 1,
+            MutexKind::ErrorCheck => 2,
+            _ => 0,
+        }
 }
 
 fn kind_of(c: u64) -> Result<MutexKind, ProtocolError> {
-    Ok(match c {
+    let base = match c & !KIND_ROBUST {
         0 => MutexKind::Normal,
         1 => MutexKind::Recursive,
         2 => MutexKind::ErrorCheck,
         _ => return Err(ProtocolError(format!("bad mutex kind {c}"))),
+    };
+    Ok(if c & KIND_ROBUST != 0 {
+        base.made_robust()
+    } else {
+        base
     })
 }
 
@@ -256,6 +266,7 @@ fn op_fields(op: &Op) -> (u32, u64, u64, u64) {
         WaitProc { target } => (70, target as u64, 0, 0),
         Exec => (71, 0, 0, 0),
         ForkFailed { target } => (72, target as u64, 0, 0),
+        Consistent { m } => (73, m, 0, 0),
     }
 }
 
@@ -423,6 +434,7 @@ fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
         70 => WaitProc { target: tid(a)? },
         71 => Exec,
         72 => ForkFailed { target: tid(a)? },
+        73 => Consistent { m: a },
         _ => return Err(ProtocolError(format!("unknown operation code {code}"))),
     })
 }
@@ -687,6 +699,19 @@ mod tests {
             },
             Exec,
             ForkFailed { target: 5 },
+            Lock {
+                m: 29,
+                kind: MutexKind::RobustNormal,
+            },
+            TryLock {
+                m: 30,
+                kind: MutexKind::RobustRecursive,
+            },
+            Unlock {
+                m: 31 | crate::event::SHARED_BIT,
+                kind: MutexKind::RobustErrorCheck,
+            },
+            Consistent { m: 32 },
         ];
         for op in ops {
             let msg = Msg::Post(op);
