@@ -504,6 +504,10 @@ point! {
 
 extern "C" fn once_noop() {}
 
+/// glibc's `__PTHREAD_ONCE_DONE`: the once control's word has this bit once the init ran
+/// (in-progress words are the fork generation, a multiple of 4, plus 1).
+const ONCE_DONE_BIT: c_int = 2;
+
 point! {
     /// `pthread_once`: `OnceBegin` behaves as a lock on the control; unless the grant says
     /// the init already ran (`ONCE_DONE`) we run it and post `OnceEnd`.
@@ -513,8 +517,13 @@ point! {
         // before taking it, or the coordinator answers for the old one.
         // SAFETY: `o` is the caller's once control, an int, read atomically.
         let word = unsafe { &*o.cast::<std::sync::atomic::AtomicI32>() };
-        if word.load(std::sync::atomic::Ordering::SeqCst) == libc::PTHREAD_ONCE_INIT {
-            me.notify(&Msg::OnceInit { o: addr(o) });
+        let w = word.load(std::sync::atomic::Ordering::SeqCst);
+        // A control that reads as completed (glibc's `__PTHREAD_ONCE_DONE` bit, never set
+        // while in progress) may have been completed before libpos took control, unknown
+        // to the coordinator: say so, or its init would run a second time.
+        if w == libc::PTHREAD_ONCE_INIT || w & ONCE_DONE_BIT != 0 {
+            let done = w != libc::PTHREAD_ONCE_INIT;
+            me.notify(&Msg::OnceInit { o: addr(o), done });
         }
         let r = me.post(Op::OnceBegin { o: addr(o) }).result;
         if r != code::ONCE_DONE {

@@ -184,10 +184,10 @@ impl<'s> Coordinator<'s> {
             .initialised(Obj::sync(ObjKind::Barrier, b), count);
     }
 
-    /// `pthread_once` on control `o` that reads as never run (not a scheduling point): see
-    /// [`State::init_once`].
-    pub fn init_once(&mut self, o: u64) {
-        self.state.init_once(o);
+    /// `pthread_once` on control `o` that reads as never run, or as completed with `done`
+    /// (not a scheduling point): see [`State::init_once`].
+    pub fn init_once(&mut self, o: u64, done: bool) {
+        self.state.init_once(o, done);
     }
 
     /// End the run: tells the strategy, returns the schedule.

@@ -19,7 +19,7 @@ pub const ENV_SOCKET: &str = "POSCHECK_SOCKET";
 /// Bump it, and the function of that name in `preload/src/lib.rs`, whenever the protocol
 /// changes.
 pub const LIBPOS_MARKER: &str =
-    "pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_once_robust_11";
+    "pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_once_robust_oncedone_12";
 
 pub const MSG_LEN: usize = 32;
 pub const REPLY_LEN: usize = 16;
@@ -46,10 +46,12 @@ pub enum Msg {
     SemInit { s: u64, value: u32 },
     /// `pthread_barrier_init`: no reply, not a scheduling point.
     BarrierInit { b: u64, count: u32 },
-    /// `pthread_once` on a control that reads as never run (`PTHREAD_ONCE_INIT`): no reply,
-    /// not a scheduling point. The memory may hold a new control where a finished one was
-    /// (a `std::promise`'s once flag lives in a heap-allocated state).
-    OnceInit { o: u64 },
+    /// `pthread_once` on a control that reads as never run (`PTHREAD_ONCE_INIT`), or with
+    /// `done` as completed: no reply, not a scheduling point. The memory may hold a new
+    /// control where a finished one was (a `std::promise`'s once flag lives in a
+    /// heap-allocated state); a completed one may have run before libpos took control (a
+    /// library's constructor), and the coordinator then has no record of it.
+    OnceInit { o: u64, done: bool },
     /// `__assert_fail` is about to abort: where and what.
     Assert { text: String },
     /// A fatal signal in this thread at `pc` (sent from libpos's signal handler).
@@ -463,7 +465,7 @@ impl Msg {
             }
             Msg::SemInit { s, value } => (frame(K_SEM_INIT, 0, *s, *value as u64, 0), &[]),
             Msg::BarrierInit { b, count } => (frame(K_BARRIER_INIT, 0, *b, *count as u64, 0), &[]),
-            Msg::OnceInit { o } => (frame(K_ONCE_INIT, 0, *o, 0, 0), &[]),
+            Msg::OnceInit { o, done } => (frame(K_ONCE_INIT, 0, *o, *done as u64, 0), &[]),
             Msg::Assert { text } => {
                 let bytes = &text.as_bytes()[..text.len().min(MAX_TEXT)];
                 (frame(K_ASSERT, 0, 0, 0, bytes.len() as u64), bytes)
@@ -526,7 +528,7 @@ impl Msg {
                 b: a,
                 count: narrow(b, "barrier count")?,
             },
-            K_ONCE_INIT => Msg::OnceInit { o: a },
+            K_ONCE_INIT => Msg::OnceInit { o: a, done: b != 0 },
             K_ASSERT => {
                 if c as usize > MAX_TEXT {
                     return Err(ProtocolError(format!("assert text of {c} bytes")));
@@ -738,7 +740,8 @@ mod tests {
             },
             Msg::SemInit { s: 1, value: 3 },
             Msg::BarrierInit { b: 2, count: 4 },
-            Msg::OnceInit { o: 5 },
+            Msg::OnceInit { o: 5, done: false },
+            Msg::OnceInit { o: 6, done: true },
             Msg::Observed {
                 write: true,
                 addr: 0x4040,

@@ -661,9 +661,17 @@ impl State {
     /// `pthread_once` on control `o` whose memory reads as never run (`PTHREAD_ONCE_INIT`):
     /// unless its init is running now (libpos marks the real control done only after the
     /// init), the memory holds a new control where one that finished was, freed and reused,
-    /// so the old one's record goes. Not a scheduling point.
-    pub fn init_once(&mut self, o: u64) {
-        if self.onces.get(&o).is_some_and(|x| x.running.is_none()) {
+    /// so the old one's record goes. With `done` the memory reads as completed: a control
+    /// without a record was completed outside control (before libpos took over), so it is
+    /// recorded as done and its init never runs again; a known one is left as it is (its
+    /// schedule unchanged). Not a scheduling point.
+    pub fn init_once(&mut self, o: u64, done: bool) {
+        if done {
+            self.onces.entry(o).or_insert(Once {
+                running: None,
+                done: true,
+            });
+        } else if self.onces.get(&o).is_some_and(|x| x.running.is_none()) {
             self.onces.remove(&o);
         }
     }
@@ -1935,18 +1943,38 @@ mod tests {
         let a = spawn(&mut s, 0);
         assert_eq!(run(&mut s, 0, Op::OnceBegin { o: 4 }), 0);
         run(&mut s, 0, Op::OnceEnd { o: 4 });
-        s.init_once(4);
+        s.init_once(4, false);
         assert_eq!(run(&mut s, 0, Op::OnceBegin { o: 4 }), 0, "a new control");
         // While its init runs, the memory still reads as never run: the report from another
         // caller changes nothing, and that caller waits for the init.
-        s.init_once(4);
+        s.init_once(4, false);
         s.post(a, Op::OnceBegin { o: 4 }).unwrap();
         assert!(!s.is_enabled(a));
         run(&mut s, 0, Op::OnceEnd { o: 4 });
         assert_eq!(s.execute(a).unwrap().result, code::ONCE_DONE);
         // A control never taken has nothing to forget.
-        s.init_once(8);
+        s.init_once(8, false);
         assert_eq!(run(&mut s, 0, Op::OnceBegin { o: 8 }), 0);
+    }
+
+    #[test]
+    fn a_once_control_completed_outside_control_never_runs_its_init_again() {
+        // A library's constructor completed it before libpos took control: the first
+        // controlled call reads it as done, and nobody runs the init.
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let a = spawn(&mut s, 0);
+        s.init_once(4, true);
+        assert_eq!(run(&mut s, a, Op::OnceBegin { o: 4 }), code::ONCE_DONE);
+        assert_eq!(run(&mut s, 0, Op::OnceBegin { o: 4 }), code::ONCE_DONE);
+        // A known control is left as it is: one running blocks the others until its end.
+        assert_eq!(run(&mut s, 0, Op::OnceBegin { o: 8 }), 0);
+        s.init_once(8, true);
+        s.post(a, Op::OnceBegin { o: 8 }).unwrap();
+        assert!(!s.is_enabled(a), "still running");
+        run(&mut s, 0, Op::OnceEnd { o: 8 });
+        s.init_once(8, true);
+        assert_eq!(s.execute(a).unwrap().result, code::ONCE_DONE);
     }
 
     #[test]

@@ -189,6 +189,9 @@ pub enum LogRec {
     /// [`Coordinator::init_once`].
     OnceInit {
         o: u64,
+        /// The control read as completed ([`crate::protocol::Msg::OnceInit`]).
+        #[serde(default)]
+        done: bool,
     },
     /// [`Coordinator::mark_outside`].
     Outside {
@@ -228,8 +231,9 @@ impl LogRec {
                 b: addr_in_process(b, p),
                 count,
             },
-            Msg::OnceInit { o } => LogRec::OnceInit {
+            Msg::OnceInit { o, done } => LogRec::OnceInit {
                 o: addr_in_process(o, p),
+                done,
             },
             _ => return None,
         })
@@ -240,7 +244,7 @@ impl LogRec {
         match *self {
             LogRec::SemInit { s, value } => coord.init_sem(s, value),
             LogRec::BarrierInit { b, count } => coord.init_barrier(b, count),
-            LogRec::OnceInit { o } => coord.init_once(o),
+            LogRec::OnceInit { o, done } => coord.init_once(o, done),
             _ => return false,
         }
         true
