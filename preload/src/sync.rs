@@ -224,6 +224,28 @@ point! {
     }
 }
 
+/// `pthread_mutex_init`: always real; for a robust mutex and a controlled thread, then
+/// `Msg::MutexInit` (not a scheduling point), so that the model forgets what it knew of the
+/// memory: a robust mutex made not recoverable is reused by initialising it again. Other
+/// mutexes send nothing (their model is as before).
+///
+/// # Safety
+/// As `pthread_mutex_init(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_init(
+    m: *mut pthread_mutex_t,
+    a: *const libc::pthread_mutexattr_t,
+) -> c_int {
+    let r = real::pthread_mutex_init(m, a);
+    if let (0, Some(me)) = (r, conn::me()) {
+        let (m, kind) = mutex(m);
+        if kind.robust() {
+            me.notify(&Msg::MutexInit { m });
+        }
+    }
+    r
+}
+
 /// `pthread_mutex_consistent_np`: the old name of `pthread_mutex_consistent`.
 ///
 /// # Safety

@@ -1,8 +1,9 @@
 //! Robust mutexes (`tests/corpus/robust/`): the death of an owner holding a robust mutex
 //! hands it to the next locker with `EOWNERDEAD` (a thread's exit, a forked child's end for
 //! one in `MAP_SHARED` memory), `pthread_mutex_consistent` recovers it, an unlock without it
-//! makes it not recoverable. Correct programs that recover (threads in C and C++, a child
-//! process) were all reported as `deadlock` or `assert` before: they are never flagged in
+//! makes it not recoverable, `pthread_mutex_init` starts it afresh. Correct programs that
+//! recover (threads in C and C++, a child process) or initialise a not recoverable one
+//! again were all reported as `deadlock` or `assert` before: they are never flagged in
 //! 200 tries of rw, pct3, pos and auto, nor by an ODPOR exploration. A program that
 //! ignores `EOWNERDEAD` fails its assertion on `ENOTRECOVERABLE` in every run, a normal
 //! mutex held by a thread that exited is still a `deadlock`, and a trylock that does not
@@ -48,6 +49,7 @@ const CXX: &[&str] = common::CXX_COMPILERS;
 const CORRECT: &[(&[&str], &str, u32)] = &[
     (C, "ok_robust_thread.c", 4),
     (C, "ok_robust_fork.c", 3),
+    (C, "ok_robust_reinit.c", 3),
     (CXX, "ok_robust_thread.cpp", 4),
 ];
 

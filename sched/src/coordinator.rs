@@ -190,6 +190,14 @@ impl<'s> Coordinator<'s> {
         self.state.init_once(o, done);
     }
 
+    /// `pthread_mutex_init` of a robust mutex (not a scheduling point): see
+    /// [`State::init_mutex`]. The strategy learns it as [`Self::init_sem`] (exploration
+    /// replays its traces with it).
+    pub fn init_mutex(&mut self, m: u64) {
+        self.state.init_mutex(m);
+        self.strategy.initialised(Obj::sync(ObjKind::Mutex, m), 0);
+    }
+
     /// End the run: tells the strategy, returns the schedule.
     pub fn finish(self) -> Vec<Step> {
         self.strategy.end(self.steps);

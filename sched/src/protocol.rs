@@ -19,7 +19,7 @@ pub const ENV_SOCKET: &str = "POSCHECK_SOCKET";
 /// Bump it, and the function of that name in `preload/src/lib.rs`, whenever the protocol
 /// changes.
 pub const LIBPOS_MARKER: &str =
-    "pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_once_robust_oncedone_12";
+    "pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_once_robust_oncedone_mutexinit_13";
 
 pub const MSG_LEN: usize = 32;
 pub const REPLY_LEN: usize = 16;
@@ -52,6 +52,10 @@ pub enum Msg {
     /// heap-allocated state); a completed one may have run before libpos took control (a
     /// library's constructor), and the coordinator then has no record of it.
     OnceInit { o: u64, done: bool },
+    /// `pthread_mutex_init` of a robust mutex: no reply, not a scheduling point. The mutex
+    /// starts afresh, whatever the model knew of the memory (an owner died holding it, it
+    /// was made not recoverable, ...).
+    MutexInit { m: u64 },
     /// `__assert_fail` is about to abort: where and what.
     Assert { text: String },
     /// A fatal signal in this thread at `pc` (sent from libpos's signal handler).
@@ -159,6 +163,7 @@ const K_BARRIER_INIT: u32 = 4;
 const K_ASSERT: u32 = 5;
 const K_CRASH: u32 = 6;
 const K_ONCE_INIT: u32 = 7;
+const K_MUTEX_INIT: u32 = 8;
 /// Message kind of [`Msg::Observed`] (in this feature's wire range, 80-84).
 const K_OBSERVED: u32 = 80;
 /// Message kind of [`Msg::At`].
@@ -466,6 +471,7 @@ impl Msg {
             Msg::SemInit { s, value } => (frame(K_SEM_INIT, 0, *s, *value as u64, 0), &[]),
             Msg::BarrierInit { b, count } => (frame(K_BARRIER_INIT, 0, *b, *count as u64, 0), &[]),
             Msg::OnceInit { o, done } => (frame(K_ONCE_INIT, 0, *o, *done as u64, 0), &[]),
+            Msg::MutexInit { m } => (frame(K_MUTEX_INIT, 0, *m, 0, 0), &[]),
             Msg::Assert { text } => {
                 let bytes = &text.as_bytes()[..text.len().min(MAX_TEXT)];
                 (frame(K_ASSERT, 0, 0, 0, bytes.len() as u64), bytes)
@@ -529,6 +535,7 @@ impl Msg {
                 count: narrow(b, "barrier count")?,
             },
             K_ONCE_INIT => Msg::OnceInit { o: a, done: b != 0 },
+            K_MUTEX_INIT => Msg::MutexInit { m: a },
             K_ASSERT => {
                 if c as usize > MAX_TEXT {
                     return Err(ProtocolError(format!("assert text of {c} bytes")));
@@ -742,6 +749,7 @@ mod tests {
             Msg::BarrierInit { b: 2, count: 4 },
             Msg::OnceInit { o: 5, done: false },
             Msg::OnceInit { o: 6, done: true },
+            Msg::MutexInit { m: 7 },
             Msg::Observed {
                 write: true,
                 addr: 0x4040,

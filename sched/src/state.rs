@@ -676,6 +676,16 @@ impl State {
         }
     }
 
+    /// `pthread_mutex_init` of a robust mutex (libpos says nothing of the others, whose
+    /// model is as before): the memory holds a new mutex, free and consistent, whatever was
+    /// there (a mutex made not recoverable is reused so, as POSIX says). Not a scheduling
+    /// point.
+    pub fn init_mutex(&mut self, m: u64) {
+        if self.mutexes.remove(&m).is_some() {
+            self.recheck_blockable();
+        }
+    }
+
     /// `pthread_barrier_init`: not a scheduling point.
     pub fn init_barrier(&mut self, b: u64, count: u32) {
         self.barriers.insert(
@@ -1424,6 +1434,11 @@ impl State {
         if kind.robust() {
             mx.robust = true;
             self.any_robust = true;
+        } else if mx.robust {
+            // Memory of a robust mutex reused for another kind (only robust ones announce
+            // their initialisation): its robust state is no longer.
+            mx.robust = false;
+            mx.health = Health::Fine;
         }
         match mx.owner {
             None if mx.health == Health::NotRecoverable => Some(code::ENOTRECOVERABLE),
@@ -2786,5 +2801,32 @@ mod tests {
             code::OK
         );
         assert_eq!(run(&mut s, 0, Op::Lock { m: 0x8000, kind }), code::OK);
+    }
+
+    /// `pthread_mutex_init` of a robust mutex made not recoverable (or freed by a dead
+    /// owner) starts it afresh.
+    #[test]
+    fn an_initialised_robust_mutex_starts_afresh() {
+        let (m, kind) = (0x10, RobustNormal);
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let a = spawn(&mut s, 0);
+        run(&mut s, a, Op::Lock { m, kind });
+        run(&mut s, a, Op::Exit);
+        assert_eq!(run(&mut s, 0, Op::Lock { m, kind }), code::EOWNERDEAD);
+        run(&mut s, 0, Op::Unlock { m, kind });
+        assert_eq!(run(&mut s, 0, Op::Lock { m, kind }), code::ENOTRECOVERABLE);
+        s.init_mutex(m);
+        assert_eq!(run(&mut s, 0, Op::Lock { m, kind }), code::OK);
+        let b = spawn(&mut s, 0);
+        run(&mut s, b, Op::Exit);
+        s.init_mutex(0x20);
+        assert_eq!(run(&mut s, 0, Op::Unlock { m, kind }), code::OK);
+        // Memory of a robust mutex freed by a dead owner, reused for a normal mutex (whose
+        // initialisation libpos does not announce): a normal lock.
+        let c = spawn(&mut s, 0);
+        run(&mut s, c, Op::Lock { m, kind });
+        run(&mut s, c, Op::Exit);
+        assert_eq!(run(&mut s, 0, Op::Lock { m, kind: Normal }), code::OK);
     }
 }

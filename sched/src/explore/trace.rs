@@ -284,8 +284,9 @@ fn releases(op: &Op, r: Res) -> bool {
     }
 }
 
-/// A semaphore or barrier initialisation of a recorded run (`sem_init` and
-/// `pthread_barrier_init` are notifications, not events): `at` events had executed when it
+/// A semaphore, barrier or robust mutex initialisation of a recorded run (`sem_init`,
+/// `pthread_barrier_init` and `pthread_mutex_init` are notifications, not events; a mutex's
+/// `value` is unused): `at` events had executed when it
 /// happened, so it follows event `at - 1` in program order (that event's thread, or the child
 /// that event created, made it: only they run between two scheduling points).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -562,6 +563,7 @@ impl Hb {
             match i.obj.kind {
                 ObjKind::Sem => s.init_sem(i.obj.addr, i.value),
                 ObjKind::Barrier => s.init_barrier(i.obj.addr, i.value),
+                ObjKind::Mutex => s.init_mutex(i.obj.addr),
                 _ => {}
             }
         }

@@ -193,6 +193,10 @@ pub enum LogRec {
         #[serde(default)]
         done: bool,
     },
+    /// [`Coordinator::init_mutex`].
+    MutexInit {
+        m: u64,
+    },
     /// [`Coordinator::mark_outside`].
     Outside {
         t: Tid,
@@ -218,7 +222,8 @@ pub enum LogRec {
 }
 
 impl LogRec {
-    /// The record of an initialisation message (`SemInit`, `BarrierInit`, `OnceInit`) from a
+    /// The record of an initialisation message (`SemInit`, `BarrierInit`, `OnceInit`,
+    /// `MutexInit`) from a
     /// thread of process `p` (0: the main process; a forked child's objects live in its own
     /// address space), `None` for any other message.
     pub fn of_init(msg: &Msg, p: u32) -> Option<LogRec> {
@@ -235,6 +240,9 @@ impl LogRec {
                 o: addr_in_process(o, p),
                 done,
             },
+            Msg::MutexInit { m } => LogRec::MutexInit {
+                m: addr_in_process(m, p),
+            },
             _ => return None,
         })
     }
@@ -245,6 +253,7 @@ impl LogRec {
             LogRec::SemInit { s, value } => coord.init_sem(s, value),
             LogRec::BarrierInit { b, count } => coord.init_barrier(b, count),
             LogRec::OnceInit { o, done } => coord.init_once(o, done),
+            LogRec::MutexInit { m } => coord.init_mutex(m),
             _ => return false,
         }
         true
@@ -280,7 +289,10 @@ pub fn replay_log(
                 }
                 pending_pc[t as usize] = pc;
             }
-            LogRec::SemInit { .. } | LogRec::BarrierInit { .. } | LogRec::OnceInit { .. } => {
+            LogRec::SemInit { .. }
+            | LogRec::BarrierInit { .. }
+            | LogRec::OnceInit { .. }
+            | LogRec::MutexInit { .. } => {
                 rec.initialise(coord);
             }
             LogRec::Outside { t } => coord

@@ -122,6 +122,7 @@ pub fn encode(rec: &LogRec) -> [u8; RECORD_LEN] {
             record(K_FRAME, 0, Msg::BarrierInit { b, count }.encode().0, 0)
         }
         LogRec::OnceInit { o, done } => record(K_FRAME, 0, Msg::OnceInit { o, done }.encode().0, 0),
+        LogRec::MutexInit { m } => record(K_FRAME, 0, Msg::MutexInit { m }.encode().0, 0),
         LogRec::Observed {
             t,
             write,
@@ -147,6 +148,7 @@ pub fn decode(r: &[u8; RECORD_LEN]) -> Result<LogRec, ProtocolError> {
             Ok(Msg::SemInit { s, value }) => LogRec::SemInit { s, value },
             Ok(Msg::BarrierInit { b, count }) => LogRec::BarrierInit { b, count },
             Ok(Msg::OnceInit { o, done }) => LogRec::OnceInit { o, done },
+            Ok(Msg::MutexInit { m }) => LogRec::MutexInit { m },
             Ok(Msg::Observed {
                 write,
                 addr,
@@ -287,6 +289,7 @@ mod tests {
                 o: 0x78,
                 done: true,
             },
+            LogRec::MutexInit { m: 0x80 },
             LogRec::Outside { t: 2 },
             LogRec::Finished { t: 4 },
             LogRec::Decide { grant: Some(0) },
