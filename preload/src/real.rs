@@ -81,6 +81,8 @@ real_fns! {
     fn pthread_mutex_timedlock(m: *mut Mutex, t: Ts) -> c_int;
     fn pthread_mutex_clocklock(m: *mut Mutex, c: libc::clockid_t, t: Ts) -> c_int;
     fn pthread_mutex_unlock(m: *mut Mutex) -> c_int;
+    fn pthread_mutex_consistent(m: *mut Mutex) -> c_int;
+    fn pthread_mutex_init(m: *mut Mutex, a: *const libc::pthread_mutexattr_t) -> c_int;
     #[versions("GLIBC_2.3.2")]
     fn pthread_cond_wait(c: *mut Cond, m: *mut Mutex) -> c_int;
     #[versions("GLIBC_2.3.2")]

@@ -642,7 +642,7 @@ pub fn local_observed(tid: Tid, frames: &[u8]) {
     }
 }
 
-/// `SemInit`, `BarrierInit` or `OnceInit` from a thread that posts in-process.
+/// `SemInit`, `BarrierInit`, `OnceInit` or `MutexInit` from a thread that posts in-process.
 pub fn local_notify(msg: &Msg) {
     let mut g = lock();
     let _p = crate::alloc::Private::enter();
@@ -1243,7 +1243,10 @@ impl Run {
                 }
                 None => conn::die("post before hello"),
             },
-            Msg::SemInit { .. } | Msg::BarrierInit { .. } | Msg::OnceInit { .. } => {
+            Msg::SemInit { .. }
+            | Msg::BarrierInit { .. }
+            | Msg::OnceInit { .. }
+            | Msg::MutexInit { .. } => {
                 let p = self.peers[i].tid.map_or(0, |t| coord.state().process_of(t));
                 initialise(coord, &mut self.log, &msg, p);
             }
@@ -1452,9 +1455,9 @@ fn await_ktid_gone(ktid: u32) {
     }
 }
 
-/// `SemInit`, `BarrierInit` or `OnceInit` `msg` from a thread of process `p` (0: this one; a forked
-/// child's objects live in its own address space): the coordinator learns it, and the log
-/// for the runner records it.
+/// `SemInit`, `BarrierInit`, `OnceInit` or `MutexInit` `msg` from a thread of process `p` (0:
+/// this one; a forked child's objects live in its own address space): the coordinator learns
+/// it, and the log for the runner records it.
 fn initialise(coord: &mut Coordinator<'_>, log: &mut Log, msg: &Msg, p: u32) {
     if let Some(rec) = LogRec::of_init(msg, p) {
         rec.initialise(coord);

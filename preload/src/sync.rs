@@ -10,6 +10,11 @@
 //! it; a barrier wait arrives, then leaves), which is how the state machine models them.
 //! Initialisers and destructors always run for real (they validate arguments and set the
 //! mutex kind that we read back); uncontrolled threads use the real functions throughout.
+//!
+//! Robust mutexes: the model frees one whose owner dies and answers `EOWNERDEAD`,
+//! `pthread_mutex_consistent` and `ENOTRECOVERABLE` (see `pos_sched::state`); the real mutex
+//! is never locked by a controlled thread, so its kernel robust list never holds it. One in
+//! `MAP_SHARED` memory is one object for every process of the run ([`mutex_addr`]).
 
 use crate::clock;
 use crate::conn::{self, Me};
@@ -23,19 +28,105 @@ use pos_sched::{MutexKind, Op};
 /// Byte offset of `__data.__kind` in glibc's `pthread_mutex_t` (64-bit layouts).
 const KIND_OFFSET: usize = 16;
 
-/// The mutex type stored in the mutex itself (`PTHREAD_MUTEX_TYPE`, low bits of `__kind`),
-/// so statically initialised recursive/error-checking mutexes are recognised too.
-/// Adaptive mutexes (3) behave as normal ones.
+/// glibc's robust bit of `__kind` (`PTHREAD_MUTEX_ROBUST_NORMAL_NP`), set by
+/// `pthread_mutexattr_setrobust(PTHREAD_MUTEX_ROBUST)` (checked on glibc 2.36: kinds 656,
+/// 145 and 146 for the robust normal, recursive and error-checking mutex).
+const KIND_ROBUST: c_int = 16;
+
+/// The mutex type stored in the mutex itself (`PTHREAD_MUTEX_TYPE`, low bits of `__kind`,
+/// and the robust bit), so statically initialised recursive/error-checking mutexes are
+/// recognised too. Adaptive mutexes (3) behave as normal ones.
 ///
 /// # Safety
 /// `m` must point to a `pthread_mutex_t`.
 pub unsafe fn mutex_kind(m: *const pthread_mutex_t) -> MutexKind {
     let kind = std::ptr::read_volatile((m as *const u8).add(KIND_OFFSET) as *const c_int);
-    match kind & 3 {
+    let base = match kind & 3 {
         1 => MutexKind::Recursive,
         2 => MutexKind::ErrorCheck,
         _ => MutexKind::Normal,
+    };
+    if kind & KIND_ROBUST != 0 {
+        base.made_robust()
+    } else {
+        base
     }
+}
+
+/// The model's address of mutex `m` of kind `kind`: a robust mutex in `MAP_SHARED` memory
+/// gets [`pos_sched::event::SHARED_BIT`], so that a forked child and its parent lock the
+/// same object (its owner process's end frees it with `EOWNERDEAD`, as the kernel does).
+/// Every other mutex keeps its plain address (an object per process, as before).
+fn mutex_addr(m: *const pthread_mutex_t, kind: MutexKind) -> u64 {
+    if kind.robust() && in_shared_mapping(m as u64) {
+        m as u64 | pos_sched::event::SHARED_BIT
+    } else {
+        m as u64
+    }
+}
+
+/// Whether `addr` lies in a `MAP_SHARED` mapping of this process: its `/proc/self/maps`
+/// line's permissions end in `s`. Read into stack buffers (no allocation on the program's
+/// thread, which would move the addresses of its later `malloc`s); false if unreadable.
+fn in_shared_mapping(addr: u64) -> bool {
+    // SAFETY: a NUL-terminated path.
+    let fd = unsafe {
+        libc::open(
+            c"/proc/self/maps".as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return false;
+    }
+    let mut buf = [0u8; 4096];
+    // The head of the current line: `start-end perms` fits in 64 bytes.
+    let mut head = [0u8; 64];
+    let mut len = 0;
+    let mut found = None;
+    'read: loop {
+        // SAFETY: `buf` is writable for its length.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n <= 0 {
+            break;
+        }
+        for &b in &buf[..n as usize] {
+            if b == b'\n' {
+                found = maps_line_shared(&head[..len], addr);
+                if found.is_some() {
+                    break 'read;
+                }
+                len = 0;
+            } else if len < head.len() {
+                head[len] = b;
+                len += 1;
+            }
+        }
+    }
+    // SAFETY: our own descriptor.
+    unsafe { real::close(fd) };
+    found.unwrap_or(false)
+}
+
+/// For the head `start-end perms ...` of a `/proc/self/maps` line: `Some(shared)` when
+/// `addr` lies in its range, `None` otherwise.
+fn maps_line_shared(head: &[u8], addr: u64) -> Option<bool> {
+    let line = std::str::from_utf8(head).ok()?;
+    let mut fields = line.split(' ');
+    let (start, end) = fields.next()?.split_once('-')?;
+    let perms = fields.next()?;
+    let start = u64::from_str_radix(start, 16).ok()?;
+    let end = u64::from_str_radix(end, 16).ok()?;
+    (start <= addr && addr < end).then(|| perms.as_bytes().get(3) == Some(&b's'))
+}
+
+/// The model's address and kind of mutex `m` ([`mutex_kind`], [`mutex_addr`]).
+///
+/// # Safety
+/// `m` must point to a `pthread_mutex_t`.
+unsafe fn mutex(m: *const pthread_mutex_t) -> (u64, MutexKind) {
+    let kind = mutex_kind(m);
+    (mutex_addr(m, kind), kind)
 }
 
 fn addr<T>(p: *const T) -> u64 {
@@ -88,34 +179,80 @@ unsafe fn timed_op(me: Me, c: clockid_t, t: *const timespec, op: impl FnOnce(u64
 }
 
 point! {
-    /// `pthread_mutex_lock`: `Op::Lock`.
-    fn pthread_mutex_lock(m: *mut pthread_mutex_t) =>
-        |me| lock_op(me, Op::Lock { m: addr(m), kind: mutex_kind(m) })
+    /// `pthread_mutex_lock`: `Op::Lock` (EOWNERDEAD, ENOTRECOVERABLE for a robust one).
+    fn pthread_mutex_lock(m: *mut pthread_mutex_t) => |me| {
+        let (m, kind) = mutex(m);
+        lock_op(me, Op::Lock { m, kind })
+    }
 }
 point! {
     /// `pthread_mutex_trylock`: `Op::TryLock` (EBUSY when held).
-    fn pthread_mutex_trylock(m: *mut pthread_mutex_t) =>
-        |me| lock_op(me, Op::TryLock { m: addr(m), kind: mutex_kind(m) })
+    fn pthread_mutex_trylock(m: *mut pthread_mutex_t) => |me| {
+        let (m, kind) = mutex(m);
+        lock_op(me, Op::TryLock { m, kind })
+    }
 }
 point! {
     /// `pthread_mutex_timedlock`: `Op::TimedLock` with the `CLOCK_REALTIME` deadline in
     /// virtual time (ETIMEDOUT only once virtual time reaches it, see [`clock`]).
-    fn pthread_mutex_timedlock(m: *mut pthread_mutex_t, t: *const timespec) =>
-        |me| timed_op(me, libc::CLOCK_REALTIME, t, |deadline| {
-            Op::TimedLock { m: addr(m), kind: mutex_kind(m), deadline }
-        })
+    fn pthread_mutex_timedlock(m: *mut pthread_mutex_t, t: *const timespec) => |me| {
+        let (m, kind) = mutex(m);
+        timed_op(me, libc::CLOCK_REALTIME, t, |deadline| Op::TimedLock { m, kind, deadline })
+    }
 }
 point! {
     /// `pthread_mutex_clocklock`: as `pthread_mutex_timedlock`, on clock `c`.
-    fn pthread_mutex_clocklock(m: *mut pthread_mutex_t, c: clockid_t, t: *const timespec) =>
-        |me| timed_op(me, c, t, |deadline| {
-            Op::TimedLock { m: addr(m), kind: mutex_kind(m), deadline }
-        })
+    fn pthread_mutex_clocklock(m: *mut pthread_mutex_t, c: clockid_t, t: *const timespec) => |me| {
+        let (m, kind) = mutex(m);
+        timed_op(me, c, t, |deadline| Op::TimedLock { m, kind, deadline })
+    }
 }
 point! {
-    /// `pthread_mutex_unlock`: `Op::Unlock` (EPERM for a non-owner of a checking mutex).
-    fn pthread_mutex_unlock(m: *mut pthread_mutex_t) =>
-        |me| lock_op(me, Op::Unlock { m: addr(m), kind: mutex_kind(m) })
+    /// `pthread_mutex_unlock`: `Op::Unlock` (EPERM for a non-owner of a checking or robust
+    /// mutex).
+    fn pthread_mutex_unlock(m: *mut pthread_mutex_t) => |me| {
+        let (m, kind) = mutex(m);
+        lock_op(me, Op::Unlock { m, kind })
+    }
+}
+point! {
+    /// `pthread_mutex_consistent`: `Op::Consistent` (a scheduling point only programs with
+    /// robust mutexes reach: they call it after `EOWNERDEAD`).
+    fn pthread_mutex_consistent(m: *mut pthread_mutex_t) => |me| {
+        let (m, _) = mutex(m);
+        lock_op(me, Op::Consistent { m })
+    }
+}
+
+/// `pthread_mutex_init`: always real; for a robust mutex and a controlled thread, then
+/// `Msg::MutexInit` (not a scheduling point), so that the model forgets what it knew of the
+/// memory: a robust mutex made not recoverable is reused by initialising it again. Other
+/// mutexes send nothing (their model is as before).
+///
+/// # Safety
+/// As `pthread_mutex_init(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_mutex_init(
+    m: *mut pthread_mutex_t,
+    a: *const libc::pthread_mutexattr_t,
+) -> c_int {
+    let r = real::pthread_mutex_init(m, a);
+    if let (0, Some(me)) = (r, conn::me()) {
+        let (m, kind) = mutex(m);
+        if kind.robust() {
+            me.notify(&Msg::MutexInit { m });
+        }
+    }
+    r
+}
+
+/// `pthread_mutex_consistent_np`: the old name of `pthread_mutex_consistent`.
+///
+/// # Safety
+/// As `pthread_mutex_consistent(3)`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn pthread_mutex_consistent_np(m: *mut pthread_mutex_t) -> c_int {
+    pthread_mutex_consistent(m)
 }
 
 point! {
@@ -182,7 +319,8 @@ point! {
 /// reaches it) and the mutex is free. Emulation means the serialisation itself can lose no
 /// wakeup.
 fn cond_wait(me: Me, c: *mut pthread_cond_t, m: *mut pthread_mutex_t, deadline: u64) -> c_int {
-    let (c, m) = (addr(c), addr(m));
+    // SAFETY: `m` is the caller's mutex.
+    let (c, m) = (addr(c), unsafe { mutex(m) }.0);
     let r = me.post(Op::CondWait { c, m }).result;
     if r != 0 {
         return r;
@@ -388,6 +526,10 @@ point! {
 
 extern "C" fn once_noop() {}
 
+/// glibc's `__PTHREAD_ONCE_DONE`: the once control's word has this bit once the init ran
+/// (in-progress words are the fork generation, a multiple of 4, plus 1).
+const ONCE_DONE_BIT: c_int = 2;
+
 point! {
     /// `pthread_once`: `OnceBegin` behaves as a lock on the control; unless the grant says
     /// the init already ran (`ONCE_DONE`) we run it and post `OnceEnd`.
@@ -397,8 +539,13 @@ point! {
         // before taking it, or the coordinator answers for the old one.
         // SAFETY: `o` is the caller's once control, an int, read atomically.
         let word = unsafe { &*o.cast::<std::sync::atomic::AtomicI32>() };
-        if word.load(std::sync::atomic::Ordering::SeqCst) == libc::PTHREAD_ONCE_INIT {
-            me.notify(&Msg::OnceInit { o: addr(o) });
+        let w = word.load(std::sync::atomic::Ordering::SeqCst);
+        // A control that reads as completed (glibc's `__PTHREAD_ONCE_DONE` bit, never set
+        // while in progress) may have been completed before libpos took control, unknown
+        // to the coordinator: say so, or its init would run a second time.
+        if w == libc::PTHREAD_ONCE_INIT || w & ONCE_DONE_BIT != 0 {
+            let done = w != libc::PTHREAD_ONCE_INIT;
+            me.notify(&Msg::OnceInit { o: addr(o), done });
         }
         let r = me.post(Op::OnceBegin { o: addr(o) }).result;
         if r != code::ONCE_DONE {
@@ -425,6 +572,46 @@ mod tests {
             assert_eq!(mutex_kind(&rec), MutexKind::Recursive);
             assert_eq!(mutex_kind(&chk), MutexKind::ErrorCheck);
         }
+    }
+
+    #[test]
+    fn robust_mutexes_are_recognised_and_shared_memory_found() {
+        unsafe {
+            let mut attr: libc::pthread_mutexattr_t = std::mem::zeroed();
+            libc::pthread_mutexattr_init(&mut attr);
+            libc::pthread_mutexattr_setrobust(&mut attr, libc::PTHREAD_MUTEX_ROBUST);
+            let mut m: pthread_mutex_t = std::mem::zeroed();
+            libc::pthread_mutex_init(&mut m, &attr);
+            assert_eq!(mutex_kind(&m), MutexKind::RobustNormal);
+            assert_eq!(mutex(&m).0, addr(&m), "private memory: a plain address");
+            libc::pthread_mutexattr_settype(&mut attr, libc::PTHREAD_MUTEX_RECURSIVE);
+            libc::pthread_mutexattr_setpshared(&mut attr, libc::PTHREAD_PROCESS_SHARED);
+            let len = std::mem::size_of::<pthread_mutex_t>();
+            let (prot, flags) = (
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+            );
+            let p = libc::mmap(std::ptr::null_mut(), len, prot, flags, -1, 0);
+            assert_ne!(p, libc::MAP_FAILED);
+            let sm = p.cast::<pthread_mutex_t>();
+            libc::pthread_mutex_init(sm, &attr);
+            assert_eq!(mutex_kind(sm), MutexKind::RobustRecursive);
+            assert_eq!(mutex(sm).0, addr(sm) | pos_sched::event::SHARED_BIT);
+            libc::munmap(p, len);
+        }
+        assert_eq!(
+            maps_line_shared(b"1000-2000 rw-s 00000000 00:01 5", 0x1fff),
+            Some(true)
+        );
+        assert_eq!(
+            maps_line_shared(b"1000-2000 rw-p 00000000 00:01 5", 0x1000),
+            Some(false)
+        );
+        assert_eq!(
+            maps_line_shared(b"1000-2000 rw-s 00000000 00:01 5", 0x2000),
+            None
+        );
+        assert_eq!(maps_line_shared(b"garbage", 0x2000), None);
     }
 
     #[test]

@@ -184,10 +184,18 @@ impl<'s> Coordinator<'s> {
             .initialised(Obj::sync(ObjKind::Barrier, b), count);
     }
 
-    /// `pthread_once` on control `o` that reads as never run (not a scheduling point): see
-    /// [`State::init_once`].
-    pub fn init_once(&mut self, o: u64) {
-        self.state.init_once(o);
+    /// `pthread_once` on control `o` that reads as never run, or as completed with `done`
+    /// (not a scheduling point): see [`State::init_once`].
+    pub fn init_once(&mut self, o: u64, done: bool) {
+        self.state.init_once(o, done);
+    }
+
+    /// `pthread_mutex_init` of a robust mutex (not a scheduling point): see
+    /// [`State::init_mutex`]. The strategy learns it as [`Self::init_sem`] (exploration
+    /// replays its traces with it).
+    pub fn init_mutex(&mut self, m: u64) {
+        self.state.init_mutex(m);
+        self.strategy.initialised(Obj::sync(ObjKind::Mutex, m), 0);
     }
 
     /// End the run: tells the strategy, returns the schedule.

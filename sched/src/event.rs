@@ -118,6 +118,40 @@ pub enum MutexKind {
     Normal,
     Recursive,
     ErrorCheck,
+    /// Robust (`PTHREAD_MUTEX_ROBUST`) mutexes of the three types: when the owner dies
+    /// holding one, the next locker gets it with `EOWNERDEAD` (see [`crate::state`]).
+    RobustNormal,
+    RobustRecursive,
+    RobustErrorCheck,
+}
+
+impl MutexKind {
+    /// The type without robustness: how a lock by the owner behaves.
+    #[inline]
+    pub fn base(self) -> MutexKind {
+        use MutexKind::*;
+        match self {
+            Normal | RobustNormal => Normal,
+            Recursive | RobustRecursive => Recursive,
+            ErrorCheck | RobustErrorCheck => ErrorCheck,
+        }
+    }
+
+    /// Whether the mutex is robust.
+    #[inline]
+    pub fn robust(self) -> bool {
+        self != self.base()
+    }
+
+    /// The robust mutex of this type.
+    pub fn made_robust(self) -> MutexKind {
+        use MutexKind::*;
+        match self.base() {
+            Recursive => RobustRecursive,
+            ErrorCheck => RobustErrorCheck,
+            _ => RobustNormal,
+        }
+    }
 }
 
 /// The memory order a C11/C++ atomic operation asked for: the `morder` argument libpos's
@@ -263,6 +297,11 @@ pub enum Op {
     Unlock {
         m: u64,
         kind: MutexKind,
+    },
+    /// `pthread_mutex_consistent`: the owner of a robust mutex it acquired with `EOWNERDEAD`
+    /// marks it usable again (EINVAL when the mutex is not robust or not in that state).
+    Consistent {
+        m: u64,
     },
     /// First half of `pthread_cond_wait`: releases `m` and starts waiting on `c`.
     CondWait {
@@ -471,15 +510,22 @@ pub const ANY_PROCESS: Tid = Tid::MAX;
 /// space addresses stay below 2^56 on every supported architecture.
 pub const PROCESS_SHIFT: u32 = 56;
 
+/// The bit libpos sets in the address of a robust mutex that lies in memory shared between
+/// processes (`MAP_SHARED`): it is one object in every process of the run, so
+/// [`addr_in_process`] leaves it alone. Below [`PROCESS_SHIFT`], above user space.
+pub const SHARED_BIT: u64 = 1 << 55;
+
 /// An object address for people: `0x...` in the main process, `p1:0x...` in forked child
-/// process 1 (see [`Op::in_process`]).
+/// process 1 (see [`Op::in_process`]), `shared:0x...` with [`SHARED_BIT`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Addr(pub u64);
 
 impl fmt::Display for Addr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let p = self.0 >> PROCESS_SHIFT;
-        if p == 0 {
+        if self.0 & SHARED_BIT != 0 {
+            write!(f, "shared:{:#x}", self.0 & (SHARED_BIT - 1))
+        } else if p == 0 {
             write!(f, "{:#x}", self.0)
         } else {
             write!(f, "p{p}:{:#x}", self.0 & ((1u64 << PROCESS_SHIFT) - 1))
@@ -487,9 +533,13 @@ impl fmt::Display for Addr {
     }
 }
 
-/// Object address `addr` of process `p` in the run's name space (see [`Op::in_process`]).
+/// Object address `addr` of process `p` in the run's name space (see [`Op::in_process`]);
+/// an address with [`SHARED_BIT`] is the same in every process.
 #[inline]
 pub fn addr_in_process(addr: u64, p: u32) -> u64 {
+    if addr & SHARED_BIT != 0 {
+        return addr;
+    }
     addr | ((p as u64) << PROCESS_SHIFT)
 }
 
@@ -592,6 +642,7 @@ impl Op {
             Lock { m, .. } | TryLock { m, .. } | TimedLock { m, .. } | Unlock { m, .. } => {
                 [Some(s(Mutex, m)), None]
             }
+            Consistent { m } => [Some(s(Mutex, m)), None],
             CondWait { c, m } | CondWake { c, m, .. } => [Some(s(Cond, c)), Some(s(Mutex, m))],
             CondSignal { c } | CondBroadcast { c } => [Some(s(Cond, c)), None],
             RdLock { l }
@@ -638,6 +689,7 @@ impl Op {
                 deadline,
             },
             Unlock { m, kind } => Unlock { m: a(m), kind },
+            Consistent { m } => Consistent { m: a(m) },
             CondWait { c, m } => CondWait { c: a(c), m: a(m) },
             CondWake { c, m, deadline } => CondWake {
                 c: a(c),
@@ -805,6 +857,7 @@ impl Op {
             TryLock { .. } => "trylock",
             TimedLock { .. } => "timedlock",
             Unlock { .. } => "unlock",
+            Consistent { .. } => "consistent",
             CondWait { .. } => "cond_wait",
             CondWake { .. } => "cond_wake",
             CondSignal { .. } => "cond_signal",

@@ -19,7 +19,7 @@ pub const ENV_SOCKET: &str = "POSCHECK_SOCKET";
 /// Bump it, and the function of that name in `preload/src/lib.rs`, whenever the protocol
 /// changes.
 pub const LIBPOS_MARKER: &str =
-    "pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_once_10";
+    "pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_once_robust_oncedone_mutexinit_13";
 
 pub const MSG_LEN: usize = 32;
 pub const REPLY_LEN: usize = 16;
@@ -46,10 +46,16 @@ pub enum Msg {
     SemInit { s: u64, value: u32 },
     /// `pthread_barrier_init`: no reply, not a scheduling point.
     BarrierInit { b: u64, count: u32 },
-    /// `pthread_once` on a control that reads as never run (`PTHREAD_ONCE_INIT`): no reply,
-    /// not a scheduling point. The memory may hold a new control where a finished one was
-    /// (a `std::promise`'s once flag lives in a heap-allocated state).
-    OnceInit { o: u64 },
+    /// `pthread_once` on a control that reads as never run (`PTHREAD_ONCE_INIT`), or with
+    /// `done` as completed: no reply, not a scheduling point. The memory may hold a new
+    /// control where a finished one was (a `std::promise`'s once flag lives in a
+    /// heap-allocated state); a completed one may have run before libpos took control (a
+    /// library's constructor), and the coordinator then has no record of it.
+    OnceInit { o: u64, done: bool },
+    /// `pthread_mutex_init` of a robust mutex: no reply, not a scheduling point. The mutex
+    /// starts afresh, whatever the model knew of the memory (an owner died holding it, it
+    /// was made not recoverable, ...).
+    MutexInit { m: u64 },
     /// `__assert_fail` is about to abort: where and what.
     Assert { text: String },
     /// A fatal signal in this thread at `pc` (sent from libpos's signal handler).
@@ -157,6 +163,7 @@ const K_BARRIER_INIT: u32 = 4;
 const K_ASSERT: u32 = 5;
 const K_CRASH: u32 = 6;
 const K_ONCE_INIT: u32 = 7;
+const K_MUTEX_INIT: u32 = 8;
 /// Message kind of [`Msg::Observed`] (in this feature's wire range, 80-84).
 const K_OBSERVED: u32 = 80;
 /// Message kind of [`Msg::At`].
@@ -164,20 +171,30 @@ const K_AT: u32 = 81;
 const K_END: u32 = 82;
 const K_ALIVE: u32 = 83;
 
+/// Bit of a mutex kind's code for a robust mutex (glibc's `PTHREAD_MUTEX_ROBUST_NORMAL_NP`).
+const KIND_ROBUST: u64 = 16;
+
 fn kind_code(k: MutexKind) -> u64 {
-    match k {
-        MutexKind::Normal => 0,
-        MutexKind::Recursive => 1,
-        MutexKind::ErrorCheck => 2,
-    }
+    let robust = if k.robust() { KIND_ROBUST } else { 0 };
+    robust
+        | match k.base() {
+            MutexKind::Recursive => 1,
+            MutexKind::ErrorCheck => 2,
+            _ => 0,
+        }
 }
 
 fn kind_of(c: u64) -> Result<MutexKind, ProtocolError> {
-    Ok(match c {
+    let base = match c & !KIND_ROBUST {
         0 => MutexKind::Normal,
         1 => MutexKind::Recursive,
         2 => MutexKind::ErrorCheck,
         _ => return Err(ProtocolError(format!("bad mutex kind {c}"))),
+    };
+    Ok(if c & KIND_ROBUST != 0 {
+        base.made_robust()
+    } else {
+        base
     })
 }
 
@@ -256,6 +273,7 @@ fn op_fields(op: &Op) -> (u32, u64, u64, u64) {
         WaitProc { target } => (70, target as u64, 0, 0),
         Exec => (71, 0, 0, 0),
         ForkFailed { target } => (72, target as u64, 0, 0),
+        Consistent { m } => (73, m, 0, 0),
     }
 }
 
@@ -423,6 +441,7 @@ fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
         70 => WaitProc { target: tid(a)? },
         71 => Exec,
         72 => ForkFailed { target: tid(a)? },
+        73 => Consistent { m: a },
         _ => return Err(ProtocolError(format!("unknown operation code {code}"))),
     })
 }
@@ -451,7 +470,8 @@ impl Msg {
             }
             Msg::SemInit { s, value } => (frame(K_SEM_INIT, 0, *s, *value as u64, 0), &[]),
             Msg::BarrierInit { b, count } => (frame(K_BARRIER_INIT, 0, *b, *count as u64, 0), &[]),
-            Msg::OnceInit { o } => (frame(K_ONCE_INIT, 0, *o, 0, 0), &[]),
+            Msg::OnceInit { o, done } => (frame(K_ONCE_INIT, 0, *o, *done as u64, 0), &[]),
+            Msg::MutexInit { m } => (frame(K_MUTEX_INIT, 0, *m, 0, 0), &[]),
             Msg::Assert { text } => {
                 let bytes = &text.as_bytes()[..text.len().min(MAX_TEXT)];
                 (frame(K_ASSERT, 0, 0, 0, bytes.len() as u64), bytes)
@@ -514,7 +534,8 @@ impl Msg {
                 b: a,
                 count: narrow(b, "barrier count")?,
             },
-            K_ONCE_INIT => Msg::OnceInit { o: a },
+            K_ONCE_INIT => Msg::OnceInit { o: a, done: b != 0 },
+            K_MUTEX_INIT => Msg::MutexInit { m: a },
             K_ASSERT => {
                 if c as usize > MAX_TEXT {
                     return Err(ProtocolError(format!("assert text of {c} bytes")));
@@ -687,6 +708,19 @@ mod tests {
             },
             Exec,
             ForkFailed { target: 5 },
+            Lock {
+                m: 29,
+                kind: MutexKind::RobustNormal,
+            },
+            TryLock {
+                m: 30,
+                kind: MutexKind::RobustRecursive,
+            },
+            Unlock {
+                m: 31 | crate::event::SHARED_BIT,
+                kind: MutexKind::RobustErrorCheck,
+            },
+            Consistent { m: 32 },
         ];
         for op in ops {
             let msg = Msg::Post(op);
@@ -713,7 +747,9 @@ mod tests {
             },
             Msg::SemInit { s: 1, value: 3 },
             Msg::BarrierInit { b: 2, count: 4 },
-            Msg::OnceInit { o: 5 },
+            Msg::OnceInit { o: 5, done: false },
+            Msg::OnceInit { o: 6, done: true },
+            Msg::MutexInit { m: 7 },
             Msg::Observed {
                 write: true,
                 addr: 0x4040,

@@ -28,6 +28,10 @@ pub mod code {
     pub const EBUSY: i32 = 16;
     pub const EINVAL: i32 = 22;
     pub const EDEADLK: i32 = 35;
+    /// A robust mutex acquired after its owner died holding it.
+    pub const EOWNERDEAD: i32 = 130;
+    /// A robust mutex unlocked without `pthread_mutex_consistent` after `EOWNERDEAD`.
+    pub const ENOTRECOVERABLE: i32 = 131;
     pub const ETIMEDOUT: i32 = 110;
     /// `PTHREAD_BARRIER_SERIAL_THREAD`.
     pub const BARRIER_SERIAL: i32 = -1;
@@ -141,6 +145,47 @@ impl CancelState {
 struct Mutex {
     owner: Option<Tid>,
     count: u32,
+    /// Robust (`PTHREAD_MUTEX_ROBUST`), as its last lock said: its owner's death frees it.
+    robust: bool,
+    /// Robust state: `Died` once freed by its owner's death, `Inconsistent` while the next
+    /// owner has not called `pthread_mutex_consistent`, `NotRecoverable` after that owner
+    /// unlocked it without doing so (every later lock fails).
+    health: Health,
+}
+
+/// The state of a robust mutex (always `Fine` for the others).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Health {
+    #[default]
+    Fine,
+    Died,
+    Inconsistent,
+    NotRecoverable,
+}
+
+impl Mutex {
+    /// The mutex is released (count down to zero, or a condvar wait): an inconsistent
+    /// robust mutex becomes not recoverable (glibc's unlock does the same).
+    fn release(&mut self) {
+        self.owner = None;
+        self.count = 0;
+        if self.health == Health::Inconsistent {
+            self.health = Health::NotRecoverable;
+        }
+    }
+
+    /// Thread `t` takes the free mutex with recursion count `count`: `EOWNERDEAD` when its
+    /// last owner died holding it (it is then inconsistent), else OK.
+    fn take(&mut self, t: Tid, count: u32) -> i32 {
+        self.owner = Some(t);
+        self.count = count;
+        if self.health == Health::Died {
+            self.health = Health::Inconsistent;
+            code::EOWNERDEAD
+        } else {
+            code::OK
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -270,6 +315,8 @@ pub struct State {
     /// Processes of the run, by number: 0 is the main process, then forked children in fork
     /// order (see [`procs`]).
     procs: Vec<procs::Proc>,
+    /// Some robust mutex was locked: exits look for robust mutexes their thread held.
+    any_robust: bool,
 }
 
 impl State {
@@ -581,8 +628,28 @@ impl State {
                 }
             }
             self.set_status(t, Status::Finished);
+            self.owner_died(t);
             self.recheck_blockable();
         }
+    }
+
+    /// Thread `t` is gone: the robust mutexes it held are free, their next locker gets
+    /// `EOWNERDEAD` (the kernel's robust list does this for real). A normal mutex stays held
+    /// by the dead thread, as for real. Returns whether some mutex was freed.
+    fn owner_died(&mut self, t: Tid) -> bool {
+        if !self.any_robust {
+            return false;
+        }
+        let mut freed = false;
+        for mx in self.mutexes.values_mut() {
+            if mx.robust && mx.owner == Some(t) {
+                mx.owner = None;
+                mx.count = 0;
+                mx.health = Health::Died;
+                freed = true;
+            }
+        }
+        freed
     }
 
     /// `sem_init`: not a scheduling point.
@@ -594,10 +661,28 @@ impl State {
     /// `pthread_once` on control `o` whose memory reads as never run (`PTHREAD_ONCE_INIT`):
     /// unless its init is running now (libpos marks the real control done only after the
     /// init), the memory holds a new control where one that finished was, freed and reused,
-    /// so the old one's record goes. Not a scheduling point.
-    pub fn init_once(&mut self, o: u64) {
-        if self.onces.get(&o).is_some_and(|x| x.running.is_none()) {
+    /// so the old one's record goes. With `done` the memory reads as completed: a control
+    /// without a record was completed outside control (before libpos took over), so it is
+    /// recorded as done and its init never runs again; a known one is left as it is (its
+    /// schedule unchanged). Not a scheduling point.
+    pub fn init_once(&mut self, o: u64, done: bool) {
+        if done {
+            self.onces.entry(o).or_insert(Once {
+                running: None,
+                done: true,
+            });
+        } else if self.onces.get(&o).is_some_and(|x| x.running.is_none()) {
             self.onces.remove(&o);
+        }
+    }
+
+    /// `pthread_mutex_init` of a robust mutex (libpos says nothing of the others, whose
+    /// model is as before): the memory holds a new mutex, free and consistent, whatever was
+    /// there (a mutex made not recoverable is reused so, as POSIX says). Not a scheduling
+    /// point.
+    pub fn init_mutex(&mut self, m: u64) {
+        if self.mutexes.remove(&m).is_some() {
+            self.recheck_blockable();
         }
     }
 
@@ -664,7 +749,7 @@ impl State {
                         o
                     }
                 };
-                owner.is_none_or(|o| o == t && kind != MutexKind::Normal)
+                owner.is_none_or(|o| o == t && kind.base() != MutexKind::Normal)
             } else {
                 self.why_blocked(t, &op).is_none()
             };
@@ -743,7 +828,7 @@ impl State {
             }
             Lock { m, kind } => match self.mutexes.get(&m).and_then(|mx| mx.owner) {
                 None => None,
-                Some(o) if o == t && kind != MutexKind::Normal => None,
+                Some(o) if o == t && kind.base() != MutexKind::Normal => None,
                 Some(o) => Some(Why::Mutex(m, o)),
             },
             CondWake { c, m, deadline } => {
@@ -943,6 +1028,9 @@ impl State {
             AtomicRmw { .. } => OK,
             Exit => {
                 self.set_status(t, Status::Finished);
+                if self.owner_died(t) {
+                    self.recheck_blockable();
+                }
                 OK
             }
             ProcessExit { .. } | Exec if self.process_of(t) != 0 => {
@@ -1030,9 +1118,10 @@ impl State {
             FutexRequeued { .. } => self.requeued.remove(&(t as u64)).unwrap_or(OK),
             Lock { m, kind } => self.lock(t, m, kind, false).unwrap_or(OK),
             // A trylock fails with EBUSY on a mutex held by anyone, its caller included
-            // (POSIX, glibc): only lock and timedlock report EDEADLK on an error-checking one.
+            // (POSIX, glibc): only lock and timedlock report EDEADLK on an error-checking one
+            // (and glibc's trylock of a robust one).
             TryLock { m, kind } => match self.lock(t, m, kind, true) {
-                Some(EDEADLK) => EBUSY,
+                Some(EDEADLK) if !kind.robust() => EBUSY,
                 r => r.unwrap_or(OK),
             },
             TimedLock { m, kind, deadline } => match self.lock(t, m, kind, true) {
@@ -1045,10 +1134,11 @@ impl State {
                     Some(o) if o == t => {
                         mx.count -= 1;
                         if mx.count == 0 {
-                            mx.owner = None;
+                            mx.release();
                         }
                         OK
                     }
+                    // glibc checks the owner of every robust mutex.
                     _ if kind != MutexKind::Normal => EPERM,
                     _ => {
                         mx.owner = None;
@@ -1057,11 +1147,17 @@ impl State {
                     }
                 }
             }
+            Consistent { m } => match self.mutexes.get_mut(&m) {
+                Some(mx) if mx.robust && mx.health == Health::Inconsistent => {
+                    mx.health = Health::Fine;
+                    OK
+                }
+                _ => EINVAL,
+            },
             CondWait { c, m } => {
                 let mx = self.mutexes.entry(m).or_default();
                 let saved = if mx.owner == Some(t) { mx.count } else { 1 };
-                mx.owner = None;
-                mx.count = 0;
+                mx.release();
                 let cv = self.conds.entry(c).or_default();
                 let seq = cv.next_seq;
                 cv.next_seq += 1;
@@ -1093,9 +1189,15 @@ impl State {
                     cv.tokens.clear();
                 }
                 let mx = self.mutexes.entry(m).or_default();
-                mx.owner = Some(t);
-                mx.count = saved;
-                if result == ETIMEDOUT {
+                if mx.health == Health::NotRecoverable {
+                    // glibc's wait returns without the mutex, which nobody can take again.
+                    return ENOTRECOVERABLE;
+                }
+                // The mutex's state (its owner died during the wait) comes before the wait's.
+                let taken = mx.take(t, saved);
+                if taken != OK {
+                    taken
+                } else if result == ETIMEDOUT {
                     self.time_out(deadline)
                 } else {
                     result
@@ -1319,8 +1421,9 @@ impl State {
                 cv.tokens.clear();
             }
             let mx = self.mutexes.entry(m).or_default();
-            mx.owner = Some(t);
-            mx.count = saved;
+            if mx.health != Health::NotRecoverable {
+                mx.take(t, saved);
+            }
         }
         code::CANCELED
     }
@@ -1328,19 +1431,28 @@ impl State {
     /// Shared by lock/trylock/timedlock. `Some(code)` when the call fails or self-deadlocks.
     fn lock(&mut self, t: Tid, m: u64, kind: MutexKind, try_only: bool) -> Option<i32> {
         let mx = self.mutexes.entry(m).or_default();
+        if kind.robust() {
+            mx.robust = true;
+            self.any_robust = true;
+        } else if mx.robust {
+            // Memory of a robust mutex reused for another kind (only robust ones announce
+            // their initialisation): its robust state is no longer.
+            mx.robust = false;
+            mx.health = Health::Fine;
+        }
         match mx.owner {
-            None => {
-                mx.owner = Some(t);
-                mx.count = 1;
-                None
-            }
-            Some(o) if o == t => match kind {
+            None if mx.health == Health::NotRecoverable => Some(code::ENOTRECOVERABLE),
+            None => match mx.take(t, 1) {
+                code::OK => None,
+                r => Some(r),
+            },
+            Some(o) if o == t => match kind.base() {
                 MutexKind::Recursive => {
                     mx.count += 1;
                     None
                 }
                 MutexKind::ErrorCheck => Some(code::EDEADLK),
-                MutexKind::Normal => Some(code::EBUSY), // only reachable for try/timed
+                _ => Some(code::EBUSY), // a normal one: only reachable for try/timed
             },
             Some(_) => {
                 debug_assert!(try_only, "lock executed while the mutex is held");
@@ -1846,18 +1958,38 @@ mod tests {
         let a = spawn(&mut s, 0);
         assert_eq!(run(&mut s, 0, Op::OnceBegin { o: 4 }), 0);
         run(&mut s, 0, Op::OnceEnd { o: 4 });
-        s.init_once(4);
+        s.init_once(4, false);
         assert_eq!(run(&mut s, 0, Op::OnceBegin { o: 4 }), 0, "a new control");
         // While its init runs, the memory still reads as never run: the report from another
         // caller changes nothing, and that caller waits for the init.
-        s.init_once(4);
+        s.init_once(4, false);
         s.post(a, Op::OnceBegin { o: 4 }).unwrap();
         assert!(!s.is_enabled(a));
         run(&mut s, 0, Op::OnceEnd { o: 4 });
         assert_eq!(s.execute(a).unwrap().result, code::ONCE_DONE);
         // A control never taken has nothing to forget.
-        s.init_once(8);
+        s.init_once(8, false);
         assert_eq!(run(&mut s, 0, Op::OnceBegin { o: 8 }), 0);
+    }
+
+    #[test]
+    fn a_once_control_completed_outside_control_never_runs_its_init_again() {
+        // A library's constructor completed it before libpos took control: the first
+        // controlled call reads it as done, and nobody runs the init.
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let a = spawn(&mut s, 0);
+        s.init_once(4, true);
+        assert_eq!(run(&mut s, a, Op::OnceBegin { o: 4 }), code::ONCE_DONE);
+        assert_eq!(run(&mut s, 0, Op::OnceBegin { o: 4 }), code::ONCE_DONE);
+        // A known control is left as it is: one running blocks the others until its end.
+        assert_eq!(run(&mut s, 0, Op::OnceBegin { o: 8 }), 0);
+        s.init_once(8, true);
+        s.post(a, Op::OnceBegin { o: 8 }).unwrap();
+        assert!(!s.is_enabled(a), "still running");
+        run(&mut s, 0, Op::OnceEnd { o: 8 });
+        s.init_once(8, true);
+        assert_eq!(s.execute(a).unwrap().result, code::ONCE_DONE);
     }
 
     #[test]
@@ -2496,5 +2628,205 @@ mod tests {
         assert!(s.deadlock().is_none());
         s.post(a, Op::Join { target: a }).unwrap();
         assert!(s.deadlock().is_some());
+    }
+
+    /// A robust mutex whose owner exits holding it: the next locker takes it with
+    /// EOWNERDEAD, `consistent` makes it usable again; not called, the unlock makes it
+    /// not recoverable for every later lock, waiters included.
+    #[test]
+    fn a_robust_mutex_of_a_dead_owner_goes_to_the_next_locker() {
+        let (m, kind) = (0x10, RobustNormal);
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let a = spawn(&mut s, 0);
+        assert_eq!(run(&mut s, a, Op::Lock { m, kind }), code::OK);
+        s.post(0, Op::Lock { m, kind }).unwrap();
+        assert!(!s.is_enabled(0), "held by a live owner");
+        run(&mut s, a, Op::Exit);
+        assert!(s.is_enabled(0), "freed by its owner's exit");
+        assert_eq!(s.execute(0).unwrap().result, code::EOWNERDEAD);
+        assert_eq!(run(&mut s, 0, Op::Consistent { m }), code::OK);
+        assert_eq!(run(&mut s, 0, Op::Consistent { m }), code::EINVAL);
+        assert_eq!(run(&mut s, 0, Op::Unlock { m, kind }), code::OK);
+        assert_eq!(
+            run(&mut s, 0, Op::TryLock { m, kind }),
+            code::OK,
+            "recovered"
+        );
+        assert_eq!(run(&mut s, 0, Op::Unlock { m, kind }), code::OK);
+
+        // The same without `consistent`: a waiter is woken and fails, so does every lock.
+        let b = spawn(&mut s, 0);
+        let c = spawn(&mut s, 0);
+        run(&mut s, b, Op::Lock { m, kind });
+        run(&mut s, b, Op::Exit);
+        assert_eq!(run(&mut s, 0, Op::TryLock { m, kind }), code::EOWNERDEAD);
+        s.post(c, Op::Lock { m, kind }).unwrap();
+        assert!(!s.is_enabled(c));
+        assert_eq!(run(&mut s, 0, Op::Unlock { m, kind }), code::OK);
+        assert!(s.is_enabled(c));
+        assert_eq!(s.execute(c).unwrap().result, code::ENOTRECOVERABLE);
+        assert_eq!(run(&mut s, 0, Op::Lock { m, kind }), code::ENOTRECOVERABLE);
+        let timed = Op::TimedLock {
+            m,
+            kind,
+            deadline: 5,
+        };
+        assert_eq!(run(&mut s, 0, timed), code::ENOTRECOVERABLE);
+        assert_eq!(run(&mut s, 0, Op::Unlock { m, kind }), code::EPERM);
+        assert_eq!(run(&mut s, 0, Op::Consistent { m }), code::EINVAL);
+    }
+
+    /// Robustness keeps the type's rules for its owner, and a condvar waiter re-acquiring
+    /// the mutex of a dead owner gets EOWNERDEAD from its wait.
+    #[test]
+    fn robust_recursive_and_errorcheck_mutexes_and_condvar_waits() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let a = spawn(&mut s, 0);
+        let (m, kind) = (0x20, RobustRecursive);
+        run(&mut s, a, Op::Lock { m, kind });
+        assert_eq!(run(&mut s, a, Op::Lock { m, kind }), code::OK);
+        run(&mut s, a, Op::Exit);
+        assert_eq!(run(&mut s, 0, Op::Lock { m, kind }), code::EOWNERDEAD);
+        assert_eq!(run(&mut s, 0, Op::Consistent { m }), code::OK);
+        assert_eq!(run(&mut s, 0, Op::Unlock { m, kind }), code::OK, "count 1");
+        assert_eq!(run(&mut s, 0, Op::Unlock { m, kind }), code::EPERM);
+
+        let (m, kind) = (0x30, RobustErrorCheck);
+        run(&mut s, 0, Op::Lock { m, kind });
+        assert_eq!(run(&mut s, 0, Op::Lock { m, kind }), code::EDEADLK);
+        assert_eq!(run(&mut s, 0, Op::TryLock { m, kind }), code::EDEADLK);
+        run(&mut s, 0, Op::Unlock { m, kind });
+
+        // A robust normal mutex: a non-owner's unlock is EPERM (glibc checks), a lock by
+        // the owner blocks.
+        let (m, kind) = (0x40, RobustNormal);
+        run(&mut s, 0, Op::Lock { m, kind });
+        let b = spawn(&mut s, 0);
+        assert_eq!(run(&mut s, b, Op::Unlock { m, kind }), code::EPERM);
+        s.post(0, Op::Lock { m, kind }).unwrap();
+        assert!(!s.is_enabled(0));
+
+        // b waits on a condvar with m2; the owner who took it meanwhile dies holding it.
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let (m, kind, c) = (0x50, RobustNormal, 0x60);
+        let b = spawn(&mut s, 0);
+        let d = spawn(&mut s, 0);
+        run(&mut s, b, Op::Lock { m, kind });
+        run(&mut s, b, Op::CondWait { c, m });
+        let wake = Op::CondWake {
+            c,
+            m,
+            deadline: NO_DEADLINE,
+        };
+        s.post(b, wake).unwrap();
+        run(&mut s, d, Op::Lock { m, kind });
+        run(&mut s, d, Op::CondSignal { c });
+        assert!(!s.is_enabled(b));
+        run(&mut s, d, Op::Exit);
+        assert_eq!(s.execute(b).unwrap().result, code::EOWNERDEAD);
+        assert_eq!(run(&mut s, b, Op::Consistent { m }), code::OK);
+    }
+
+    /// A normal mutex held by a thread that exited stays held: a later lock is a deadlock
+    /// (a real bug), robust mutexes or not elsewhere in the program.
+    #[test]
+    fn a_normal_mutex_of_a_dead_owner_is_still_a_deadlock() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let a = spawn(&mut s, 0);
+        run(
+            &mut s,
+            a,
+            Op::Lock {
+                m: 1,
+                kind: RobustNormal,
+            },
+        );
+        run(&mut s, a, Op::Lock { m: 2, kind: Normal });
+        run(&mut s, a, Op::Exit);
+        assert_eq!(
+            run(
+                &mut s,
+                0,
+                Op::Lock {
+                    m: 1,
+                    kind: RobustNormal
+                }
+            ),
+            code::EOWNERDEAD
+        );
+        s.post(0, Op::Lock { m: 2, kind: Normal }).unwrap();
+        let d = s.deadlock().expect("deadlock");
+        assert!(
+            d.to_string().contains("mutex 0x2 held by thread 0.1"),
+            "{d}"
+        );
+    }
+
+    /// A robust mutex in shared memory (`SHARED_BIT`) is one object for a forked child and
+    /// its parent: the child's end frees it for the parent with EOWNERDEAD, and the mutex
+    /// excludes across the processes meanwhile.
+    #[test]
+    fn a_shared_robust_mutex_is_freed_by_the_end_of_its_owner_process() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let m = 0x7000 | crate::event::SHARED_BIT;
+        let kind = RobustNormal;
+        let c = s
+            .post(0, Op::Fork)
+            .and_then(|_| s.execute(0))
+            .unwrap()
+            .child
+            .unwrap();
+        run(&mut s, c, Op::Start);
+        assert_eq!(run(&mut s, c, Op::Lock { m, kind }.in_process(1)), code::OK);
+        s.post(0, Op::Lock { m, kind }).unwrap();
+        assert!(!s.is_enabled(0), "held by the child");
+        run(&mut s, c, Op::ProcessExit { code: 0 });
+        assert_eq!(s.execute(0).unwrap().result, code::EOWNERDEAD);
+        // A plain address stays per process: the child's copy is another mutex.
+        let c2 = s
+            .post(0, Op::Fork)
+            .and_then(|_| s.execute(0))
+            .unwrap()
+            .child
+            .unwrap();
+        run(&mut s, c2, Op::Start);
+        let kind = Normal;
+        assert_eq!(
+            run(&mut s, c2, Op::Lock { m: 0x8000, kind }.in_process(2)),
+            code::OK
+        );
+        assert_eq!(run(&mut s, 0, Op::Lock { m: 0x8000, kind }), code::OK);
+    }
+
+    /// `pthread_mutex_init` of a robust mutex made not recoverable (or freed by a dead
+    /// owner) starts it afresh.
+    #[test]
+    fn an_initialised_robust_mutex_starts_afresh() {
+        let (m, kind) = (0x10, RobustNormal);
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let a = spawn(&mut s, 0);
+        run(&mut s, a, Op::Lock { m, kind });
+        run(&mut s, a, Op::Exit);
+        assert_eq!(run(&mut s, 0, Op::Lock { m, kind }), code::EOWNERDEAD);
+        run(&mut s, 0, Op::Unlock { m, kind });
+        assert_eq!(run(&mut s, 0, Op::Lock { m, kind }), code::ENOTRECOVERABLE);
+        s.init_mutex(m);
+        assert_eq!(run(&mut s, 0, Op::Lock { m, kind }), code::OK);
+        let b = spawn(&mut s, 0);
+        run(&mut s, b, Op::Exit);
+        s.init_mutex(0x20);
+        assert_eq!(run(&mut s, 0, Op::Unlock { m, kind }), code::OK);
+        // Memory of a robust mutex freed by a dead owner, reused for a normal mutex (whose
+        // initialisation libpos does not announce): a normal lock.
+        let c = spawn(&mut s, 0);
+        run(&mut s, c, Op::Lock { m, kind });
+        run(&mut s, c, Op::Exit);
+        assert_eq!(run(&mut s, 0, Op::Lock { m, kind: Normal }), code::OK);
     }
 }

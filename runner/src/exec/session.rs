@@ -1183,7 +1183,10 @@ impl<'c> Loop<'c> {
             Msg::At { .. } => {} // the pump passes only the pc on
             // Only a run decided in the program sends these ([`inproc`]).
             Msg::End { .. } | Msg::Alive { .. } => {}
-            Msg::SemInit { .. } | Msg::BarrierInit { .. } | Msg::OnceInit { .. } => {
+            Msg::SemInit { .. }
+            | Msg::BarrierInit { .. }
+            | Msg::OnceInit { .. }
+            | Msg::MutexInit { .. } => {
                 let p = tid.map_or(0, |t| coord.state().process_of(t));
                 if let Some(rec) = LogRec::of_init(&msg, p) {
                     rec.initialise(coord);

@@ -15,7 +15,9 @@
 //! so it reaches the configurations DFS cannot; where DFS can run, both are compared.
 
 use super::testprog::{Interp, Prog};
-use super::trace::{barrier_open, dependent, nested_in_owner, rw_unlock_reads, TEv};
+use super::trace::{
+    barrier_open, dependent, exits_after_robust_lock, nested_in_owner, rw_unlock_reads, TEv,
+};
 use super::{explore, Algo, Execution, Executor, Limits, Report};
 use crate::event::{Event, Op, Tid};
 use crate::strategy::{Divergence, Strategy};
@@ -40,6 +42,7 @@ pub fn annotate(trace: &[Event], initial: usize, barriers: &HashMap<u64, u32>) -
             }
             Op::RwUnlock { l } => t.reader = rw_unlock_reads(out.iter().rev(), e.tid, l),
             Op::Lock { .. } | Op::Unlock { .. } => t.nested = nested_in_owner(out.iter().rev(), e),
+            Op::Exit => t.robust_exit = exits_after_robust_lock(out.iter().rev(), e),
             Op::BarrierWait { b } => {
                 t.barrier_open = barrier_open(out.iter().rev(), b, barriers.get(&b).copied())
             }

@@ -392,6 +392,7 @@ fn schedule(steps: &[Rec], inits: &[trace::Init], initial: usize) -> Vec<Step> {
             match i.obj.kind {
                 ObjKind::Sem => s.init_sem(i.obj.addr, i.value),
                 ObjKind::Barrier => s.init_barrier(i.obj.addr, i.value),
+                ObjKind::Mutex => s.init_mutex(i.obj.addr),
                 _ => {}
             }
         }

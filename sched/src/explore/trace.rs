@@ -31,6 +31,11 @@ pub struct TEv {
     /// every other thread's operation (see [`dependent`]). Known from the thread's own earlier
     /// events, so it stays true wherever the event is moved.
     pub nested: bool,
+    /// The exit of a thread that may hold a robust mutex (see [`exits_after_robust_lock`]):
+    /// it may free that mutex for the next locker, with `EOWNERDEAD`, so it depends on every
+    /// other thread's mutex operation. Absent in traces recorded before it: `false`.
+    #[serde(default)]
+    pub robust_exit: bool,
 }
 
 impl TEv {
@@ -46,6 +51,7 @@ impl TEv {
             reader,
             barrier_open: false,
             nested: false,
+            robust_exit: false,
         }
     }
     pub fn tid(&self) -> Tid {
@@ -101,6 +107,49 @@ pub fn nested_in_owner<'a>(before: impl Iterator<Item = &'a TEv>, ev: &Event) ->
     }
 }
 
+/// Whether `ev`, after the events `before` (latest first; other threads' events are
+/// skipped), is the exit of a thread that may hold a robust mutex: its locks of one
+/// outnumber its unlocks (condition waits on it count both ways), or it tried or timed a
+/// lock of one, whose success the trace does not record (`true`, the conservative answer).
+pub fn exits_after_robust_lock<'a>(before: impl Iterator<Item = &'a TEv>, ev: &Event) -> bool {
+    if ev.op != Op::Exit {
+        return false;
+    }
+    let mut robust: Vec<u64> = Vec::new();
+    let mut depth: HashMap<u64, i64> = HashMap::new();
+    for e in before.filter(|e| e.tid() == ev.tid) {
+        let (m, d) = match e.ev.op {
+            Op::TryLock { kind, .. } | Op::TimedLock { kind, .. } if kind.robust() => return true,
+            Op::Lock { m, kind } | Op::Unlock { m, kind } if kind.robust() => {
+                if !robust.contains(&m) {
+                    robust.push(m);
+                }
+                (
+                    m,
+                    if matches!(e.ev.op, Op::Lock { .. }) {
+                        1
+                    } else {
+                        -1
+                    },
+                )
+            }
+            Op::CondWake { m, .. } => (m, 1),
+            Op::CondWait { m, .. } => (m, -1),
+            _ => continue,
+        };
+        *depth.entry(m).or_insert(0) += d;
+    }
+    robust.iter().any(|m| depth.get(m).is_some_and(|&d| d > 0))
+}
+
+/// Whether `op` operates on a mutex (a robust owner's exit may change what it returns).
+fn on_mutex(op: &Op) -> bool {
+    op.objects()
+        .iter()
+        .flatten()
+        .any(|o| o.kind == ObjKind::Mutex)
+}
+
 /// Whether an arrival at barrier `b` after the events `before` (latest first) leaves the
 /// barrier incomplete: fewer than `count - 1` threads arrived since its last completing
 /// arrival. `count` comes from the recorded `pthread_barrier_init`; without it, `false`.
@@ -142,6 +191,8 @@ pub fn dependent(a: &TEv, b: &TEv) -> bool {
         return false;
     }
     a.ev.dependent(&b.ev)
+        || (a.robust_exit && on_mutex(&b.ev.op))
+        || (b.robust_exit && on_mutex(&a.ev.op))
         || ends_or_copies_processes(&a.ev.op)
         || ends_or_copies_processes(&b.ev.op)
         || a.child == Some(b.ev.tid)
@@ -239,8 +290,9 @@ fn releases(op: &Op, r: Res) -> bool {
     }
 }
 
-/// A semaphore or barrier initialisation of a recorded run (`sem_init` and
-/// `pthread_barrier_init` are notifications, not events): `at` events had executed when it
+/// A semaphore, barrier or robust mutex initialisation of a recorded run (`sem_init`,
+/// `pthread_barrier_init` and `pthread_mutex_init` are notifications, not events; a mutex's
+/// `value` is unused): `at` events had executed when it
 /// happened, so it follows event `at - 1` in program order (that event's thread, or the child
 /// that event created, made it: only they run between two scheduling points).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -509,7 +561,8 @@ impl Hb {
     ///
     /// Blocking acquisitions get one refinement (as in Nidhugg): a lock that waited for an
     /// unlock is in race with the *lock* that unlock released, since the unlock itself can
-    /// never be reordered after the waiting lock. The same holds for read-write locks: a
+    /// never be reordered after the waiting lock (a robust mutex's owner's exit, which frees
+    /// the mutex, counts as its unlock). The same holds for read-write locks: a
     /// read or write lock that waited for a write unlock races with that write lock, and a
     /// write lock that waited for the readers races with each reader's read lock (without
     /// this, the reader-then-writer "upgrade" of two threads, whose lost update needs both
@@ -533,7 +586,9 @@ impl Hb {
                 out.push(i);
             }
             if let Some(m) = blocking_acquire(&ej.ev.op) {
-                if releases(&ei.ev.op, m) {
+                // The exit of a robust mutex's owner releases it too (see `robust_exit`).
+                let robust_release = ei.robust_exit && matches!(m, Res::Mutex(_));
+                if releases(&ei.ev.op, m) || robust_release {
                     // The acquisition the release gave back: a nested relock of a
                     // recursive mutex is not it (the outer lock is).
                     if let Some(a) = (0..i).rev().find(|&a| {
@@ -620,6 +675,7 @@ impl Hb {
             match i.obj.kind {
                 ObjKind::Sem => s.init_sem(i.obj.addr, i.value),
                 ObjKind::Barrier => s.init_barrier(i.obj.addr, i.value),
+                ObjKind::Mutex => s.init_mutex(i.obj.addr),
                 _ => {}
             }
         }
@@ -938,6 +994,35 @@ mod tests {
                 kind: MutexKind::Normal,
             },
         )
+    }
+
+    /// The exit of a thread that locked a robust mutex depends on another thread's trylock of
+    /// a mutex (it may turn its EBUSY into EOWNERDEAD); a thread that never locked a robust
+    /// mutex exits independently of it, as before.
+    #[test]
+    fn a_robust_owner_s_exit_depends_on_mutex_operations() {
+        let kind = MutexKind::RobustNormal;
+        let held = [ev(1, Op::Lock { m: 2, kind })];
+        let exit = Event::new(1, Op::Exit);
+        let mut e = TEv::new(exit);
+        e.robust_exit = exits_after_robust_lock(held.iter().rev(), &exit);
+        assert!(e.robust_exit);
+        let trylock = ev(0, Op::TryLock { m: 2, kind });
+        assert!(dependent(&e, &trylock) && dependent(&trylock, &e));
+        assert!(!dependent(&e, &w(0, 8)), "memory is not freed");
+        let plain = [lock(1)];
+        assert!(!exits_after_robust_lock(plain.iter().rev(), &exit));
+        let released = [held[0], ev(1, Op::Unlock { m: 2, kind })];
+        assert!(!exits_after_robust_lock(released.iter().rev(), &exit));
+        let tried = [
+            ev(1, Op::TryLock { m: 2, kind }),
+            ev(1, Op::Unlock { m: 2, kind }),
+        ];
+        assert!(
+            exits_after_robust_lock(tried.iter().rev(), &exit),
+            "unknown: may hold"
+        );
+        assert!(!dependent(&TEv::new(exit), &trylock));
     }
 
     #[test]

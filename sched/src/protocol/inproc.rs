@@ -189,6 +189,13 @@ pub enum LogRec {
     /// [`Coordinator::init_once`].
     OnceInit {
         o: u64,
+        /// The control read as completed ([`crate::protocol::Msg::OnceInit`]).
+        #[serde(default)]
+        done: bool,
+    },
+    /// [`Coordinator::init_mutex`].
+    MutexInit {
+        m: u64,
     },
     /// [`Coordinator::mark_outside`].
     Outside {
@@ -215,7 +222,8 @@ pub enum LogRec {
 }
 
 impl LogRec {
-    /// The record of an initialisation message (`SemInit`, `BarrierInit`, `OnceInit`) from a
+    /// The record of an initialisation message (`SemInit`, `BarrierInit`, `OnceInit`,
+    /// `MutexInit`) from a
     /// thread of process `p` (0: the main process; a forked child's objects live in its own
     /// address space), `None` for any other message.
     pub fn of_init(msg: &Msg, p: u32) -> Option<LogRec> {
@@ -228,8 +236,12 @@ impl LogRec {
                 b: addr_in_process(b, p),
                 count,
             },
-            Msg::OnceInit { o } => LogRec::OnceInit {
+            Msg::OnceInit { o, done } => LogRec::OnceInit {
                 o: addr_in_process(o, p),
+                done,
+            },
+            Msg::MutexInit { m } => LogRec::MutexInit {
+                m: addr_in_process(m, p),
             },
             _ => return None,
         })
@@ -240,7 +252,8 @@ impl LogRec {
         match *self {
             LogRec::SemInit { s, value } => coord.init_sem(s, value),
             LogRec::BarrierInit { b, count } => coord.init_barrier(b, count),
-            LogRec::OnceInit { o } => coord.init_once(o),
+            LogRec::OnceInit { o, done } => coord.init_once(o, done),
+            LogRec::MutexInit { m } => coord.init_mutex(m),
             _ => return false,
         }
         true
@@ -276,7 +289,10 @@ pub fn replay_log(
                 }
                 pending_pc[t as usize] = pc;
             }
-            LogRec::SemInit { .. } | LogRec::BarrierInit { .. } | LogRec::OnceInit { .. } => {
+            LogRec::SemInit { .. }
+            | LogRec::BarrierInit { .. }
+            | LogRec::OnceInit { .. }
+            | LogRec::MutexInit { .. } => {
                 rec.initialise(coord);
             }
             LogRec::Outside { t } => coord

@@ -121,7 +121,8 @@ pub fn encode(rec: &LogRec) -> [u8; RECORD_LEN] {
         LogRec::BarrierInit { b, count } => {
             record(K_FRAME, 0, Msg::BarrierInit { b, count }.encode().0, 0)
         }
-        LogRec::OnceInit { o } => record(K_FRAME, 0, Msg::OnceInit { o }.encode().0, 0),
+        LogRec::OnceInit { o, done } => record(K_FRAME, 0, Msg::OnceInit { o, done }.encode().0, 0),
+        LogRec::MutexInit { m } => record(K_FRAME, 0, Msg::MutexInit { m }.encode().0, 0),
         LogRec::Observed {
             t,
             write,
@@ -146,7 +147,8 @@ pub fn decode(r: &[u8; RECORD_LEN]) -> Result<LogRec, ProtocolError> {
             Ok(Msg::Post(op)) => LogRec::Post { t, op, pc },
             Ok(Msg::SemInit { s, value }) => LogRec::SemInit { s, value },
             Ok(Msg::BarrierInit { b, count }) => LogRec::BarrierInit { b, count },
-            Ok(Msg::OnceInit { o }) => LogRec::OnceInit { o },
+            Ok(Msg::OnceInit { o, done }) => LogRec::OnceInit { o, done },
+            Ok(Msg::MutexInit { m }) => LogRec::MutexInit { m },
             Ok(Msg::Observed {
                 write,
                 addr,
@@ -279,7 +281,15 @@ mod tests {
             },
             LogRec::SemInit { s: 0x50, value: 2 },
             LogRec::BarrierInit { b: 0x60, count: 3 },
-            LogRec::OnceInit { o: 0x70 },
+            LogRec::OnceInit {
+                o: 0x70,
+                done: false,
+            },
+            LogRec::OnceInit {
+                o: 0x78,
+                done: true,
+            },
+            LogRec::MutexInit { m: 0x80 },
             LogRec::Outside { t: 2 },
             LogRec::Finished { t: 4 },
             LogRec::Decide { grant: Some(0) },

@@ -9,13 +9,15 @@
 //!   mutex held by another thread of the parent stays held, by a thread the child has not:
 //!   the child blocks on it for ever, as it would for real). Process-shared objects in
 //!   shared memory (`MAP_SHARED`, `PTHREAD_PROCESS_SHARED`) are not modelled as shared:
-//!   each process has its copy.
+//!   each process has its copy, except robust mutexes in `MAP_SHARED` memory, whose
+//!   addresses libpos marks with [`SHARED_BIT`]: one object in every process, freed with
+//!   `EOWNERDEAD` for the next locker when the process of its owner ends.
 //! - A child process leaves control at its exit, at an exec ([`Op::Exec`]) or when its last
 //!   thread is gone (a crash, a kill); [`Op::WaitProc`] (`waitpid`/`wait`) waits for that.
 //! - The main process's exit ends the run, children included (as before).
 
 use super::{code, State, Status, Why};
-use crate::event::{ThreadName, Tid, ANY_PROCESS, PROCESS_SHIFT};
+use crate::event::{ThreadName, Tid, ANY_PROCESS, PROCESS_SHIFT, SHARED_BIT};
 
 /// One process of the run.
 #[derive(Clone, Debug)]
@@ -108,7 +110,8 @@ impl State {
     /// `forker` held, the child's thread `child` (its copy) holds; what other threads held
     /// stays held by them, threads the child does not have.
     fn copy_objects(&mut self, from: u32, to: u32, forker: Tid, child: Tid) {
-        let mine = |k: &u64| space(*k) == from as u64;
+        // An object in shared memory (`SHARED_BIT`) is the same in both: not copied.
+        let mine = |k: &u64| space(*k) == from as u64 && *k & SHARED_BIT == 0;
         let own = |o: Tid| if o == forker { child } else { o };
         let m: Vec<_> = (self.mutexes.iter().filter(|(k, _)| mine(k)))
             .map(|(k, v)| {
