@@ -810,3 +810,26 @@ fn timeouts_that_tie_with_a_wake_up_are_explored_both_ways() {
         assert_eq!(e.executions(), 768, "ok_timed_objects {algo}");
     }
 }
+
+/// A correct program longer than the step limit: its executions are cut there, counted apart
+/// and the exploration is not complete, but nothing is a bug (it was: `bug: step limit`, exit
+/// 1, on every execution), unless `--step-limit-is-bug` says so.
+#[test]
+fn a_run_longer_than_the_step_limit_is_no_bug() {
+    let limit = ["--max-steps", "400", "--max-executions", "3"];
+    let e = explore("long_loop", &["200"], "odpor", "sync", &limit);
+    let out = text(&e.out);
+    assert_eq!(e.code(), Some(0), "{out}");
+    assert_eq!(e.count("buggy"), 0, "{out}");
+    assert!(e.count("step_limits") >= 1, "{out}");
+    assert_eq!(e.json["complete"], false, "{out}");
+    assert!(out.contains("executions cut by the step limit"), "{out}");
+    let mut strict = limit.to_vec();
+    strict.push("--step-limit-is-bug");
+    let e = explore("long_loop", &["200"], "odpor", "sync", &strict);
+    assert_eq!(e.code(), Some(1), "{}", text(&e.out));
+    assert!(e.count("buggy") >= 1, "{}", text(&e.out));
+    let e = explore("long_loop", &["1"], "odpor", "sync", &["--max-steps", "400"]);
+    assert_eq!(e.code(), Some(0), "{}", text(&e.out));
+    assert_eq!((e.count("step_limits"), e.json["complete"].clone()), (0, Value::Bool(true)));
+}

@@ -98,6 +98,11 @@ pub struct ExploreArgs {
     /// Where the schedules of the bugs found are saved.
     #[arg(long, default_value = "poscheck-out", value_name = "DIR")]
     pub out_dir: PathBuf,
+    /// Count executions that reach the step limit (--max-steps, 10000 by default here) as
+    /// bugs; by default they are counted apart (`step_limits` in the JSON) and the
+    /// exploration is not complete: a long correct program reaches the limit too.
+    #[arg(long)]
+    pub step_limit_is_bug: bool,
     #[command(flatten)]
     pub control: ControlArgs,
     /// The program (for `mem`/`races` points, built with `poscheck cc`).
@@ -145,6 +150,10 @@ pub struct RealExecutor<'c> {
     /// the first buggy execution finished.
     started: std::time::Instant,
     pub first_bug_s: Option<f64>,
+    /// Step-limited executions are bugs (`--step-limit-is-bug`); else they are counted in
+    /// `step_limits`.
+    pub step_limit_is_bug: bool,
+    pub step_limits: u64,
 }
 
 impl<'c> RealExecutor<'c> {
@@ -156,6 +165,8 @@ impl<'c> RealExecutor<'c> {
             error: None,
             started: std::time::Instant::now(),
             first_bug_s: None,
+            step_limit_is_bug: false,
+            step_limits: 0,
         }
     }
 
@@ -192,6 +203,10 @@ impl Executor for RealExecutor<'_> {
                     trace: ex.trace,
                     ..stopped
                 };
+            }
+            Outcome::StepLimit { .. } if !self.step_limit_is_bug => {
+                self.step_limits += 1;
+                ex.cut_short = true;
             }
             o if o.is_bug() => {
                 ex.bug = Some(o.to_string());
@@ -245,7 +260,11 @@ pub struct ExploreReport {
     /// Seconds from the start of the exploration until the first buggy execution finished.
     pub first_bug_s: Option<f64>,
     pub complete: bool,
-    /// Why the exploration was cut short, when it was (a limit, a divergence, an error).
+    /// Executions cut by the step limit without a bug (unless `--step-limit-is-bug`): an
+    /// exploration with one is not complete.
+    pub step_limits: u64,
+    /// Why the exploration was cut short, when it was (a limit, a divergence, an error, the
+    /// step limit).
     pub stopped: Option<String>,
     pub diverged: Option<String>,
     pub first_bug_bound: Option<u32>,
@@ -419,6 +438,7 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
         None => Vec::new(),
     };
     let mut exec = RealExecutor::new(&prepared.cfg);
+    exec.step_limit_is_bug = a.step_limit_is_bug;
     let opts = explore::Options {
         start,
         approximate: a.approximate,
@@ -576,7 +596,15 @@ fn summarise(
     }
     let elapsed = r.elapsed.as_secs_f64();
     let runs = r.executions + r.blocked;
-    let stopped = if r.complete {
+    let cut = exec.step_limits > 0;
+    let stopped = if r.complete && cut {
+        Some(format!(
+            "step limit: {} execution(s) reached --max-steps {} and were cut there, so what \
+             comes after is not explored (not counted as bugs; --step-limit-is-bug counts \
+             them); raise --max-steps for a long program",
+            exec.step_limits, exec.cfg.max_steps
+        ))
+    } else if r.complete {
         None
     } else if let Some(e) = &exec.error {
         Some(format!("error: {e}"))
@@ -618,7 +646,8 @@ fn summarise(
         },
         first_bug_execution: r.first_bug_execution,
         first_bug_s: exec.first_bug_s,
-        complete: r.complete,
+        complete: r.complete && !cut,
+        step_limits: exec.step_limits,
         stopped,
         diverged: r.diverged.as_ref().map(ToString::to_string),
         first_bug_bound: r.first_bug_bound,
@@ -674,6 +703,9 @@ fn print_summary(d: &ExploreReport, r: &Report) {
         );
     }
     sayln!("executions blocked by sleep sets: {}", d.blocked);
+    if d.step_limits > 0 {
+        sayln!("executions cut by the step limit: {}", d.step_limits);
+    }
     sayln!(
         "buggy executions: {}{}",
         d.buggy,

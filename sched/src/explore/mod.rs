@@ -55,6 +55,9 @@ pub struct Execution {
     /// The strategy could not be followed (a forced prefix the program did not take), or it
     /// stopped the run on purpose (a sleep-set-blocked exploration step).
     pub diverged: Option<Divergence>,
+    /// The run was cut before its threads ended, without a bug (the step limit): the events
+    /// its threads had posted never ran, and race with the executed ones as a buggy run's do.
+    pub cut_short: bool,
 }
 
 /// Runs the program under test once, to the end, letting `strategy` make every decision.
@@ -341,7 +344,7 @@ impl<'e> Ctx<'e> {
     /// Run the program once under `guide` (already planned) and account for the run.
     pub fn run(&mut self, guide: &mut Guide, bound: Option<u32>) -> Outcome {
         let ex = self.exec.execute(guide);
-        self.cut_short = ex.bug.is_some();
+        self.cut_short = ex.bug.is_some() || ex.cut_short;
         if guide.blocked {
             self.report.blocked += 1;
             return Outcome::Blocked;
