@@ -65,22 +65,7 @@ fn odpor_explores_the_correct_programs_without_a_bug() {
     let dir = tempfile::tempdir().unwrap();
     for (compilers, file, _) in CORRECT {
         let prog = build(dir.path(), compilers[0], file);
-        let json = dir.path().join(format!("{file}.explore.json"));
-        let o = Command::new(POSCHECK)
-            .args(["explore", "--algo", "odpor", "--json"])
-            .arg(&json)
-            .arg("--out-dir")
-            .arg(dir.path().join("out"))
-            .arg(&prog)
-            .output()
-            .unwrap();
-        let doc = std::fs::read_to_string(&json)
-            .unwrap_or_else(|e| panic!("{file}: no JSON report ({e}): {}", text(&o)));
-        let v: serde_json::Value = serde_json::from_str(&doc).unwrap();
-        eprintln!(
-            "odpor {file}: {} executions, {} buggy, complete {}",
-            v["executions"], v["buggy"], v["complete"]
-        );
+        let (o, v) = common::explore_report(dir.path(), &prog, "odpor");
         assert_eq!(o.status.code(), Some(0), "{file}: {}", text(&o));
         assert_eq!(v["complete"], true, "{file}: {v}");
         assert_eq!(v["buggy"].as_u64(), Some(0), "{file}: {v}");
@@ -98,22 +83,7 @@ fn a_trylock_after_the_owner_s_exit_is_found_by_odpor_and_sampling() {
     let dir = tempfile::tempdir().unwrap();
     let file = "bug_trylock_dead_owner.c";
     let prog = build(dir.path(), "gcc", file);
-    let json = dir.path().join("explore.json");
-    let o = Command::new(POSCHECK)
-        .args(["explore", "--algo", "odpor", "--json"])
-        .arg(&json)
-        .arg("--out-dir")
-        .arg(dir.path().join("out"))
-        .arg(&prog)
-        .output()
-        .unwrap();
-    let doc = std::fs::read_to_string(&json)
-        .unwrap_or_else(|e| panic!("no JSON report ({e}): {}", text(&o)));
-    let v: serde_json::Value = serde_json::from_str(&doc).unwrap();
-    eprintln!(
-        "odpor {file}: {} executions, {} buggy",
-        v["executions"], v["buggy"]
-    );
+    let (o, v) = common::explore_report(dir.path(), &prog, "odpor");
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(v["buggy"].as_u64().unwrap_or(0) >= 1, "{v}");
     for algo in ["rw", "pos"] {

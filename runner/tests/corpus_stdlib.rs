@@ -74,22 +74,7 @@ fn odpor_never_runs_an_init_completed_before_control_again() {
     let dir = tempfile::tempdir().unwrap();
     for (compiler, file) in [("gcc", "once_early.c"), ("g++", "once_early_main.cpp")] {
         let prog = build(dir.path(), compiler, file);
-        let json = dir.path().join(format!("{file}.explore.json"));
-        let o = std::process::Command::new(common::POSCHECK)
-            .args(["explore", "--algo", "odpor", "--json"])
-            .arg(&json)
-            .arg("--out-dir")
-            .arg(dir.path().join("out"))
-            .arg(&prog)
-            .output()
-            .unwrap();
-        let doc = std::fs::read_to_string(&json)
-            .unwrap_or_else(|e| panic!("{file}: no JSON report ({e}): {}", common::text(&o)));
-        let v: serde_json::Value = serde_json::from_str(&doc).unwrap();
-        eprintln!(
-            "odpor {file}: {} executions, {} buggy, complete {}",
-            v["executions"], v["buggy"], v["complete"]
-        );
+        let (o, v) = common::explore_report(dir.path(), &prog, "odpor");
         assert_eq!(o.status.code(), Some(0), "{file}: {}", common::text(&o));
         assert_eq!(v["complete"], true, "{file}: {v}");
         assert_eq!(v["buggy"].as_u64(), Some(0), "{file}: {v}");

@@ -211,3 +211,27 @@ pub fn compile(compiler: &str, args: &[&str], out: &Path, src: &Path) {
         text(&o)
     );
 }
+
+/// `poscheck explore --algo ALGO --json` of `prog` (schedules under `dir`): its output and
+/// JSON report, which must exist. Prints the counts.
+#[allow(dead_code)]
+pub fn explore_report(dir: &Path, prog: &Path, algo: &str) -> (Output, serde_json::Value) {
+    let name = prog.file_name().unwrap_or_default().to_string_lossy().to_string();
+    let json = dir.join(format!("{name}.{algo}.explore.json"));
+    let o = std::process::Command::new(POSCHECK)
+        .args(["explore", "--algo", algo, "--json"])
+        .arg(&json)
+        .arg("--out-dir")
+        .arg(dir.join("out"))
+        .arg(prog)
+        .output()
+        .expect("cannot run poscheck explore");
+    let doc = std::fs::read_to_string(&json)
+        .unwrap_or_else(|e| panic!("{name}: no JSON report ({e}): {}", text(&o)));
+    let v: serde_json::Value = serde_json::from_str(&doc).unwrap();
+    eprintln!(
+        "{algo} {name}: {} executions, {} buggy, complete {}",
+        v["executions"], v["buggy"], v["complete"]
+    );
+    (o, v)
+}

@@ -610,6 +610,17 @@ fn random_program(seed: u64) -> Prog {
     }
 }
 
+/// odpor explores `p` (random program `seed`) in exactly its `traces` executions, each a
+/// distinct trace, none blocked.
+fn odpor_runs_each_trace_once(seed: u64, p: &Prog, traces: usize) {
+    let (o, _) = explore_keys(Algo::Odpor, p);
+    assert_eq!(
+        (o.distinct, o.executions, o.blocked),
+        (traces, traces as u64, 0),
+        "seed {seed}: odpor runs each trace once"
+    );
+}
+
 /// Source-DPOR's misses among [`random_programs_match_the_independent_count`]'s seeds (all
 /// deadlocking runs with a semaphore, a barrier and a condition variable, e.g. seed 345: 11
 /// of 12 traces, the one where a thread takes both units of the semaphore before another's
@@ -635,12 +646,7 @@ fn random_programs_match_the_independent_count() {
             continue;
         };
         compared += 1;
-        let (o, _) = explore_keys(Algo::Odpor, &p);
-        assert_eq!(
-            (o.distinct, o.executions, o.blocked),
-            (c.traces, c.traces as u64, 0),
-            "seed {seed}: odpor runs each trace once"
-        );
+        odpor_runs_each_trace_once(seed, &p, c.traces);
         let (r, _) = explore_keys(Algo::Rt, &p);
         assert_eq!(r.distinct, c.traces, "seed {seed}: rt {r:?}");
         if r.blocked > 0 {
@@ -746,12 +752,7 @@ fn random_programs_with_time_match_the_independent_count() {
             continue;
         };
         compared += 1;
-        let (o, _) = explore_keys(Algo::Odpor, &p);
-        assert_eq!(
-            (o.distinct, o.executions, o.blocked),
-            (c.traces, c.traces as u64, 0),
-            "seed {seed}: odpor runs each trace once"
-        );
+        odpor_runs_each_trace_once(seed, &p, c.traces);
         let (r, _) = explore_keys(Algo::Rt, &p);
         if r.distinct != c.traces {
             rt_misses.push(seed);
@@ -784,12 +785,7 @@ fn random_programs_with_sleeps_match_the_independent_count() {
             continue;
         };
         compared += 1;
-        let (o, _) = explore_keys(Algo::Odpor, &p);
-        assert_eq!(
-            (o.distinct, o.executions, o.blocked),
-            (c.traces, c.traces as u64, 0),
-            "seed {seed}: odpor runs each trace once"
-        );
+        odpor_runs_each_trace_once(seed, &p, c.traces);
         let (r, _) = explore_keys(Algo::Rt, &p);
         assert_eq!(r.distinct, c.traces, "seed {seed}: rt {r:?}");
     }
