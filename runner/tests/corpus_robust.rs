@@ -13,9 +13,8 @@
 
 mod common;
 
-use common::{outcome_count, require_libpos, text, POSCHECK};
+use common::{outcome_count, require_libpos, text};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/robust")

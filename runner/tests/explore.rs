@@ -829,7 +829,16 @@ fn a_run_longer_than_the_step_limit_is_no_bug() {
     let e = explore("long_loop", &["200"], "odpor", "sync", &strict);
     assert_eq!(e.code(), Some(1), "{}", text(&e.out));
     assert!(e.count("buggy") >= 1, "{}", text(&e.out));
-    let e = explore("long_loop", &["1"], "odpor", "sync", &["--max-steps", "400"]);
+    let e = explore(
+        "long_loop",
+        &["1"],
+        "odpor",
+        "sync",
+        &["--max-steps", "400"],
+    );
     assert_eq!(e.code(), Some(0), "{}", text(&e.out));
-    assert_eq!((e.count("step_limits"), e.json["complete"].clone()), (0, Value::Bool(true)));
+    assert_eq!(
+        (e.count("step_limits"), e.json["complete"].clone()),
+        (0, Value::Bool(true))
+    );
 }

@@ -216,7 +216,11 @@ pub fn compile(compiler: &str, args: &[&str], out: &Path, src: &Path) {
 /// JSON report, which must exist. Prints the counts.
 #[allow(dead_code)]
 pub fn explore_report(dir: &Path, prog: &Path, algo: &str) -> (Output, serde_json::Value) {
-    let name = prog.file_name().unwrap_or_default().to_string_lossy().to_string();
+    let name = prog
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .to_string();
     let json = dir.join(format!("{name}.{algo}.explore.json"));
     let o = std::process::Command::new(POSCHECK)
         .args(["explore", "--algo", algo, "--json"])
