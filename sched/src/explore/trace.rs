@@ -428,7 +428,9 @@ impl Hb {
         let mut idx = Vec::with_capacity(trace.len());
         let mut vc: Vec<Vec<u32>> = Vec::with_capacity(trace.len());
         let mut preds = Vec::with_capacity(trace.len());
-        // The join of the clocks of the first `before.len() - 1` events.
+        // The join of the clocks of the first `before.len() - 1` events (kept only when some
+        // event waited for the clock).
+        let timed = cuts.iter().any(Option::is_some);
         let mut before: Vec<Vec<u32>> = vec![vec![0u32; nthreads]];
         for (j, e) in trace.iter().enumerate() {
             let t = e.tid() as usize;
@@ -448,9 +450,11 @@ impl Hb {
                 }
             }
             clock[t] = counts[t];
-            let mut upto = before[j].clone();
-            join_into(&mut upto, &clock);
-            before.push(upto);
+            if timed {
+                let mut upto = before[j].clone();
+                join_into(&mut upto, &clock);
+                before.push(upto);
+            }
             vc.push(clock);
             preds.push(p);
         }
