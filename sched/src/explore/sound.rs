@@ -637,32 +637,58 @@ const RT_BLOCKED: [u64; 9] = [156, 164, 169, 283, 296, 301, 345, 353, 366];
 /// fewer: a known gap, asserted so that a fix or a new miss shows).
 #[test]
 fn random_programs_match_the_independent_count() {
+    let d = differential(0..400, random_program, 350, true);
+    assert_eq!(d.rt_misses, Vec::<u64>::new(), "rt explores every trace");
+    assert_eq!(d.dpor_misses, DPOR_MISSES, "Source-DPOR's misses changed");
+    assert_eq!(d.rt_blocked, RT_BLOCKED, "rt's blocked runs changed");
+}
+
+/// What [`differential`] found besides odpor's exact counts: the seeds where rt or dpor
+/// explored fewer traces than the independent count, and where rt had blocked runs.
+struct Differential {
+    rt_misses: Vec<u64>,
+    rt_blocked: Vec<u64>,
+    dpor_misses: Vec<u64>,
+}
+
+/// For each seed whose program (`program(seed)`) is small enough to enumerate (at least
+/// `min` of them must be): odpor runs exactly the independent count of traces, each once;
+/// rt's (and, with `dpor`, Source-DPOR's) shortfalls are collected.
+fn differential(
+    seeds: std::ops::Range<u64>,
+    program: impl Fn(u64) -> Prog,
+    min: usize,
+    dpor: bool,
+) -> Differential {
     let mut compared = 0;
-    let mut dpor_misses = Vec::new();
-    let mut rt_blocked = Vec::new();
-    for seed in 0..400u64 {
-        let p = random_program(seed);
+    let mut d = Differential {
+        rt_misses: Vec::new(),
+        rt_blocked: Vec::new(),
+        dpor_misses: Vec::new(),
+    };
+    for seed in seeds {
+        let p = program(seed);
         let Some(c) = count_traces(&p, 200_000) else {
             continue;
         };
         compared += 1;
         odpor_runs_each_trace_once(seed, &p, c.traces);
         let (r, _) = explore_keys(Algo::Rt, &p);
-        assert_eq!(r.distinct, c.traces, "seed {seed}: rt {r:?}");
-        if r.blocked > 0 {
-            rt_blocked.push(seed);
+        if r.distinct != c.traces {
+            d.rt_misses.push(seed);
         }
-        let (d, _) = explore_keys(Algo::Dpor, &p);
-        if d.distinct != c.traces {
-            dpor_misses.push(seed);
+        if r.blocked > 0 {
+            d.rt_blocked.push(seed);
+        }
+        if dpor && explore_keys(Algo::Dpor, &p).0.distinct != c.traces {
+            d.dpor_misses.push(seed);
         }
     }
     assert!(
-        compared >= 350,
+        compared >= min,
         "most programs are small enough: {compared}"
     );
-    assert_eq!(dpor_misses, DPOR_MISSES, "Source-DPOR's misses changed");
-    assert_eq!(rt_blocked, RT_BLOCKED, "rt's blocked runs changed");
+    d
 }
 
 /// [`random_program`] with time: each thread may first sleep until virtual time 1 or 2 µs
@@ -744,31 +770,10 @@ const DPOR_TIMED_MISSES: [u64; 4] = [15, 19, 59, 67];
 /// dpor are held to their known misses.
 #[test]
 fn random_programs_with_time_match_the_independent_count() {
-    let mut compared = 0;
-    let (mut rt_misses, mut dpor_misses) = (Vec::new(), Vec::new());
-    for seed in 0..200u64 {
-        let p = random_timed_program(seed, true);
-        let Some(c) = count_traces(&p, 200_000) else {
-            continue;
-        };
-        compared += 1;
-        odpor_runs_each_trace_once(seed, &p, c.traces);
-        let (r, _) = explore_keys(Algo::Rt, &p);
-        if r.distinct != c.traces {
-            rt_misses.push(seed);
-        }
-        let (d, _) = explore_keys(Algo::Dpor, &p);
-        if d.distinct != c.traces {
-            dpor_misses.push(seed);
-        }
-    }
-    assert!(
-        compared >= 150,
-        "most programs are small enough: {compared}"
-    );
-    assert_eq!(rt_misses, RT_TIMED_MISSES, "rt's misses changed");
+    let d = differential(0..200, |seed| random_timed_program(seed, true), 150, true);
+    assert_eq!(d.rt_misses, RT_TIMED_MISSES, "rt's misses changed");
     assert_eq!(
-        dpor_misses, DPOR_TIMED_MISSES,
+        d.dpor_misses, DPOR_TIMED_MISSES,
         "Source-DPOR's misses changed"
     );
 }
@@ -778,19 +783,6 @@ fn random_programs_with_time_match_the_independent_count() {
 /// sleeps; odpor put a sleep before events the run had to finish first).
 #[test]
 fn random_programs_with_sleeps_match_the_independent_count() {
-    let mut compared = 0;
-    for seed in 0..200u64 {
-        let p = random_timed_program(seed, false);
-        let Some(c) = count_traces(&p, 200_000) else {
-            continue;
-        };
-        compared += 1;
-        odpor_runs_each_trace_once(seed, &p, c.traces);
-        let (r, _) = explore_keys(Algo::Rt, &p);
-        assert_eq!(r.distinct, c.traces, "seed {seed}: rt {r:?}");
-    }
-    assert!(
-        compared >= 150,
-        "most programs are small enough: {compared}"
-    );
+    let d = differential(0..200, |seed| random_timed_program(seed, false), 150, false);
+    assert_eq!(d.rt_misses, Vec::<u64>::new(), "rt explores every trace");
 }
