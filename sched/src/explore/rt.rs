@@ -83,7 +83,7 @@
 //! not modelled.
 
 use super::guide::Rule;
-use super::trace::{clock_cuts, infer_barrier_counts, infer_sem_init, Init, TEv};
+use super::trace::{clock_cuts, infer_barrier_counts, infer_sem_init, let_time_pass, Init, TEv};
 
 /// Semaphore values and barrier counts for [`replays`]: recorded, else inferred from runs.
 pub type Inits = HashMap<(ObjKind, u64), u32>;
@@ -461,8 +461,8 @@ impl Syn {
         for (j, from) in barrier_generations(&trace) {
             incoming[j].extend(from.into_iter().map(|a| (a, None)));
         }
-        // A sleep that waited for time to pass follows every thread's last event before the
-        // clock moved ([`clock_cuts`]).
+        // A sleep or timeout that waited for time to pass follows every thread's last event
+        // before the clock moved ([`clock_cuts`]).
         for (j, cut) in clock_cuts(&trace[..executed], inits)
             .into_iter()
             .enumerate()
@@ -816,39 +816,17 @@ fn replays(
         if s.pending(t.tid()).is_none() && s.post(t.tid(), t.ev.op).is_err() {
             return false;
         }
-        if !s.is_enabled(t.tid()) && !let_time_pass(&mut s, t.tid(), &by_thread, &done) {
+        let next = |u: Tid| {
+            let i = done.get(&u).copied().unwrap_or(0);
+            by_thread.get(&u).and_then(|ops| ops.get(i)).copied()
+        };
+        if !s.is_enabled(t.tid()) && !let_time_pass(&mut s, t.tid(), next) {
             return false;
         }
         if !s.is_enabled(t.tid()) || s.execute(t.tid()).is_err() {
             return false;
         }
         *done.entry(t.tid()).or_default() += 1;
-    }
-    true
-}
-
-/// The clock rule for thread `t`, posted and not enabled: time passes only once every
-/// thread has posted and none can go on. The threads still running post what they posted in
-/// the run (`by_thread`, after the `done` events each has executed), as the run's threads all
-/// had before its clock moved (a sleep in two workers: each may be the first to wake). False
-/// when a running thread's next operation is unknown (the run ended before it posted).
-fn let_time_pass(
-    s: &mut State,
-    t: Tid,
-    by_thread: &HashMap<Tid, Vec<Op>>,
-    done: &HashMap<Tid, usize>,
-) -> bool {
-    let running: Vec<Tid> = s.running().collect();
-    for u in running {
-        let next = by_thread
-            .get(&u)
-            .and_then(|ops| ops.get(done.get(&u).copied().unwrap_or(0)));
-        match next {
-            Some(&op) if s.post(u, op).is_ok() => {}
-            _ => return false,
-        }
-    }
-    while !s.is_enabled(t) && s.all_posted() && s.enabled_events().is_empty() && s.advance_clock() {
     }
     true
 }

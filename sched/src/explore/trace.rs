@@ -352,6 +352,24 @@ pub fn clock_cuts(trace: &[TEv], inits: &[Init]) -> Vec<Option<usize>> {
     Hb::bare(trace.to_vec(), inits.to_vec()).clock_cuts()
 }
 
+/// The clock rule in a replayed sequence, for thread `t`, posted and not enabled: time
+/// passes only once every thread has posted and none can go on (`state::clock`). The threads
+/// still running post `next(u)`, what they posted next in the run the sequence comes from,
+/// as the run's threads all had before its clock moved. False when a running thread's next
+/// operation is unknown (the run ended before it posted) or cannot be posted.
+pub fn let_time_pass(s: &mut State, t: Tid, next: impl Fn(Tid) -> Option<Op>) -> bool {
+    let running: Vec<Tid> = s.running().collect();
+    for u in running {
+        match next(u) {
+            Some(op) if s.post(u, op).is_ok() => {}
+            _ => return false,
+        }
+    }
+    while !s.is_enabled(t) && s.all_posted() && s.enabled_events().is_empty() && s.advance_clock() {
+    }
+    true
+}
+
 /// `c` := the pointwise maximum of `c` and `o`.
 fn join_into(c: &mut [u32], o: &[u32]) {
     for (a, &b) in c.iter_mut().zip(o) {
@@ -497,14 +515,10 @@ impl Hb {
         // The clock after each event, and whether it was a timed wait that timed out.
         let mut now: Vec<u64> = Vec::with_capacity(n);
         let mut timed_out: Vec<bool> = Vec::with_capacity(n);
-        for (k, e) in self.trace.iter().enumerate() {
-            let t = e.tid();
-            if s.pending(t).is_none() && s.post(t, e.ev.op).is_err() {
+        for k in 0..n {
+            let Some(done) = self.step_as_run(&mut s, k) else {
                 break;
-            }
-            while !s.is_enabled(t) && s.advance_clock() {}
-            let Ok(done) = s.execute(t) else { break };
-            self.init_at(&mut s, k + 1);
+            };
             now.push(s.now());
             timed_out.push(done.result == crate::state::code::ETIMEDOUT);
         }
@@ -692,7 +706,7 @@ impl Hb {
     /// the sequence is not applied: it happens after `e` in program order.
     fn feasible(&self, e: usize, e2: usize, initial: usize) -> bool {
         let mut s = self.initial_state(initial);
-        if !(0..e).all(|k| self.step_as_run(&mut s, k)) {
+        if !(0..e).all(|k| self.step_as_run(&mut s, k).is_some()) {
             return false;
         }
         let rest = self.reversal_indices(e, e2, true);
@@ -716,20 +730,13 @@ impl Hb {
         if s.pending(t).is_none() && s.post(t, self.trace[k].ev.op).is_err() {
             return false;
         }
-        if !s.is_enabled(t) {
-            let running: Vec<Tid> = s.running().collect();
-            for u in running {
-                let next = (0..self.len()).find(|&x| !done[x] && self.trace[x].tid() == u);
-                match next {
-                    Some(x) if s.post(u, self.trace[x].ev.op).is_ok() => {}
-                    _ => return false,
-                }
-            }
-            while !s.is_enabled(t)
-                && s.all_posted()
-                && s.enabled_events().is_empty()
-                && s.advance_clock()
-            {}
+        let next = |u: Tid| {
+            (0..self.len())
+                .find(|&x| !done[x] && self.trace[x].tid() == u)
+                .map(|x| self.trace[x].ev.op)
+        };
+        if !s.is_enabled(t) && !let_time_pass(s, t, next) {
+            return false;
         }
         self.step(s, k)
     }
@@ -737,13 +744,13 @@ impl Hb {
     /// [`Self::step`] for an event of the run's own prefix: it ran there, so when it is not
     /// enabled yet the clock moves to its deadline first, as the run's clock did (a sleep
     /// before the race is no reason to drop it: the machine's clock starts at 0).
-    fn step_as_run(&self, s: &mut State, k: usize) -> bool {
+    fn step_as_run(&self, s: &mut State, k: usize) -> Option<crate::state::Executed> {
         let t = self.trace[k].tid();
         if s.pending(t).is_none() && s.post(t, self.trace[k].ev.op).is_err() {
-            return false;
+            return None;
         }
         while !s.is_enabled(t) && s.advance_clock() {}
-        self.step(s, k)
+        self.execute(s, k)
     }
 
     /// The state machine before the first event, with the run's initial values.
@@ -762,15 +769,21 @@ impl Hb {
     /// Execute event `k` on `s` if its thread is there and it is enabled (an event not
     /// enabled stays posted: it is its thread's next event either way).
     fn step(&self, s: &mut State, k: usize) -> bool {
+        self.execute(s, k).is_some()
+    }
+
+    /// [`Self::step`], with what the execution returned.
+    fn execute(&self, s: &mut State, k: usize) -> Option<crate::state::Executed> {
         let t = self.trace[k];
         if s.pending(t.tid()).is_none() && s.post(t.tid(), t.ev.op).is_err() {
-            return false;
+            return None;
         }
-        if !s.is_enabled(t.tid()) || s.execute(t.tid()).is_err() {
-            return false;
+        if !s.is_enabled(t.tid()) {
+            return None;
         }
+        let done = s.execute(t.tid()).ok()?;
         self.init_at(s, k + 1);
-        true
+        Some(done)
     }
 
     /// Realise `order` (a reordering of the trace's indices that keeps each thread's
