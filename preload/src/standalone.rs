@@ -491,7 +491,7 @@ struct Seat {
     /// [`Config::record_latency`].
     granted_ns: AtomicU64,
     /// Kernel id of a thread whose exit was granted just before this thread's turn (0:
-    /// none): the thread waits for it to be gone before it goes on ([`await_gone`]).
+    /// none): the thread waits for it to be gone before it goes on ([`await_ktid_gone`]).
     await_ktid: AtomicU32,
 }
 
@@ -1095,17 +1095,17 @@ impl Run {
     /// its baton when it posts in-process, else on its connection.
     fn deliver(&mut self, tid: Tid, reply: Reply, me: Option<Tid>) -> Option<Reply> {
         let gone = std::mem::take(&mut self.gone_next);
-        if gone != 0 {
-            match self.locals.iter().find(|l| l.tid == tid) {
-                Some(l) => l.seat.await_ktid.store(gone, Ordering::Relaxed),
-                // Not a thread of this process (cannot be, without peers): wait here.
-                None => await_ktid_gone(gone),
-            }
+        let local = self.locals.iter().find(|l| l.tid == tid);
+        match local {
+            Some(l) if gone != 0 => l.seat.await_ktid.store(gone, Ordering::Relaxed),
+            Some(_) => {}
+            // Not a thread of this process (cannot be, without peers): wait here.
+            None => await_ktid_gone(gone),
         }
         if me == Some(tid) {
             return Some(reply);
         }
-        if let Some(l) = self.locals.iter().find(|l| l.tid == tid) {
+        if let Some(l) = local {
             if self.cfg.record_latency {
                 l.seat.granted_ns.store(conn::now_ns(), Ordering::Relaxed);
             }
