@@ -643,8 +643,7 @@ impl State {
         let mut freed = false;
         for mx in self.mutexes.values_mut() {
             if mx.robust && mx.owner == Some(t) {
-                mx.owner = None;
-                mx.count = 0;
+                mx.release();
                 mx.health = Health::Died;
                 freed = true;
             }
