@@ -23,8 +23,7 @@ fn corpus() -> PathBuf {
 /// Compile `file` of the corpus with `compiler` (a C or C++ compiler, or `rustc`) into
 /// `dir`; returns the binary.
 fn build(dir: &Path, compiler: &str, file: &str) -> PathBuf {
-    let stem = file.replace(['/', '.'], "_");
-    let out = dir.join(format!("{stem}_{}", compiler.replace('+', "x")));
+    let out = common::corpus_binary(dir, compiler, file);
     let args: &[&str] = if compiler == "rustc" {
         &["-O", "--edition", "2021"]
     } else {

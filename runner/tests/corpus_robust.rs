@@ -22,22 +22,9 @@ fn corpus() -> PathBuf {
 
 /// Compile `file` of the corpus with `compiler` into `dir`; returns the binary.
 fn build(dir: &Path, compiler: &str, file: &str) -> PathBuf {
-    let out = dir.join(format!(
-        "{}_{}",
-        file.replace('.', "_"),
-        compiler.replace('+', "x")
-    ));
-    let std = if compiler.contains("++") {
-        "-std=c++17"
-    } else {
-        "-std=gnu11"
-    };
-    common::compile(
-        compiler,
-        &[std, "-O1", "-pthread"],
-        &out,
-        &corpus().join(file),
-    );
+    let out = common::corpus_binary(dir, compiler, file);
+    let args = [common::corpus_std(compiler), "-O1", "-pthread"];
+    common::compile(compiler, &args, &out, &corpus().join(file));
     out
 }
 

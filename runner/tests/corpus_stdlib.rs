@@ -26,12 +26,8 @@ const WITH_LIBRARY: &[(&str, &str)] = &[("once_early_main.cpp", "once_early_lib.
 /// [`WITH_LIBRARY`], found through its run path); returns the binary.
 fn build(dir: &Path, compiler: &str, file: &str) -> PathBuf {
     let tag = compiler.replace('+', "x");
-    let out = dir.join(format!("{}_{tag}", file.replace('.', "_")));
-    let std = if compiler.contains("++") {
-        "-std=c++17"
-    } else {
-        "-std=gnu11"
-    };
+    let out = common::corpus_binary(dir, compiler, file);
+    let std = common::corpus_std(compiler);
     let mut args = vec![std, "-O1", "-pthread"];
     let lib_dir = dir.join(format!("lib_{tag}"));
     let (so, link);

@@ -195,6 +195,27 @@ pub fn assert_all_never_flagged(
 pub const C_COMPILERS: &[&str] = &["gcc", "clang-14"];
 pub const CXX_COMPILERS: &[&str] = &["g++", "clang++-14"];
 
+/// Where corpus file `file` built with `compiler` goes in `dir`: one binary per (file,
+/// compiler), e.g. `c11_counter_c_gcc`, `raii_cpp_gxx`.
+#[allow(dead_code)]
+pub fn corpus_binary(dir: &Path, compiler: &str, file: &str) -> PathBuf {
+    dir.join(format!(
+        "{}_{}",
+        file.replace(['/', '.'], "_"),
+        compiler.replace('+', "x")
+    ))
+}
+
+/// The language standard the corpus is built with: C++17 for a C++ compiler, else GNU C11.
+#[allow(dead_code)]
+pub fn corpus_std(compiler: &str) -> &'static str {
+    if compiler.contains("++") {
+        "-std=c++17"
+    } else {
+        "-std=gnu11"
+    }
+}
+
 /// `compiler ARGS -o out src`, failing the test with the compiler's output if it fails.
 pub fn compile(compiler: &str, args: &[&str], out: &Path, src: &Path) {
     let o = std::process::Command::new(compiler)
