@@ -811,6 +811,29 @@ fn timeouts_that_tie_with_a_wake_up_are_explored_both_ways() {
     }
 }
 
+/// A trylock, or a timed lock whose deadline is past, fails inside either of another thread's
+/// two critical sections and gets the mutex before, between or after them: 5 traces, 2
+/// failures (`trylock_sections`). rt explored 3 and neither failure: it took a failed
+/// attempt for an acquisition, and had no variant in which one that got the mutex fails.
+#[test]
+fn a_failed_trylock_or_timed_lock_is_explored_in_every_holding() {
+    for mode in ["try", "timed"] {
+        for algo in ["odpor", "dpor", "rt"] {
+            let e = explore("trylock_sections", &[mode, "strict"], algo, "sync", &[]);
+            assert_eq!(e.json["complete"], true, "{mode} {algo}: {}", text(&e.out));
+            assert_eq!(
+                (e.executions(), e.count("buggy")),
+                (5, 2),
+                "trylock_sections {mode} strict {algo}: {}",
+                text(&e.out)
+            );
+            let e = explore("trylock_sections", &[mode], algo, "sync", &[]);
+            assert_eq!(e.code(), Some(0), "{mode} {algo}: {}", text(&e.out));
+            assert_eq!(e.executions(), 5, "trylock_sections {mode} {algo}");
+        }
+    }
+}
+
 /// A correct program longer than the step limit: its executions are cut there, counted apart
 /// and the exploration is not complete, but nothing is a bug (it was: `bug: step limit`, exit
 /// 1, on every execution), unless `--step-limit-is-bug` says so.

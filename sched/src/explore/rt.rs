@@ -77,10 +77,18 @@
 //! 3 consumers, 2 slots: 12,276), readers-writers with condition variables (2 readers/1
 //! writer: 62; 3r/1w: 2364; 1r/2w: 56, which exhaustive DFS confirms; 2r/2w: 2624),
 //! semaphores as locks, barriers and rwlocks. Timed and try operations are ordered on their
-//! object like the untimed ones, but a timeout is not modelled: rt has no variant in which a
-//! timed wait times out instead of taking what it took, or the reverse (25 of 200 random
-//! programs with timed waits lose traces, `sound.rs`; odpor explores them all); futexes are
-//! not modelled.
+//! object like the untimed ones. A trylock or timed lock that finds the mutex held fails and
+//! receives nothing from the mutex's releases: it *observes* that holding (its partner is
+//! [`Send::Fail`] of the acquisition that began it; several attempts may observe one). Its
+//! race set has the releases it could take instead and the other threads' holdings it could
+//! fail in; one that got the mutex may likewise fail in a holding (run before that holding's
+//! release, which the variant removes). A changed receive drops the clock edges of its old
+//! partner (a timed wait that takes a unit instead of timing out no longer waits for time);
+//! `replays` decides whether time can pass where the variant needs it. Semaphore and rwlock
+//! timeouts need nothing more: their operations are totally ordered on the object, and the
+//! order decides whether a wait finds a unit. 4 of 200 random programs with timed waits
+//! still lose traces (`sound.rs`, not analysed; odpor explores them all); futexes are not
+//! modelled.
 
 use super::guide::Rule;
 use super::trace::{clock_cuts, infer_barrier_counts, infer_sem_init, let_time_pass, Init, TEv};
@@ -88,7 +96,7 @@ use super::trace::{clock_cuts, infer_barrier_counts, infer_sem_init, let_time_pa
 /// Semaphore values and barrier counts for [`replays`]: recorded, else inferred from runs.
 pub type Inits = HashMap<(ObjKind, u64), u32>;
 use super::{Ctx, Outcome};
-use crate::event::{Event, ObjKind, Op, Tid};
+use crate::event::{Event, MutexKind, ObjKind, Op, Tid};
 use crate::state::State;
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
@@ -113,6 +121,10 @@ pub enum Chan {
 pub enum Send {
     At(usize),
     Init(Chan, u32),
+    /// A trylock or timed lock that found the mutex held (and failed: busy, or timed out)
+    /// observed the holding that began with the acquisition at this position. Several
+    /// attempts may observe one holding (it is not consumed, like a broadcast).
+    Fail(usize),
 }
 
 /// A receive slot: event `ev` receives on `chan` from `partner` (`None`: a timed-out wake).
@@ -123,8 +135,23 @@ pub struct Slot {
     pub partner: Option<Send>,
 }
 
+/// One holding of a mutex in a trace: the acquisition that took it free, and the release that
+/// freed it again (if any).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Holding {
+    pub m: u64,
+    pub acq: usize,
+    pub release: Option<usize>,
+}
+
 /// The pairing of a trace: receive slots with their partners, and every send per channel.
 pub fn pair(trace: &[TEv]) -> (Vec<Slot>, HashMap<Chan, Vec<Send>>) {
+    let (slots, sends, _) = pair_with_holdings(trace);
+    (slots, sends)
+}
+
+/// [`pair`] and the holdings of every mutex (what a failed attempt may observe).
+fn pair_with_holdings(trace: &[TEv]) -> (Vec<Slot>, HashMap<Chan, Vec<Send>>, Vec<Holding>) {
     #[derive(Default)]
     struct CondSt {
         next_seq: u64,
@@ -139,15 +166,39 @@ pub fn pair(trace: &[TEv]) -> (Vec<Slot>, HashMap<Chan, Vec<Send>>) {
     let mut last_sem_op: HashMap<Chan, Send> = HashMap::new();
     let mut conds: HashMap<u64, CondSt> = HashMap::new();
     let mut releases: Vec<(u64, usize)> = Vec::new();
+    let mut holders = Holders::default();
     for (j, t) in trace.iter().enumerate() {
         match t.ev.op {
-            // A trylock or timed lock receives like a lock: whether it got the mutex depends
-            // on which release it follows, so it races with the other acquisitions.
-            Op::Lock { m, .. } | Op::TryLock { m, .. } | Op::TimedLock { m, .. } => {
+            Op::Lock { m, kind } => {
+                holders.take(m, t.tid(), kind, j);
                 mutex_recv(m, j, &mut last_release, &mut slots, &mut sends)
             }
-            Op::Unlock { m, .. } => releases.push((m, j)),
+            // A trylock or timed lock that got the mutex receives like a lock: whether it got
+            // it depends on which release it follows, so it races with the other
+            // acquisitions. One that found it held failed (busy, or timed out: it could only
+            // run then once its deadline had passed) and observed that holding.
+            Op::TryLock { m, kind } | Op::TimedLock { m, kind, .. } => {
+                if let Some(acq) = holders.would_fail(m, t.tid(), kind) {
+                    sends
+                        .entry(Chan::Mutex(m))
+                        .or_insert_with(|| vec![Send::Init(Chan::Mutex(m), 0)]);
+                    slots.push(Slot {
+                        ev: j,
+                        chan: Chan::Mutex(m),
+                        partner: Some(Send::Fail(acq)),
+                    });
+                } else {
+                    holders.take(m, t.tid(), kind, j);
+                    mutex_recv(m, j, &mut last_release, &mut slots, &mut sends)
+                }
+            }
+            Op::Unlock { m, .. } => {
+                holders.release(m, j);
+                releases.push((m, j))
+            }
+            Op::Exit if t.robust_exit => holders.owner_died(t.tid(), j),
             Op::CondWait { c, m } => {
+                holders.release_all(m, j);
                 releases.push((m, j));
                 let cv = conds.entry(c).or_default();
                 let seq = cv.next_seq;
@@ -155,6 +206,7 @@ pub fn pair(trace: &[TEv]) -> (Vec<Slot>, HashMap<Chan, Vec<Send>>) {
                 cv.waiters.push((t.tid(), seq, None));
             }
             Op::CondWake { c, m, .. } => {
+                holders.take(m, t.tid(), MutexKind::Normal, j);
                 mutex_recv(m, j, &mut last_release, &mut slots, &mut sends);
                 let ch = Chan::Cond(c);
                 sends.entry(ch).or_default();
@@ -238,7 +290,64 @@ pub fn pair(trace: &[TEv]) -> (Vec<Slot>, HashMap<Chan, Vec<Send>>) {
             last_release.insert(m, Send::At(r));
         }
     }
-    (slots, sends)
+    (slots, sends, holders.done)
+}
+
+/// Who holds each mutex at a point of a trace, for [`pair`] to tell a failed trylock or timed
+/// lock from one that got the mutex (as `State::lock` decides it).
+#[derive(Default)]
+struct Holders {
+    /// Mutex → (owner, lock count, robust, the acquisition that took it free).
+    held: HashMap<u64, (Tid, u32, bool, usize)>,
+    /// Every holding, the ones still going on without a release.
+    done: Vec<Holding>,
+}
+
+impl Holders {
+    /// Whether a try or timed lock of `m` by `t` fails: held by another thread, or by `t`
+    /// itself unless the mutex is recursive. `Some`: the holding's acquisition.
+    fn would_fail(&self, m: u64, t: Tid, kind: MutexKind) -> Option<usize> {
+        let &(o, _, _, acq) = self.held.get(&m)?;
+        (o != t || kind.base() != MutexKind::Recursive).then_some(acq)
+    }
+    fn take(&mut self, m: u64, t: Tid, kind: MutexKind, j: usize) {
+        let e = self.held.entry(m).or_insert_with(|| {
+            self.done.push(Holding {
+                m,
+                acq: j,
+                release: None,
+            });
+            (t, 0, kind.robust(), j)
+        });
+        e.1 += 1;
+    }
+    fn release(&mut self, m: u64, j: usize) {
+        if let Some(e) = self.held.get_mut(&m) {
+            e.1 = e.1.saturating_sub(1);
+            if e.1 == 0 {
+                self.release_all(m, j);
+            }
+        }
+    }
+    fn release_all(&mut self, m: u64, j: usize) {
+        if let Some((_, _, _, acq)) = self.held.remove(&m) {
+            if let Some(h) = self.done.iter_mut().rev().find(|h| h.acq == acq) {
+                h.release = Some(j);
+            }
+        }
+    }
+    /// A thread that may hold robust mutexes exited: they are free (with owner-dead).
+    fn owner_died(&mut self, t: Tid, j: usize) {
+        let freed: Vec<u64> = self
+            .held
+            .iter()
+            .filter(|(_, &(o, _, robust, _))| o == t && robust)
+            .map(|(&m, _)| m)
+            .collect();
+        for m in freed {
+            self.release_all(m, j);
+        }
+    }
 }
 
 /// A mutex acquisition at `j` receives the last release of `m` (initially its initial send).
@@ -302,10 +411,12 @@ pub struct Syn {
     pub trace: Vec<TEv>,
     pub slots: Vec<Slot>,
     sends: HashMap<Chan, Vec<Send>>,
+    /// The mutex holdings of the run (what a try or timed lock may fail against).
+    holdings: Vec<Holding>,
     /// Receive slots of each send.
     receivers: HashMap<Send, Vec<usize>>,
     /// Incoming causal edges of each event: (source, slot index if a pairing).
-    incoming: Vec<Vec<(usize, Option<usize>)>>,
+    incoming: Vec<Vec<(usize, Edge)>>,
     idx: Vec<u32>,
     vc: Vec<Vec<u32>>,
     /// Events `< prefix` were forced by the variant this run was derived from.
@@ -321,6 +432,17 @@ pub struct Syn {
     posted: Vec<Event>,
 }
 
+/// Why one event causes another in a [`Syn`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Edge {
+    /// Program order, create → child, exit → join, barrier arrival → leave.
+    Causal,
+    /// Send → receive of the slot with this index.
+    Pair(usize),
+    /// The clock: a sleep or timeout follows what ran before time moved.
+    Clock,
+}
+
 /// An event named across runs: (thread, 1-based index in the thread).
 pub type EvId = (Tid, u32);
 
@@ -329,6 +451,7 @@ pub type EvId = (Tid, u32);
 pub enum SendId {
     At(EvId),
     Init(Chan, u32),
+    Fail(EvId),
 }
 
 /// One pairing of a SYN-sequence, named across runs: receive slot and its send (`None`: a
@@ -385,6 +508,7 @@ fn pairings_at(trace: &[TEv]) -> Vec<(usize, Pairing)> {
             let send = s.partner.map(|p| match p {
                 Send::At(x) => SendId::At(ids[x]),
                 Send::Init(c, k) => SendId::Init(c, k),
+                Send::Fail(x) => SendId::Fail(ids[x]),
             });
             (s.ev, ((ids[s.ev], s.chan), send))
         })
@@ -402,7 +526,7 @@ impl Syn {
     pub fn new(trace: Vec<TEv>, variant: Variant, executed: usize, inits: &[Init]) -> Self {
         let prefix = variant.pinned.len();
         let (pinned, excluded) = (variant.pinned, variant.excluded);
-        let (mut slots, sends) = pair(&trace);
+        let (mut slots, sends, holdings) = pair_with_holdings(&trace);
         for s in &mut slots {
             if s.ev >= executed {
                 s.partner = None;
@@ -421,17 +545,17 @@ impl Syn {
             .flatten()
             .max()
             .map_or(0, |m| m as usize + 1);
-        let mut incoming: Vec<Vec<(usize, Option<usize>)>> = vec![Vec::new(); n];
+        let mut incoming: Vec<Vec<(usize, Edge)>> = vec![Vec::new(); n];
         let mut last: Vec<Option<usize>> = vec![None; nthreads];
         let mut created: HashMap<Tid, usize> = HashMap::new();
         let mut exits: HashMap<Tid, usize> = HashMap::new();
         for (j, t) in trace.iter().enumerate() {
             let tid = t.tid();
             match last[tid as usize] {
-                Some(p) => incoming[j].push((p, None)),
+                Some(p) => incoming[j].push((p, Edge::Causal)),
                 None => {
                     if let Some(&c) = created.get(&tid) {
-                        incoming[j].push((c, None));
+                        incoming[j].push((c, Edge::Causal));
                     }
                 }
             }
@@ -447,19 +571,19 @@ impl Syn {
                 // a join (one that did not has no exit before it).
                 Op::Join { target } | Op::TimedJoin { target, .. } | Op::TryJoin { target } => {
                     if let Some(&x) = exits.get(&target) {
-                        incoming[j].push((x, None));
+                        incoming[j].push((x, Edge::Causal));
                     }
                 }
                 _ => {}
             }
         }
         for (k, s) in slots.iter().enumerate() {
-            if let Some(Send::At(p)) = s.partner {
-                incoming[s.ev].push((p, Some(k)));
+            if let Some(Send::At(p) | Send::Fail(p)) = s.partner {
+                incoming[s.ev].push((p, Edge::Pair(k)));
             }
         }
         for (j, from) in barrier_generations(&trace) {
-            incoming[j].extend(from.into_iter().map(|a| (a, None)));
+            incoming[j].extend(from.into_iter().map(|a| (a, Edge::Causal)));
         }
         // A sleep or timeout that waited for time to pass follows every thread's last event
         // before the clock moved ([`clock_cuts`]).
@@ -473,7 +597,7 @@ impl Syn {
                 let t = trace[k].tid() as usize;
                 if !seen[t] {
                     seen[t] = true;
-                    incoming[j].push((k, None));
+                    incoming[j].push((k, Edge::Clock));
                 }
             }
         }
@@ -495,6 +619,7 @@ impl Syn {
             trace,
             slots,
             sends,
+            holdings,
             receivers,
             incoming,
             idx,
@@ -526,22 +651,36 @@ impl Syn {
         matches!(s, Send::At(p) if matches!(self.trace[p].ev.op, Op::CondBroadcast { .. }))
     }
 
-    /// The race set of slot `k` (receives of the forced prefix have none).
+    /// The race set of slot `k` (receives of the forced prefix have none). A trylock or
+    /// timed lock may also fail in another thread's holding of the mutex ([`Send::Fail`]):
+    /// run after its acquisition and before its release.
     pub fn race_set(&self, k: usize) -> Vec<Send> {
         let slot = self.slots[k];
         let r = slot.ev;
         let Some(all) = self.sends.get(&slot.chan) else {
             return Vec::new();
         };
+        let fails: Vec<Send> = match (slot.chan, self.trace[r].ev.op) {
+            (Chan::Mutex(m), Op::TryLock { .. } | Op::TimedLock { .. }) if r >= self.prefix => self
+                .holdings
+                .iter()
+                .filter(|h| h.m == m && self.trace[h.acq].tid() != self.trace[r].tid())
+                .map(|h| Send::Fail(h.acq))
+                .filter(|&s| Some(s) != slot.partner)
+                .filter(|s| matches!(s, Send::Fail(a) if !self.hb(r, *a)))
+                .collect(),
+            _ => Vec::new(),
+        };
         all.iter()
             .copied()
             .filter(|&s| Some(s) != slot.partner && r >= self.prefix)
             .filter(|&s| match s {
-                Send::At(p) => !self.hb(r, p),
+                Send::At(p) | Send::Fail(p) => !self.hb(r, p),
                 Send::Init(..) => true,
             })
             .filter(|&s| {
                 self.is_broadcast(s)
+                    || matches!(s, Send::Fail(_))
                     || self.receivers.get(&s).is_none_or(|rs| {
                         rs.iter().all(|&k2| {
                             let r2 = self.slots[k2].ev;
@@ -549,6 +688,7 @@ impl Syn {
                         })
                     })
             })
+            .chain(fails)
             .collect()
     }
 
@@ -612,7 +752,7 @@ impl Syn {
             return true;
         }
         for &s in race {
-            if matches!(s, Send::At(p) if removed[p]) {
+            if matches!(s, Send::At(p) | Send::Fail(p) if removed[p]) {
                 continue;
             }
             let saved = removed.clone();
@@ -656,6 +796,19 @@ impl Syn {
         // keeps its other edges: their sources must survive.
         let mut removed: Vec<bool> = (0..n).map(|x| x >= self.executed && !changed[x]).collect();
         for (&k, &s) in &want {
+            if let Send::Fail(a) = s {
+                // It must run while that holding goes on: before its release, which goes with
+                // what it causes. Other attempts may observe the holding too.
+                if let Some(rel) = self
+                    .holdings
+                    .iter()
+                    .find(|h| h.acq == a)
+                    .and_then(|h| h.release)
+                {
+                    removed[rel] = true;
+                }
+                continue;
+            }
             if self.is_broadcast(s) {
                 continue;
             }
@@ -667,9 +820,16 @@ impl Syn {
             }
         }
         for y in 0..n {
-            let dead = |&(p, via): &(usize, Option<usize>)| {
+            // A changed receive drops its pairing and its clock edges: whether it must wait
+            // for time now depends on what it takes, which `replays` checks.
+            let dead = |&(p, via): &(usize, Edge)| {
                 (removed[p] || changed[p])
-                    && !(changed[y] && via.is_some_and(|k| want.contains_key(&k)))
+                    && !(changed[y]
+                        && match via {
+                            Edge::Pair(k) => want.contains_key(&k),
+                            Edge::Clock => true,
+                            Edge::Causal => false,
+                        })
             };
             if self.incoming[y].iter().any(dead) {
                 if changed[y] {
@@ -680,7 +840,7 @@ impl Syn {
         }
         if want
             .values()
-            .any(|s| matches!(s, Send::At(p) if removed[*p] || changed[*p]))
+            .any(|s| matches!(s, Send::At(p) | Send::Fail(p) if removed[*p] || changed[*p]))
             || (0..n).any(|x| removed[x] && self.is_pinned(x))
         {
             return None;
@@ -701,6 +861,7 @@ impl Syn {
         let (vslots, _) = pair(&seq);
         let to_q = |s: Send| match s {
             Send::At(p) => Send::At(order[p]),
+            Send::Fail(p) => Send::Fail(order[p]),
             i => i,
         };
         for vs in &vslots {

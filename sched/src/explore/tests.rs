@@ -876,3 +876,37 @@ fn workers_that_sleep_to_the_same_deadline_may_wake_in_either_order() {
         assert_eq!(apart.1, 0, "{algo:?}: worker 2 wakes later: {apart:?}");
     }
 }
+
+#[test]
+fn a_timed_lock_may_fail_in_each_holding_of_the_mutex() {
+    // Worker 1 takes the mutex twice; worker 2 makes one timed lock whose deadline has
+    // passed (main slept first), so it fails at once while worker 1 holds the mutex: before,
+    // between or after worker 1's sections it gets the mutex, in either section it times
+    // out (the assertion). Five traces, two of them failures. rt paired a failed attempt
+    // with the last release as if it had taken it, and had no variant in which an attempt
+    // that got the mutex fails instead: it explored 3 traces and missed both failures.
+    use testprog::{f, k, with_main, I};
+    let section = [I::Lock(k(0)), I::Unlock(k(0))];
+    let worker1: Vec<I> = section.iter().chain(&section).cloned().collect();
+    let worker2 = vec![
+        I::TimedLock {
+            m: k(0),
+            deadline: 1_000,
+            dst: 2,
+        },
+        I::Assert {
+            cond: f(|r| i64::from(r[2] == 0)),
+            msg: "the timed lock got the mutex",
+        },
+        I::Unlock(k(0)),
+    ];
+    let mut prog = with_main(vec![worker1, worker2], &[(0, 0), (1, 0)]);
+    prog.bodies[prog.main].insert(0, I::SleepUntil(1_000));
+    for algo in [Algo::Odpor, Algo::Rt] {
+        let r = run(algo, prog.clone());
+        assert!(r.complete && r.diverged.is_none(), "{algo:?}: {r:?}");
+        assert_eq!((r.executions, r.buggy), (5, 2), "{algo:?}");
+    }
+    let dfs = run(Algo::Dfs, prog);
+    assert!(dfs.complete && dfs.buggy > 0, "{dfs:?}");
+}
