@@ -6,7 +6,8 @@
 # C files are built with gcc and clang-14, C++ with g++ and clang++-14 (-std=c++20), Rust
 # with rustc -O; files in a folder named omp/ get -fopenmp (gcc and g++ only: libgomp).
 # Binary names: <folder>_<file>_<compiler>. A compiler that is missing is skipped (said).
-# lib*.c files are libraries of a test, not programs: skipped.
+# lib*.c and *_lib.* files are libraries of a test, not programs: skipped, except that
+# X_main.cpp is linked with X_lib.cpp built as a shared library (found through its run path).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 [ $# -ge 1 ] || { echo "usage: $0 OUT [CORPUS_DIR...]" >&2; exit 2; }
@@ -30,7 +31,20 @@ build() { # compiler, source, binary, flags...
     echo "build-corpus: $cc not found; $src skipped for it" >&2
     return 0
   fi
-  if ! "$cc" "$@" -o "$bin" "$src" 2>"$bin.log"; then
+  local lib=() so
+  case "$src" in
+    *_main.cpp)
+      # Its library, built with the same compiler, linked after the source (--as-needed).
+      so="$(dirname "$bin")/lib$(basename "$bin").so"
+      if ! "$cc" "$@" -shared -fPIC -o "$so" "${src%_main.cpp}_lib.cpp" 2>"$bin.log"; then
+        echo "build-corpus: $cc failed on ${src%_main.cpp}_lib.cpp:" >&2
+        tail -5 "$bin.log" >&2
+        exit 1
+      fi
+      lib=("$so" "-Wl,-rpath,$(dirname "$so")")
+      ;;
+  esac
+  if ! "$cc" "$@" -o "$bin" "$src" "${lib[@]}" 2>"$bin.log"; then
     echo "build-corpus: $cc failed on $src:" >&2
     tail -5 "$bin.log" >&2
     exit 1
@@ -44,7 +58,7 @@ while IFS= read -r src; do
   omp=()
   case "/$rel" in */omp/*) omp=(-fopenmp) ;; esac
   case "$src" in
-    */lib*.c) ;;
+    */lib*.c | *_lib.c | *_lib.cpp) ;;
     *.c)
       build gcc "$src" "$out/${stem}_gcc" -O1 -g -pthread "${omp[@]}"
       [ ${#omp[@]} -gt 0 ] || build clang-14 "$src" "$out/${stem}_clang" -O1 -g -pthread
