@@ -834,6 +834,23 @@ fn a_failed_trylock_or_timed_lock_is_explored_in_every_holding() {
     }
 }
 
+/// A trylock nested in a lock of a recursive mutex cannot fail and changes no ownership:
+/// the second worker's lock races with the first worker's outer lock (`recursive_trylock`:
+/// 2 traces, 1 buggy with `strict`). odpor and dpor explored 1 and missed the bug.
+#[test]
+fn a_nested_trylock_of_a_recursive_mutex_hides_no_race() {
+    for algo in ["odpor", "dpor", "rt"] {
+        let e = explore("recursive_trylock", &["strict"], algo, "sync", &[]);
+        assert_eq!(e.json["complete"], true, "{algo}: {}", text(&e.out));
+        assert_eq!(
+            (e.executions(), e.count("buggy")),
+            (2, 1),
+            "recursive_trylock strict {algo}: {}",
+            text(&e.out)
+        );
+    }
+}
+
 /// A correct program longer than the step limit: its executions are cut there, counted apart
 /// and the exploration is not complete, but nothing is a bug (it was: `bug: step limit`, exit
 /// 1, on every execution), unless `--step-limit-is-bug` says so.

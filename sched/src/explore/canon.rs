@@ -41,7 +41,9 @@ pub fn annotate(trace: &[Event], initial: usize, barriers: &HashMap<u64, u32>) -
                 next += 1;
             }
             Op::RwUnlock { l } => t.reader = rw_unlock_reads(out.iter().rev(), e.tid, l),
-            Op::Lock { .. } | Op::Unlock { .. } => t.nested = nested_in_owner(out.iter().rev(), e),
+            Op::Lock { .. } | Op::Unlock { .. } | Op::TryLock { .. } | Op::TimedLock { .. } => {
+                t.nested = nested_in_owner(out.iter().rev(), e)
+            }
             Op::Exit => t.robust_exit = exits_after_robust_lock(out.iter().rev(), e),
             Op::BarrierWait { b } => {
                 t.barrier_open = barrier_open(out.iter().rev(), b, barriers.get(&b).copied())

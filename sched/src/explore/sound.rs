@@ -784,3 +784,60 @@ fn random_programs_with_sleeps_match_the_independent_count() {
     let d = differential(0..200, |seed| random_timed_program(seed, false), 150, false);
     assert_eq!(d.rt_misses, Vec::<u64>::new(), "rt explores every trace");
 }
+
+/// Trylocks of a recursive mutex, nested in a lock or holding one: two threads each run one
+/// of the bodies below. Each explorer must see every trace of the independent count.
+#[test]
+fn recursive_trylocks_match_the_independent_count() {
+    use super::testprog::{f, k, with_main, I};
+    let try_lock = || I::TryLock {
+        m: k(0),
+        recursive: true,
+        dst: 2,
+    };
+    // Skip `n` instructions after a failed trylock.
+    let unless_taken = |at: usize, n: usize| I::Jz {
+        cond: f(|r| i64::from(r[2] == 0)),
+        target: at + n + 1,
+    };
+    let bodies: Vec<(&str, Vec<I>)> = vec![
+        (
+            "lock, nested trylock",
+            vec![
+                I::RecLock(k(0)),
+                try_lock(),
+                I::RecUnlock(k(0)),
+                I::RecUnlock(k(0)),
+            ],
+        ),
+        (
+            "trylock, nested lock",
+            vec![
+                try_lock(),
+                unless_taken(1, 3),
+                I::RecLock(k(0)),
+                I::RecUnlock(k(0)),
+                I::RecUnlock(k(0)),
+            ],
+        ),
+        (
+            "trylock, nested trylock",
+            vec![
+                try_lock(),
+                unless_taken(1, 3),
+                try_lock(),
+                I::RecUnlock(k(0)),
+                I::RecUnlock(k(0)),
+            ],
+        ),
+    ];
+    for (name, body) in &bodies {
+        let p = with_main(vec![body.clone()], &[(0, 0), (0, 0)]);
+        let c = count_traces(&p, 200_000).expect("small");
+        for algo in [Algo::Odpor, Algo::Dpor, Algo::Rt] {
+            let (r, _) = explore_keys(algo, &p);
+            assert_eq!(r.distinct, c.traces, "{name}: {algo:?} {r:?}");
+        }
+        odpor_runs_each_trace_once(0, &p, c.traces);
+    }
+}

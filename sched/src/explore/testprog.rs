@@ -108,6 +108,13 @@ pub enum I {
         deadline: u64,
         dst: usize,
     },
+    /// `pthread_mutex_trylock` (of a recursive mutex with `recursive`): `r[dst]` = 0 when
+    /// taken, `EBUSY` when held.
+    TryLock {
+        m: E,
+        recursive: bool,
+        dst: usize,
+    },
     /// `sem_timedwait` until virtual time `deadline`: `r[dst]` as for [`I::TimedLock`].
     SemTimedWait {
         s: E,
@@ -319,6 +326,14 @@ impl Interp {
                     kind: MutexKind::Normal,
                     deadline: *deadline,
                 },
+                I::TryLock { m, recursive, .. } => Op::TryLock {
+                    m: MUTEX + m(&r) as u64,
+                    kind: if *recursive {
+                        MutexKind::Recursive
+                    } else {
+                        MutexKind::Normal
+                    },
+                },
                 I::SemTimedWait { s, deadline, .. } => Op::SemTimedWait {
                     s: SEM + s(&r) as u64,
                     deadline: *deadline,
@@ -469,7 +484,7 @@ impl Interp {
                     *cur = val;
                 }
             }
-            I::TimedLock { dst, .. } | I::SemTimedWait { dst, .. } => {
+            I::TimedLock { dst, .. } | I::SemTimedWait { dst, .. } | I::TryLock { dst, .. } => {
                 th.r[*dst] = i64::from(result);
             }
             I::CondWait { .. } if !th.waking => {

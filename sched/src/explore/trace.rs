@@ -68,22 +68,31 @@ pub fn rw_unlock_reads<'a>(mut before: impl Iterator<Item = &'a TEv>, tid: Tid, 
         .is_some_and(|e| e.reader)
 }
 
-/// Whether `ev`, after its thread's events `before` (latest first; other threads' events are
-/// skipped), is a nested operation on a recursive mutex its thread holds: a lock while the
-/// thread already holds the mutex, or an unlock that leaves it held. Another thread can
+/// Whether `ev`, after the events `before` (latest first), is a nested operation on a
+/// recursive mutex its thread holds: a lock or a try or timed lock while the thread already
+/// holds the mutex (it cannot fail), or an unlock that leaves it held. Another thread can
 /// neither take the mutex nor see a change between such an event and its neighbours, so the
 /// event commutes with all of theirs; treating it as a lock hid the race of the outer lock
 /// (recursive_bad: a nested relock stood between the two threads' outer locks, and DPOR
-/// explored 16 of the 20 traces). The depth comes from the thread's locks and condition
-/// waits on the mutex; a try or timed lock (whose success the event does not record) makes
-/// it unknown: `false`, the conservative answer.
+/// explored 16 of the 20 traces; a nested trylock, 1 of 2). The depth comes from the
+/// mutex's operations replayed in order: a try or timed lock got the mutex when it was free
+/// or its own (recursive), and failed when another thread held it.
 pub fn nested_in_owner<'a>(before: impl Iterator<Item = &'a TEv>, ev: &Event) -> bool {
     // Only a recursive mutex nests (an error-checking mutex's relock by its owner fails),
-    // so no other lock or unlock needs the walk over the thread's events.
+    // so no other operation needs the walk over the events.
     let (m, unlock) = match ev.op {
         Op::Lock {
             m,
             kind: MutexKind::Recursive,
+        }
+        | Op::TryLock {
+            m,
+            kind: MutexKind::Recursive,
+        }
+        | Op::TimedLock {
+            m,
+            kind: MutexKind::Recursive,
+            ..
         } => (m, false),
         Op::Unlock {
             m,
@@ -91,19 +100,38 @@ pub fn nested_in_owner<'a>(before: impl Iterator<Item = &'a TEv>, ev: &Event) ->
         } => (m, true),
         _ => return false,
     };
-    let mut depth: i64 = 0;
-    for e in before.filter(|e| e.tid() == ev.tid) {
+    let ops: Vec<&TEv> = before.collect();
+    // (owner, count) of `m`.
+    let mut held: Option<(Tid, u32)> = None;
+    for e in ops.into_iter().rev() {
+        let t = e.tid();
         match e.ev.op {
-            Op::Lock { m: x, .. } | Op::CondWake { m: x, .. } if x == m => depth += 1,
-            Op::Unlock { m: x, .. } | Op::CondWait { m: x, .. } if x == m => depth -= 1,
-            Op::TryLock { m: x, .. } | Op::TimedLock { m: x, .. } if x == m => return false,
+            Op::Lock { m: x, .. } | Op::CondWake { m: x, .. } if x == m => {
+                held = Some((t, held.filter(|h| h.0 == t).map_or(1, |h| h.1 + 1)));
+            }
+            Op::TryLock { m: x, kind } | Op::TimedLock { m: x, kind, .. } if x == m => {
+                held = match held {
+                    None => Some((t, 1)),
+                    Some((o, n)) if o == t && kind == MutexKind::Recursive => Some((o, n + 1)),
+                    h => h,
+                };
+            }
+            Op::Unlock { m: x, .. } if x == m => {
+                held = held.and_then(|(o, n)| (n > 1).then_some((o, n - 1)));
+            }
+            Op::CondWait { m: x, .. } if x == m => held = None,
             _ => {}
         }
     }
-    if unlock {
-        depth > 1
-    } else {
-        depth > 0
+    match held {
+        Some((o, n)) if o == ev.tid => {
+            if unlock {
+                n > 1
+            } else {
+                true
+            }
+        }
+        _ => false,
     }
 }
 
