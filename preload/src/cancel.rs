@@ -56,9 +56,28 @@ static ANY_REQUESTED: AtomicBool = AtomicBool::new(false);
 /// The asynchronous-cancellation message was printed.
 static ASYNC_SAID: AtomicBool = AtomicBool::new(false);
 
-/// Destructor of [`EXIT_KEY`]: the cancelled thread has unwound (cleanup handlers ran),
-/// now it exits in the model.
+thread_local! {
+    /// How many rounds of thread-specific-data destructors have called [`on_exit`].
+    static EXIT_ROUNDS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// glibc's `PTHREAD_DESTRUCTOR_ITERATIONS`: the rounds of destructor calls at thread exit.
+const DESTRUCTOR_ROUNDS: u32 = 4;
+
+/// Destructor of [`EXIT_KEY`]: the thread has unwound (cleanup handlers ran) or returned,
+/// its C++/Rust thread-local destructors ran; now it exits in the model. glibc calls the
+/// destructors of a round in key order, and this key may come before the program's: it
+/// re-arms itself for every round but the last, so that the program's destructors of the
+/// first rounds run under control too.
 extern "C" fn on_exit(_: *mut c_void) {
+    let round = EXIT_ROUNDS.with(|r| {
+        r.set(r.get() + 1);
+        r.get()
+    });
+    if round < DESTRUCTOR_ROUNDS && crate::conn::me().is_some() {
+        arm_exit();
+        return;
+    }
     crate::thread::exit_thread();
 }
 
@@ -93,11 +112,11 @@ pub fn act() -> ! {
     unsafe { real::pthread_exit(PTHREAD_CANCELED) }
 }
 
-/// Make the calling thread's `Exit` be posted when glibc ends it without returning through
-/// the trampoline (a cancellation): [`on_exit`] runs after the unwind. Every controlled
-/// thread arms it at its start, since a thread blocked outside control is cancelled by the
-/// real `pthread_cancel` (see [`pthread_cancel`]) where libpos cannot intervene. A thread
-/// that returns has posted its `Exit` already, and [`on_exit`] then does nothing.
+/// Make the calling thread's `Exit` be posted at its very end, however it ends (a return,
+/// `pthread_exit`, a cancellation): [`on_exit`] runs after the unwind and the thread-local
+/// destructors. Every controlled thread arms it at its start, since a thread blocked outside
+/// control is cancelled by the real `pthread_cancel` (see [`pthread_cancel`]) where libpos
+/// cannot intervene.
 pub fn arm_exit() {
     let key = exit_key();
     // SAFETY: any non-null value makes glibc call the destructor at thread exit.

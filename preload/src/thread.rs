@@ -55,7 +55,14 @@ struct Start {
 }
 
 /// First frame of every controlled child: connect as `tid`, post `Start` and wait for its
-/// grant, run the routine, post `Exit`.
+/// grant, run the routine. Its `Exit` is posted at the very end of the thread, from the
+/// thread-specific-data destructor [`crate::cancel::arm_exit`] sets up: what glibc runs
+/// after the routine (C++ `thread_local` and Rust TLS destructors, the at-thread-exit
+/// notifications of `std::notify_all_at_thread_exit` and `set_value_at_thread_exit`, the
+/// program's own TSD destructors; after `pthread_exit`, the cleanup handlers and the
+/// destructors its unwind runs) stays under control. Posting `Exit` here left all of that
+/// uncontrolled: its unlocks, posts and signals never reached the model (false deadlocks)
+/// and its locks ignored the model's owners (false assertions).
 /// It holds no value with a destructor while the routine runs, so `pthread_exit`'s forced
 /// unwind passes through it cleanly.
 extern "C-unwind" fn trampoline(p: *mut c_void) -> *mut c_void {
@@ -72,16 +79,22 @@ extern "C-unwind" fn trampoline(p: *mut c_void) -> *mut c_void {
     }
     conn::set_site(0);
     let ret = routine(arg);
-    conn::set_site(routine as *const () as u64 + 1);
-    exit_thread();
-    conn::set_site(0);
+    EXIT_SITE.with(|s| s.set(routine as *const () as u64 + 1));
     ret
+}
+
+thread_local! {
+    /// Where this thread's `Exit` is reported: its routine's return, or its `pthread_exit`
+    /// call (0: unknown, the post's own caller).
+    static EXIT_SITE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// Post this thread's `Exit`, then leave control.
 pub(crate) fn exit_thread() {
     if let Some(me) = conn::me() {
+        conn::set_site(EXIT_SITE.with(|s| s.get()));
         me.post(Op::Exit);
+        conn::set_site(0);
         conn::release();
     }
 }
@@ -263,13 +276,17 @@ pub unsafe extern "C" fn pthread_detach(t: pthread_t) -> c_int {
     real::pthread_detach(t)
 }
 
-/// `pthread_exit`: the thread's `Exit` event, then the real exit (which unwinds).
+/// `pthread_exit`: the real exit, which unwinds (cleanup handlers, destructors) under
+/// control; the thread's `Exit` is posted at its very end (see [`trampoline`]).
 ///
 /// # Safety
 /// As `pthread_exit(3)`.
 #[no_mangle]
 pub unsafe extern "C-unwind" fn pthread_exit(ret: *mut c_void) -> ! {
-    exit_thread();
+    if conn::me().is_some() {
+        EXIT_SITE.with(|s| s.set(conn::site()));
+        crate::cancel::arm_exit();
+    }
     real::pthread_exit(ret)
 }
 
