@@ -206,6 +206,7 @@ extern "C" fn init() {
     }
     process::install_crash_handlers();
     process::install_fork_handler();
+    thread::hook_process_exit();
     drop(busy);
     ACTIVE.store(true, Ordering::SeqCst);
     match main_conn {

@@ -303,13 +303,51 @@ fn process_exit(code: c_int) {
     }
 }
 
-/// `exit`: the `ProcessExit` event, then the real exit (atexit handlers run uncontrolled).
+/// The code of the `exit` in progress ([`exit`]), for [`at_process_exit`].
+static EXIT_CODE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+/// An `exit` is in progress and its `ProcessExit` not posted yet.
+static EXIT_PENDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// [`at_process_exit`] is registered with the C library.
+static EXIT_HOOKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Register [`at_process_exit`] (libpos's constructor, before the program's constructors
+/// and `main` register theirs: it runs after them). `atexit` allocates nothing for its first
+/// 32 handlers, so the heap is laid out as before.
+pub(crate) fn hook_process_exit() {
+    // SAFETY: registers a handler with the C library; it stays valid (libpos is never
+    // unloaded).
+    if unsafe { libc::atexit(at_process_exit) } == 0 {
+        EXIT_HOOKED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The last exit handler: post the `ProcessExit` of the `exit` in progress, once the
+/// program's own handlers (`atexit`, C++ static destructors, library destructors) ran under
+/// control.
+extern "C" fn at_process_exit() {
+    if EXIT_PENDING.swap(false, Ordering::SeqCst) {
+        process_exit(EXIT_CODE.load(Ordering::SeqCst));
+    }
+}
+
+/// `exit` (and `main`'s return): the real exit, whose handlers (`atexit`, C++ static
+/// destructors: a global service object that joins its thread, say) run under control; the
+/// `ProcessExit` event is posted by the last of them ([`at_process_exit`]). Posting it here
+/// left them uncontrolled: a handler that woke or joined a controlled thread hung the run
+/// until the step timeout. Without the hook, the event first.
 ///
 /// # Safety
 /// As `exit(3)`.
 #[no_mangle]
 pub unsafe extern "C" fn exit(code: c_int) -> ! {
-    process_exit(code);
+    let hooked = EXIT_HOOKED.load(Ordering::Relaxed)
+        && conn::me().is_some()
+        && std::process::id() == conn::PID.load(Ordering::Relaxed);
+    if hooked && !EXIT_PENDING.swap(true, Ordering::SeqCst) {
+        EXIT_CODE.store(code, Ordering::SeqCst);
+    } else {
+        process_exit(code);
+    }
     real::exit(code)
 }
 

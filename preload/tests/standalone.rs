@@ -307,13 +307,14 @@ fn crashes_are_reported_with_signal_and_pc() {
 fn exit_paths_and_protected_fds() {
     let exe = build("exit_paths");
     // exit(5) after a thread used pthread_exit; the program closed every fd it did not own;
-    // its atexit handler (uncontrolled) sees the once routine done (42 otherwise). The
-    // thread's unwind is controlled: its `pthread_once` (libgcc's, done) is the tenth step.
+    // its atexit handler sees the once routine done (42 otherwise). The thread's unwind is
+    // controlled (its `pthread_once`, libgcc's, done: a step) and so is the atexit handler
+    // (lock, unlock, once: three steps before the process exit).
     let out = run(&exe, &["5"], &[("POS_SEED", "3")]);
     assert_eq!(out.status.code(), Some(5), "{out:?}");
     assert_eq!(
         outcome(&out),
-        "poscheck: outcome=exit-code steps=10: exit code 5"
+        "poscheck: outcome=exit-code steps=13: exit code 5"
     );
     // main calls pthread_exit: the run ends when the last thread does.
     let out = run(&exe, &[], &[("POS_SEED", "3")]);

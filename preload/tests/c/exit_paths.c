@@ -12,8 +12,8 @@ static int done, inits;
 
 static void init(void) { inits++; }
 
-/* Runs after the exit was granted: everything passes through to the real functions, which
- * must agree with what the controlled part did (the once routine already ran). */
+/* Runs under control before the process exit is posted (the last exit handler, libpos's,
+ * posts it): the once routine already ran. */
 static void at_exit(void) {
     pthread_mutex_lock(&m);
     pthread_mutex_unlock(&m);
