@@ -47,6 +47,7 @@ pub mod forkserver;
 pub mod futex;
 mod futex_wake_op;
 pub mod journal;
+pub mod omp;
 pub mod process;
 pub mod real;
 pub mod standalone;

@@ -1,5 +1,6 @@
 //! The OpenMP and raw-futex corpus (`tests/corpus/omp/`): libgomp blocks in inline futex
-//! system calls, which libpos traps with its seccomp filter and models. Correct programs
+//! system calls, which libpos traps with its seccomp filter and models; its locks and
+//! critical sections (`omp_*_lock`, `GOMP_critical_*`) libpos interposes as mutexes. Correct programs
 //! are never flagged in 200 tries of rw, pct3 and pos (no run takes the step timeout, and
 //! they are really scheduled: mean steps per run above the thread count); buggy ones are
 //! found and their saved schedules replay 100 of 100 times.
@@ -125,6 +126,9 @@ const BUGGY: &[(&str, &str, &str)] = &[
     ("gcc", "order_bug.c", "assert"),
     ("gcc", "lock_order_bug.c", "deadlock"),
     ("gcc", "raw_futex_bug.c", "deadlock"),
+    // Critical sections and OpenMP locks are scheduling points (libpos interposes them).
+    ("gcc", "split_critical_bug.c", "assert"),
+    ("gcc", "split_lock_bug.c", "assert"),
 ];
 
 #[test]

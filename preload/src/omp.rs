@@ -1,0 +1,275 @@
+//! OpenMP locks and critical sections (libgomp): `omp_set_lock`, `omp_unset_lock`,
+//! `omp_test_lock`, their nestable forms, `#pragma omp critical` (`GOMP_critical_start`/
+//! `_end`, and `GOMP_critical_name_start`/`_end` for a named one) and the lock of
+//! `#pragma omp atomic` on types without native atomics (`GOMP_atomic_start`/`_end`) are
+//! mutexes of the model, so they are scheduling points. libgomp takes them with an inline
+//! atomic and makes a futex system call only when contended: the lock and unlock of an
+//! uncontended section were invisible, and two critical sections of one thread ran as one
+//! block (a lost update between a read in one section and a write in the next was never
+//! found, with or without memory points). As with pthread mutexes, a controlled thread never
+//! touches the real lock word; an uncontrolled one calls libgomp.
+//!
+//! Objects: an `omp_lock_t`'s address; a named critical section's pointer (one per name in
+//! the program); the unnamed critical section and the atomic lock, each one object of libpos.
+
+use crate::conn::{self, Me};
+use libc::{c_int, c_void};
+use pos_sched::event::MutexKind;
+use pos_sched::Op;
+use std::cell::RefCell;
+use std::sync::atomic::AtomicUsize;
+
+/// The unnamed `#pragma omp critical` (libgomp: `default_lock`).
+static DEFAULT_CRITICAL: u8 = 0;
+/// The lock of `#pragma omp atomic` on types without native atomics (libgomp: `atomic_lock`).
+static ATOMIC_LOCK: u8 = 0;
+
+fn addr<T>(p: *const T) -> u64 {
+    p as u64
+}
+
+fn lock(me: Me, m: u64, kind: MutexKind) -> c_int {
+    me.post(Op::Lock { m, kind }).result
+}
+
+fn unlock(me: Me, m: u64, kind: MutexKind) -> c_int {
+    me.post(Op::Unlock { m, kind }).result
+}
+
+thread_local! {
+    /// This thread's nestable OpenMP locks and how deep it holds each (for the count
+    /// `omp_test_nest_lock` returns).
+    static NESTED: RefCell<Vec<(u64, c_int)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Change this thread's depth of nestable lock `m` by `d`; returns the new depth.
+fn nest(m: u64, d: c_int) -> c_int {
+    let _b = conn::Busy::enter();
+    NESTED.with(|n| {
+        let mut v = n.borrow_mut();
+        let i = match v.iter().position(|e| e.0 == m) {
+            Some(i) => i,
+            None => {
+                v.push((m, 0));
+                v.len() - 1
+            }
+        };
+        v[i].1 += d;
+        let depth = v[i].1;
+        if depth <= 0 {
+            v.swap_remove(i);
+        }
+        depth
+    })
+}
+
+/// Forward to libgomp's function `name` (for threads that are not controlled).
+macro_rules! real_gomp {
+    ($name:literal, $versions:expr, fn($($t:ty),*) -> $r:ty, $($arg:expr),*) => {{
+        static CACHE: AtomicUsize = AtomicUsize::new(0);
+        let f = crate::real::lookup(&CACHE, concat!($name, "\0"), $versions);
+        // SAFETY: libgomp's function of this name has this signature.
+        let f: unsafe extern "C" fn($($t),*) -> $r = unsafe { std::mem::transmute(f) };
+        // SAFETY: the caller's arguments, as the program passed them.
+        unsafe { f($($arg),*) }
+    }};
+}
+
+const OMP3: &[&str] = &["OMP_3.0\0", "OMP_1.0\0"];
+const GOMP1: &[&str] = &["GOMP_1.0\0"];
+
+/// `omp_set_lock`: `Op::Lock`.
+///
+/// # Safety
+/// As the OpenMP function.
+#[no_mangle]
+pub unsafe extern "C" fn omp_set_lock(l: *mut c_void) {
+    match conn::me() {
+        Some(me) => {
+            lock(me, addr(l), MutexKind::Normal);
+        }
+        None => real_gomp!("omp_set_lock", OMP3, fn(*mut c_void) -> (), l),
+    }
+}
+
+/// `omp_unset_lock`: `Op::Unlock`.
+///
+/// # Safety
+/// As the OpenMP function.
+#[no_mangle]
+pub unsafe extern "C" fn omp_unset_lock(l: *mut c_void) {
+    match conn::me() {
+        Some(me) => {
+            unlock(me, addr(l), MutexKind::Normal);
+        }
+        None => real_gomp!("omp_unset_lock", OMP3, fn(*mut c_void) -> (), l),
+    }
+}
+
+/// `omp_test_lock`: `Op::TryLock`; nonzero when it got the lock.
+///
+/// # Safety
+/// As the OpenMP function.
+#[no_mangle]
+pub unsafe extern "C" fn omp_test_lock(l: *mut c_void) -> c_int {
+    match conn::me() {
+        Some(me) => {
+            let r = me.post(Op::TryLock {
+                m: addr(l),
+                kind: MutexKind::Normal,
+            });
+            c_int::from(r.result == 0)
+        }
+        None => real_gomp!("omp_test_lock", OMP3, fn(*mut c_void) -> c_int, l),
+    }
+}
+
+/// `omp_set_nest_lock`: `Op::Lock` of a recursive mutex.
+///
+/// # Safety
+/// As the OpenMP function.
+#[no_mangle]
+pub unsafe extern "C" fn omp_set_nest_lock(l: *mut c_void) {
+    match conn::me() {
+        Some(me) => {
+            if lock(me, addr(l), MutexKind::Recursive) == 0 {
+                nest(addr(l), 1);
+            }
+        }
+        None => real_gomp!("omp_set_nest_lock", OMP3, fn(*mut c_void) -> (), l),
+    }
+}
+
+/// `omp_unset_nest_lock`: `Op::Unlock` of a recursive mutex.
+///
+/// # Safety
+/// As the OpenMP function.
+#[no_mangle]
+pub unsafe extern "C" fn omp_unset_nest_lock(l: *mut c_void) {
+    match conn::me() {
+        Some(me) => {
+            if unlock(me, addr(l), MutexKind::Recursive) == 0 {
+                nest(addr(l), -1);
+            }
+        }
+        None => real_gomp!("omp_unset_nest_lock", OMP3, fn(*mut c_void) -> (), l),
+    }
+}
+
+/// `omp_test_nest_lock`: `Op::TryLock` of a recursive mutex; the new nesting depth when it
+/// got the lock, 0 otherwise.
+///
+/// # Safety
+/// As the OpenMP function.
+#[no_mangle]
+pub unsafe extern "C" fn omp_test_nest_lock(l: *mut c_void) -> c_int {
+    match conn::me() {
+        Some(me) => {
+            let r = me.post(Op::TryLock {
+                m: addr(l),
+                kind: MutexKind::Recursive,
+            });
+            if r.result == 0 {
+                nest(addr(l), 1)
+            } else {
+                0
+            }
+        }
+        None => real_gomp!("omp_test_nest_lock", OMP3, fn(*mut c_void) -> c_int, l),
+    }
+}
+
+/// `GOMP_critical_start` (an unnamed `#pragma omp critical`): `Op::Lock`.
+///
+/// # Safety
+/// Called by compiled OpenMP code.
+#[no_mangle]
+pub unsafe extern "C" fn GOMP_critical_start() {
+    match conn::me() {
+        Some(me) => {
+            lock(me, addr(&DEFAULT_CRITICAL), MutexKind::Normal);
+        }
+        None => real_gomp!("GOMP_critical_start", GOMP1, fn() -> (),),
+    }
+}
+
+/// `GOMP_critical_end`: `Op::Unlock`.
+///
+/// # Safety
+/// Called by compiled OpenMP code.
+#[no_mangle]
+pub unsafe extern "C" fn GOMP_critical_end() {
+    match conn::me() {
+        Some(me) => {
+            unlock(me, addr(&DEFAULT_CRITICAL), MutexKind::Normal);
+        }
+        None => real_gomp!("GOMP_critical_end", GOMP1, fn() -> (),),
+    }
+}
+
+/// `GOMP_critical_name_start` (`#pragma omp critical (name)`): `Op::Lock` of the name's
+/// pointer.
+///
+/// # Safety
+/// Called by compiled OpenMP code.
+#[no_mangle]
+pub unsafe extern "C" fn GOMP_critical_name_start(p: *mut *mut c_void) {
+    match conn::me() {
+        Some(me) => {
+            lock(me, addr(p), MutexKind::Normal);
+        }
+        None => real_gomp!(
+            "GOMP_critical_name_start",
+            GOMP1,
+            fn(*mut *mut c_void) -> (),
+            p
+        ),
+    }
+}
+
+/// `GOMP_critical_name_end`: `Op::Unlock` of the name's pointer.
+///
+/// # Safety
+/// Called by compiled OpenMP code.
+#[no_mangle]
+pub unsafe extern "C" fn GOMP_critical_name_end(p: *mut *mut c_void) {
+    match conn::me() {
+        Some(me) => {
+            unlock(me, addr(p), MutexKind::Normal);
+        }
+        None => real_gomp!(
+            "GOMP_critical_name_end",
+            GOMP1,
+            fn(*mut *mut c_void) -> (),
+            p
+        ),
+    }
+}
+
+/// `GOMP_atomic_start` (`#pragma omp atomic` on a type without native atomics): `Op::Lock`.
+///
+/// # Safety
+/// Called by compiled OpenMP code.
+#[no_mangle]
+pub unsafe extern "C" fn GOMP_atomic_start() {
+    match conn::me() {
+        Some(me) => {
+            lock(me, addr(&ATOMIC_LOCK), MutexKind::Normal);
+        }
+        None => real_gomp!("GOMP_atomic_start", GOMP1, fn() -> (),),
+    }
+}
+
+/// `GOMP_atomic_end`: `Op::Unlock`.
+///
+/// # Safety
+/// Called by compiled OpenMP code.
+#[no_mangle]
+pub unsafe extern "C" fn GOMP_atomic_end() {
+    match conn::me() {
+        Some(me) => {
+            unlock(me, addr(&ATOMIC_LOCK), MutexKind::Normal);
+        }
+        None => real_gomp!("GOMP_atomic_end", GOMP1, fn() -> (),),
+    }
+}
