@@ -175,3 +175,37 @@ fn openmp_programs_get_no_pthread_warning() {
         text(&o)
     );
 }
+
+/// ODPOR finds the order bug and the split critical section: OpenMP's team threads sleep in
+/// a futex until the team starts, and replays posted those waits only when they returned,
+/// after the wake that woke them in the run, so every reversal past the team's start was
+/// judged infeasible: 1 execution, no bug, "complete", for any OpenMP program.
+#[test]
+fn odpor_reorders_what_openmp_threads_do_after_the_team_starts() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    if !have_openmp(dir.path()) {
+        return;
+    }
+    for file in ["order_bug.c", "split_critical_bug.c"] {
+        let prog = build(dir.path(), "gcc", file);
+        let o = poscheck(&[
+            "explore",
+            "--algo",
+            "odpor",
+            "--out-dir",
+            dir.path().join("explore").to_str().unwrap(),
+            prog.to_str().unwrap(),
+        ]);
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{file}: {out}");
+        assert!(out.contains("exploration: complete"), "{file}: {out}");
+        let executions = out
+            .lines()
+            .find_map(|l| l.strip_prefix("executions explored: "))
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+        assert!(executions > 1, "{file}: {out}");
+        eprintln!("odpor {file}: {executions} executions");
+    }
+}

@@ -422,6 +422,9 @@ pub struct Hb {
     /// Barriers without a recorded initialisation: the counts the trace implies (see
     /// [`infer_barrier_counts`]).
     barrier_fallback: HashMap<u64, u32>,
+    /// For each event, the futex waits posted right after it (see [`Hb::execute`]): its
+    /// thread's next event, or the first event of the thread it created, when a wait.
+    next_wait: Vec<Vec<usize>>,
 }
 
 impl Hb {
@@ -448,8 +451,23 @@ impl Hb {
         sem_fallback.retain(|&a, _| !known(ObjKind::Sem, a));
         let mut barrier_fallback = infer_barrier_counts(&trace);
         barrier_fallback.retain(|&a, _| !known(ObjKind::Barrier, a));
+        let mut next_wait = vec![Vec::new(); trace.len()];
+        // The event after which each thread's next event is posted: its previous one, or
+        // the create of the thread.
+        let mut last: HashMap<Tid, usize> = HashMap::new();
+        for (k, e) in trace.iter().enumerate() {
+            if let Some(p) = last.insert(e.tid(), k) {
+                if matches!(e.ev.op, Op::FutexWait { .. }) {
+                    next_wait[p].push(k);
+                }
+            }
+            if let Some(c) = e.child {
+                last.insert(c, k);
+            }
+        }
         Hb {
             trace,
+            next_wait,
             idx: Vec::new(),
             vc: Vec::new(),
             preds: Vec::new(),
@@ -800,7 +818,13 @@ impl Hb {
         self.execute(s, k).is_some()
     }
 
-    /// [`Self::step`], with what the execution returned.
+    /// [`Self::step`], with what the execution returned. A futex wait registers its waiter
+    /// when it is posted, which a thread does as soon as it reaches it: right after its
+    /// previous event, long before the wait returns (the event the trace records, once a
+    /// wake woke it). So when the thread's next event is a futex wait, it is posted here at
+    /// once; posted only when its turn came, it missed the wake that woke it in the run and
+    /// every replay through it failed (odpor and dpor explored 1 execution of any program
+    /// whose threads sleep in a futex, OpenMP's barriers say, and called it complete).
     fn execute(&self, s: &mut State, k: usize) -> Option<crate::state::Executed> {
         let t = self.trace[k];
         if s.pending(t.tid()).is_none() && s.post(t.tid(), t.ev.op).is_err() {
@@ -811,6 +835,12 @@ impl Hb {
         }
         let done = s.execute(t.tid()).ok()?;
         self.init_at(s, k + 1);
+        for &w in &self.next_wait[k] {
+            let u = self.trace[w].tid();
+            if s.pending(u).is_none() {
+                let _ = s.post(u, self.trace[w].ev.op);
+            }
+        }
         Some(done)
     }
 
