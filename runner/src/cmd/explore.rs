@@ -425,6 +425,19 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
             .then(|| crate::points::RACES.to_string())
     });
     cfg.record_trace = true;
+    if let Some(mode) = cfg
+        .points
+        .as_deref()
+        .filter(|m| *m != "sync" && algo == Algo::Rt)
+    {
+        // rt pairs synchronisation operations only: with memory points it would run once and
+        // say complete while the accesses' orders were never explored (the default points of
+        // an instrumented program are `races`).
+        bail!(
+            "--algo rt explores synchronisation only (memory accesses are not reordered): use \
+             --points sync, or odpor or dpor for {mode} points"
+        );
+    }
     let prepared = crate::points::prepare(&cfg, SEED, None)?;
     sayln!(
         "poscheck explore: algo={}{} points={} program={}",

@@ -263,6 +263,11 @@ impl fmt::Display for Outcome {
                 message,
             } => write!(f, "panic in thread '{thread}' at {location}: {message}"),
             Outcome::Deadlock { report } => write!(f, "deadlock: {report}"),
+            Outcome::Hang { threads, waited_ms } if threads.is_empty() => write!(
+                f,
+                "hang: the program reached no scheduling point and did not end within \
+                 {waited_ms} ms (blocked in an uncontrolled call or spinning)"
+            ),
             Outcome::Hang { threads, waited_ms } => write!(
                 f,
                 "hang: thread(s) {} did not reach a scheduling point within {waited_ms} ms \
@@ -298,6 +303,19 @@ mod tests {
         assert!(Outcome::from_exit(1, &[0]).is_bug());
         assert!(!Outcome::Error { reason: "x".into() }.is_bug());
         assert_eq!(signal_name(11), "SIGSEGV");
+    }
+
+    #[test]
+    fn a_hang_with_no_thread_to_name_says_so() {
+        let hang = Outcome::Hang {
+            threads: Vec::new(),
+            waited_ms: 7000,
+        };
+        assert_eq!(
+            hang.to_string(),
+            "hang: the program reached no scheduling point and did not end within 7000 ms \
+             (blocked in an uncontrolled call or spinning)"
+        );
     }
 
     #[test]
