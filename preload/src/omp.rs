@@ -63,213 +63,128 @@ fn nest(m: u64, d: c_int) -> c_int {
     })
 }
 
-/// Forward to libgomp's function `name` (for threads that are not controlled).
-macro_rules! real_gomp {
-    ($name:literal, $versions:expr, fn($($t:ty),*) -> $r:ty, $($arg:expr),*) => {{
-        static CACHE: AtomicUsize = AtomicUsize::new(0);
-        let f = crate::real::lookup(&CACHE, concat!($name, "\0"), $versions);
-        // SAFETY: libgomp's function of this name has this signature.
-        let f: unsafe extern "C" fn($($t),*) -> $r = unsafe { std::mem::transmute(f) };
-        // SAFETY: the caller's arguments, as the program passed them.
-        unsafe { f($($arg),*) }
-    }};
+/// Define the interposer `NAME(args) -> ret` (`#[no_mangle]`): `body` with the calling
+/// controlled thread as `me`, and for a thread that is not controlled libgomp's function of
+/// the same name (found with `dlvsym` in the symbol versions `VERSIONS`, then `dlsym`).
+macro_rules! gomp_point {
+    ($(#[$doc:meta])*
+     fn $name:ident($($arg:ident: $t:ty),*) $(-> $r:ty)?, $versions:ident => |$me:ident| $body:expr) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// As libgomp's function of this name (called by the program or its compiled OpenMP
+        /// code).
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($arg: $t),*) $(-> $r)? {
+            match conn::me() {
+                Some($me) => $body,
+                None => {
+                    static CACHE: AtomicUsize = AtomicUsize::new(0);
+                    let f = crate::real::lookup(
+                        &CACHE,
+                        concat!(stringify!($name), "\0"),
+                        $versions,
+                    );
+                    // SAFETY: libgomp's function of this name has this signature.
+                    let f: unsafe extern "C" fn($($t),*) $(-> $r)? = std::mem::transmute(f);
+                    f($($arg),*)
+                }
+            }
+        }
+    };
 }
 
 const OMP3: &[&str] = &["OMP_3.0\0", "OMP_1.0\0"];
 const GOMP1: &[&str] = &["GOMP_1.0\0"];
 
-/// `omp_set_lock`: `Op::Lock`.
-///
-/// # Safety
-/// As the OpenMP function.
-#[no_mangle]
-pub unsafe extern "C" fn omp_set_lock(l: *mut c_void) {
-    match conn::me() {
-        Some(me) => {
-            lock(me, addr(l), MutexKind::Normal);
-        }
-        None => real_gomp!("omp_set_lock", OMP3, fn(*mut c_void) -> (), l),
+gomp_point! {
+    /// `omp_set_lock`: `Op::Lock`.
+    fn omp_set_lock(l: *mut c_void), OMP3 => |me| {
+        lock(me, addr(l), MutexKind::Normal);
     }
 }
-
-/// `omp_unset_lock`: `Op::Unlock`.
-///
-/// # Safety
-/// As the OpenMP function.
-#[no_mangle]
-pub unsafe extern "C" fn omp_unset_lock(l: *mut c_void) {
-    match conn::me() {
-        Some(me) => {
-            unlock(me, addr(l), MutexKind::Normal);
-        }
-        None => real_gomp!("omp_unset_lock", OMP3, fn(*mut c_void) -> (), l),
+gomp_point! {
+    /// `omp_unset_lock`: `Op::Unlock`.
+    fn omp_unset_lock(l: *mut c_void), OMP3 => |me| {
+        unlock(me, addr(l), MutexKind::Normal);
     }
 }
-
-/// `omp_test_lock`: `Op::TryLock`; nonzero when it got the lock.
-///
-/// # Safety
-/// As the OpenMP function.
-#[no_mangle]
-pub unsafe extern "C" fn omp_test_lock(l: *mut c_void) -> c_int {
-    match conn::me() {
-        Some(me) => {
-            let r = me.post(Op::TryLock {
-                m: addr(l),
-                kind: MutexKind::Normal,
-            });
-            c_int::from(r.result == 0)
-        }
-        None => real_gomp!("omp_test_lock", OMP3, fn(*mut c_void) -> c_int, l),
+gomp_point! {
+    /// `omp_test_lock`: `Op::TryLock`; nonzero when it got the lock.
+    fn omp_test_lock(l: *mut c_void) -> c_int, OMP3 => |me| {
+        let r = me.post(Op::TryLock {
+            m: addr(l),
+            kind: MutexKind::Normal,
+        });
+        c_int::from(r.result == 0)
     }
 }
-
-/// `omp_set_nest_lock`: `Op::Lock` of a recursive mutex.
-///
-/// # Safety
-/// As the OpenMP function.
-#[no_mangle]
-pub unsafe extern "C" fn omp_set_nest_lock(l: *mut c_void) {
-    match conn::me() {
-        Some(me) => {
-            if lock(me, addr(l), MutexKind::Recursive) == 0 {
-                nest(addr(l), 1);
-            }
+gomp_point! {
+    /// `omp_set_nest_lock`: `Op::Lock` of a recursive mutex.
+    fn omp_set_nest_lock(l: *mut c_void), OMP3 => |me| {
+        if lock(me, addr(l), MutexKind::Recursive) == 0 {
+            nest(addr(l), 1);
         }
-        None => real_gomp!("omp_set_nest_lock", OMP3, fn(*mut c_void) -> (), l),
     }
 }
-
-/// `omp_unset_nest_lock`: `Op::Unlock` of a recursive mutex.
-///
-/// # Safety
-/// As the OpenMP function.
-#[no_mangle]
-pub unsafe extern "C" fn omp_unset_nest_lock(l: *mut c_void) {
-    match conn::me() {
-        Some(me) => {
-            if unlock(me, addr(l), MutexKind::Recursive) == 0 {
-                nest(addr(l), -1);
-            }
+gomp_point! {
+    /// `omp_unset_nest_lock`: `Op::Unlock` of a recursive mutex.
+    fn omp_unset_nest_lock(l: *mut c_void), OMP3 => |me| {
+        if unlock(me, addr(l), MutexKind::Recursive) == 0 {
+            nest(addr(l), -1);
         }
-        None => real_gomp!("omp_unset_nest_lock", OMP3, fn(*mut c_void) -> (), l),
     }
 }
-
-/// `omp_test_nest_lock`: `Op::TryLock` of a recursive mutex; the new nesting depth when it
-/// got the lock, 0 otherwise.
-///
-/// # Safety
-/// As the OpenMP function.
-#[no_mangle]
-pub unsafe extern "C" fn omp_test_nest_lock(l: *mut c_void) -> c_int {
-    match conn::me() {
-        Some(me) => {
-            let r = me.post(Op::TryLock {
-                m: addr(l),
-                kind: MutexKind::Recursive,
-            });
-            if r.result == 0 {
-                nest(addr(l), 1)
-            } else {
-                0
-            }
+gomp_point! {
+    /// `omp_test_nest_lock`: `Op::TryLock` of a recursive mutex; the new nesting depth when
+    /// it got the lock, 0 otherwise.
+    fn omp_test_nest_lock(l: *mut c_void) -> c_int, OMP3 => |me| {
+        let r = me.post(Op::TryLock {
+            m: addr(l),
+            kind: MutexKind::Recursive,
+        });
+        if r.result == 0 {
+            nest(addr(l), 1)
+        } else {
+            0
         }
-        None => real_gomp!("omp_test_nest_lock", OMP3, fn(*mut c_void) -> c_int, l),
     }
 }
-
-/// `GOMP_critical_start` (an unnamed `#pragma omp critical`): `Op::Lock`.
-///
-/// # Safety
-/// Called by compiled OpenMP code.
-#[no_mangle]
-pub unsafe extern "C" fn GOMP_critical_start() {
-    match conn::me() {
-        Some(me) => {
-            lock(me, addr(&DEFAULT_CRITICAL), MutexKind::Normal);
-        }
-        None => real_gomp!("GOMP_critical_start", GOMP1, fn() -> (),),
+gomp_point! {
+    /// `GOMP_critical_start` (an unnamed `#pragma omp critical`): `Op::Lock`.
+    fn GOMP_critical_start(), GOMP1 => |me| {
+        lock(me, addr(&DEFAULT_CRITICAL), MutexKind::Normal);
     }
 }
-
-/// `GOMP_critical_end`: `Op::Unlock`.
-///
-/// # Safety
-/// Called by compiled OpenMP code.
-#[no_mangle]
-pub unsafe extern "C" fn GOMP_critical_end() {
-    match conn::me() {
-        Some(me) => {
-            unlock(me, addr(&DEFAULT_CRITICAL), MutexKind::Normal);
-        }
-        None => real_gomp!("GOMP_critical_end", GOMP1, fn() -> (),),
+gomp_point! {
+    /// `GOMP_critical_end`: `Op::Unlock`.
+    fn GOMP_critical_end(), GOMP1 => |me| {
+        unlock(me, addr(&DEFAULT_CRITICAL), MutexKind::Normal);
     }
 }
-
-/// `GOMP_critical_name_start` (`#pragma omp critical (name)`): `Op::Lock` of the name's
-/// pointer.
-///
-/// # Safety
-/// Called by compiled OpenMP code.
-#[no_mangle]
-pub unsafe extern "C" fn GOMP_critical_name_start(p: *mut *mut c_void) {
-    match conn::me() {
-        Some(me) => {
-            lock(me, addr(p), MutexKind::Normal);
-        }
-        None => real_gomp!(
-            "GOMP_critical_name_start",
-            GOMP1,
-            fn(*mut *mut c_void) -> (),
-            p
-        ),
+gomp_point! {
+    /// `GOMP_critical_name_start` (`#pragma omp critical (name)`): `Op::Lock` of the name's
+    /// pointer.
+    fn GOMP_critical_name_start(p: *mut *mut c_void), GOMP1 => |me| {
+        lock(me, addr(p), MutexKind::Normal);
     }
 }
-
-/// `GOMP_critical_name_end`: `Op::Unlock` of the name's pointer.
-///
-/// # Safety
-/// Called by compiled OpenMP code.
-#[no_mangle]
-pub unsafe extern "C" fn GOMP_critical_name_end(p: *mut *mut c_void) {
-    match conn::me() {
-        Some(me) => {
-            unlock(me, addr(p), MutexKind::Normal);
-        }
-        None => real_gomp!(
-            "GOMP_critical_name_end",
-            GOMP1,
-            fn(*mut *mut c_void) -> (),
-            p
-        ),
+gomp_point! {
+    /// `GOMP_critical_name_end`: `Op::Unlock` of the name's pointer.
+    fn GOMP_critical_name_end(p: *mut *mut c_void), GOMP1 => |me| {
+        unlock(me, addr(p), MutexKind::Normal);
     }
 }
-
-/// `GOMP_atomic_start` (`#pragma omp atomic` on a type without native atomics): `Op::Lock`.
-///
-/// # Safety
-/// Called by compiled OpenMP code.
-#[no_mangle]
-pub unsafe extern "C" fn GOMP_atomic_start() {
-    match conn::me() {
-        Some(me) => {
-            lock(me, addr(&ATOMIC_LOCK), MutexKind::Normal);
-        }
-        None => real_gomp!("GOMP_atomic_start", GOMP1, fn() -> (),),
+gomp_point! {
+    /// `GOMP_atomic_start` (`#pragma omp atomic` on a type without native atomics):
+    /// `Op::Lock`.
+    fn GOMP_atomic_start(), GOMP1 => |me| {
+        lock(me, addr(&ATOMIC_LOCK), MutexKind::Normal);
     }
 }
-
-/// `GOMP_atomic_end`: `Op::Unlock`.
-///
-/// # Safety
-/// Called by compiled OpenMP code.
-#[no_mangle]
-pub unsafe extern "C" fn GOMP_atomic_end() {
-    match conn::me() {
-        Some(me) => {
-            unlock(me, addr(&ATOMIC_LOCK), MutexKind::Normal);
-        }
-        None => real_gomp!("GOMP_atomic_end", GOMP1, fn() -> (),),
+gomp_point! {
+    /// `GOMP_atomic_end`: `Op::Unlock`.
+    fn GOMP_atomic_end(), GOMP1 => |me| {
+        unlock(me, addr(&ATOMIC_LOCK), MutexKind::Normal);
     }
 }

@@ -86,15 +86,7 @@ fn a_race_in_thread_specific_data_destructors_is_found() {
     let dir = tempfile::tempdir().unwrap();
     let file = "bug_tsd_lost_update.c";
     let prog = build(dir.path(), "gcc", file);
-    let (o, v) = common::explore_report(dir.path(), &prog, "odpor");
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(v["buggy"].as_u64().unwrap_or(0) >= 1, "{v}");
-    for algo in ["rw", "pos"] {
-        let (p, o) = common::run_200(dir.path(), &prog, algo, &[], |_| {});
-        let (bugs, ok) = (outcome_count(&p, "assert"), outcome_count(&p, "ok"));
-        eprintln!("buggy {file} under {algo}: assert {bugs}/200, ok {ok}/200");
-        assert!(bugs > 0 && bugs + ok == 200, "{algo}: {}", text(&o));
-    }
+    common::assert_found_by_odpor_and_sampling(dir.path(), &prog, file, "assert");
     let (p, saved, o) = common::run_report(&prog, &["--algo", "pos", "--tries", "200"]);
     assert!(outcome_count(&p, "assert") > 0, "{}", text(&o));
     common::assert_replays(&saved.expect("a saved schedule"), 100);

@@ -34,6 +34,7 @@ pub fn require_libpos() -> PathBuf {
 pub fn poscheck(args: &[&str]) -> Output {
     std::process::Command::new(POSCHECK)
         .args(args)
+        .env_remove("RUST_BACKTRACE")
         .output()
         .unwrap()
 }
@@ -66,7 +67,9 @@ pub fn run_200(
         .arg(prog)
         // A Rust program under test must not inherit the test environment's backtrace
         // setting: symbolising a panic's backtrace is long CPU work after the bug, which a
-        // loaded machine stretched past the spin-wait limit (a `partial` run).
+        // loaded machine stretched past the spin-wait limit (a `partial` run); and a replay
+        // must see the environment its run saw (the backtrace's unwinding is controlled:
+        // other steps). So every poscheck command of these tests removes it.
         .env_remove("RUST_BACKTRACE");
     adjust(&mut cmd);
     let o = cmd.output().unwrap();
@@ -125,6 +128,7 @@ pub fn run_report(bin: &Path, args: &[&str]) -> (serde_json::Value, Option<PathB
     let json = dir.join("r.json");
     let out = dir.join("out");
     let o = std::process::Command::new(POSCHECK)
+        .env_remove("RUST_BACKTRACE")
         .arg("run")
         .arg("--json")
         .arg(&json)
@@ -237,6 +241,21 @@ pub fn compile(compiler: &str, args: &[&str], out: &Path, src: &Path) {
     );
 }
 
+/// A buggy program (`file`, built as `prog`) found both ways: ODPOR's exploration has a buggy
+/// execution (exit 1), and 200 tries of rw and of pos each end with `kind` at least once,
+/// every other run ok. Prints the figures.
+pub fn assert_found_by_odpor_and_sampling(dir: &Path, prog: &Path, file: &str, kind: &str) {
+    let (o, v) = explore_report(dir, prog, "odpor");
+    assert_eq!(o.status.code(), Some(1), "{file}: {}", text(&o));
+    assert!(v["buggy"].as_u64().unwrap_or(0) >= 1, "{file}: {v}");
+    for algo in ["rw", "pos"] {
+        let (p, o) = run_200(dir, prog, algo, &[], |_| {});
+        let (bugs, ok) = (outcome_count(&p, kind), outcome_count(&p, "ok"));
+        eprintln!("buggy {file} under {algo}: {kind} {bugs}/200, ok {ok}/200");
+        assert!(bugs > 0 && bugs + ok == 200, "{file} {algo}: {}", text(&o));
+    }
+}
+
 /// `poscheck explore --algo ALGO --json` of `prog` (schedules under `dir`): its output and
 /// JSON report, which must exist. Prints the counts.
 #[allow(dead_code)]
@@ -248,6 +267,7 @@ pub fn explore_report(dir: &Path, prog: &Path, algo: &str) -> (Output, serde_jso
         .to_string();
     let json = dir.join(format!("{name}.{algo}.explore.json"));
     let o = std::process::Command::new(POSCHECK)
+        .env_remove("RUST_BACKTRACE")
         .args(["explore", "--algo", algo, "--json"])
         .arg(&json)
         .arg("--out-dir")
