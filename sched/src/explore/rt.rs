@@ -91,12 +91,14 @@
 //! modelled.
 
 use super::guide::Rule;
-use super::trace::{clock_cuts, infer_barrier_counts, infer_sem_init, let_time_pass, Init, TEv};
+use super::trace::{
+    clock_cuts, infer_barrier_counts, infer_sem_init, let_time_pass, Holders, Holding, Init, TEv,
+};
 
 /// Semaphore values and barrier counts for [`replays`]: recorded, else inferred from runs.
 pub type Inits = HashMap<(ObjKind, u64), u32>;
 use super::{Ctx, Outcome};
-use crate::event::{Event, MutexKind, ObjKind, Op, Tid};
+use crate::event::{Event, ObjKind, Op, Tid};
 use crate::state::State;
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
@@ -135,15 +137,6 @@ pub struct Slot {
     pub partner: Option<Send>,
 }
 
-/// One holding of a mutex in a trace: the acquisition that took it free, and the release that
-/// freed it again (if any).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Holding {
-    pub m: u64,
-    pub acq: usize,
-    pub release: Option<usize>,
-}
-
 /// The pairing of a trace: receive slots with their partners, and every send per channel.
 pub fn pair(trace: &[TEv]) -> (Vec<Slot>, HashMap<Chan, Vec<Send>>) {
     let (slots, sends, _) = pair_with_holdings(trace);
@@ -168,17 +161,15 @@ fn pair_with_holdings(trace: &[TEv]) -> (Vec<Slot>, HashMap<Chan, Vec<Send>>, Ve
     let mut releases: Vec<(u64, usize)> = Vec::new();
     let mut holders = Holders::default();
     for (j, t) in trace.iter().enumerate() {
+        let failed = holders.apply(j, t);
         match t.ev.op {
-            Op::Lock { m, kind } => {
-                holders.take(m, t.tid(), kind, j);
-                mutex_recv(m, j, &mut last_release, &mut slots, &mut sends)
-            }
+            Op::Lock { m, .. } => mutex_recv(m, j, &mut last_release, &mut slots, &mut sends),
             // A trylock or timed lock that got the mutex receives like a lock: whether it got
             // it depends on which release it follows, so it races with the other
             // acquisitions. One that found it held failed (busy, or timed out: it could only
             // run then once its deadline had passed) and observed that holding.
-            Op::TryLock { m, kind } | Op::TimedLock { m, kind, .. } => {
-                if let Some(acq) = holders.would_fail(m, t.tid(), kind) {
+            Op::TryLock { m, .. } | Op::TimedLock { m, .. } => {
+                if let Some(acq) = failed {
                     sends
                         .entry(Chan::Mutex(m))
                         .or_insert_with(|| vec![Send::Init(Chan::Mutex(m), 0)]);
@@ -188,17 +179,11 @@ fn pair_with_holdings(trace: &[TEv]) -> (Vec<Slot>, HashMap<Chan, Vec<Send>>, Ve
                         partner: Some(Send::Fail(acq)),
                     });
                 } else {
-                    holders.take(m, t.tid(), kind, j);
                     mutex_recv(m, j, &mut last_release, &mut slots, &mut sends)
                 }
             }
-            Op::Unlock { m, .. } => {
-                holders.release(m, j);
-                releases.push((m, j))
-            }
-            Op::Exit if t.robust_exit => holders.owner_died(t.tid(), j),
+            Op::Unlock { m, .. } => releases.push((m, j)),
             Op::CondWait { c, m } => {
-                holders.release_all(m, j);
                 releases.push((m, j));
                 let cv = conds.entry(c).or_default();
                 let seq = cv.next_seq;
@@ -206,7 +191,6 @@ fn pair_with_holdings(trace: &[TEv]) -> (Vec<Slot>, HashMap<Chan, Vec<Send>>, Ve
                 cv.waiters.push((t.tid(), seq, None));
             }
             Op::CondWake { c, m, .. } => {
-                holders.take(m, t.tid(), MutexKind::Normal, j);
                 mutex_recv(m, j, &mut last_release, &mut slots, &mut sends);
                 let ch = Chan::Cond(c);
                 sends.entry(ch).or_default();
@@ -291,63 +275,6 @@ fn pair_with_holdings(trace: &[TEv]) -> (Vec<Slot>, HashMap<Chan, Vec<Send>>, Ve
         }
     }
     (slots, sends, holders.done)
-}
-
-/// Who holds each mutex at a point of a trace, for [`pair`] to tell a failed trylock or timed
-/// lock from one that got the mutex (as `State::lock` decides it).
-#[derive(Default)]
-struct Holders {
-    /// Mutex → (owner, lock count, robust, the acquisition that took it free).
-    held: HashMap<u64, (Tid, u32, bool, usize)>,
-    /// Every holding, the ones still going on without a release.
-    done: Vec<Holding>,
-}
-
-impl Holders {
-    /// Whether a try or timed lock of `m` by `t` fails: held by another thread, or by `t`
-    /// itself unless the mutex is recursive. `Some`: the holding's acquisition.
-    fn would_fail(&self, m: u64, t: Tid, kind: MutexKind) -> Option<usize> {
-        let &(o, _, _, acq) = self.held.get(&m)?;
-        (o != t || kind.base() != MutexKind::Recursive).then_some(acq)
-    }
-    fn take(&mut self, m: u64, t: Tid, kind: MutexKind, j: usize) {
-        let e = self.held.entry(m).or_insert_with(|| {
-            self.done.push(Holding {
-                m,
-                acq: j,
-                release: None,
-            });
-            (t, 0, kind.robust(), j)
-        });
-        e.1 += 1;
-    }
-    fn release(&mut self, m: u64, j: usize) {
-        if let Some(e) = self.held.get_mut(&m) {
-            e.1 = e.1.saturating_sub(1);
-            if e.1 == 0 {
-                self.release_all(m, j);
-            }
-        }
-    }
-    fn release_all(&mut self, m: u64, j: usize) {
-        if let Some((_, _, _, acq)) = self.held.remove(&m) {
-            if let Some(h) = self.done.iter_mut().rev().find(|h| h.acq == acq) {
-                h.release = Some(j);
-            }
-        }
-    }
-    /// A thread that may hold robust mutexes exited: they are free (with owner-dead).
-    fn owner_died(&mut self, t: Tid, j: usize) {
-        let freed: Vec<u64> = self
-            .held
-            .iter()
-            .filter(|(_, &(o, _, robust, _))| o == t && robust)
-            .map(|(&m, _)| m)
-            .collect();
-        for m in freed {
-            self.release_all(m, j);
-        }
-    }
 }
 
 /// A mutex acquisition at `j` receives the last release of `m` (initially its initial send).

@@ -75,8 +75,7 @@ pub fn rw_unlock_reads<'a>(mut before: impl Iterator<Item = &'a TEv>, tid: Tid, 
 /// event commutes with all of theirs; treating it as a lock hid the race of the outer lock
 /// (recursive_bad: a nested relock stood between the two threads' outer locks, and DPOR
 /// explored 16 of the 20 traces; a nested trylock, 1 of 2). The depth comes from the
-/// mutex's operations replayed in order: a try or timed lock got the mutex when it was free
-/// or its own (recursive), and failed when another thread held it.
+/// mutexes' operations replayed in order ([`Holders`]).
 pub fn nested_in_owner<'a>(before: impl Iterator<Item = &'a TEv>, ev: &Event) -> bool {
     // Only a recursive mutex nests (an error-checking mutex's relock by its owner fails),
     // so no other operation needs the walk over the events.
@@ -101,37 +100,104 @@ pub fn nested_in_owner<'a>(before: impl Iterator<Item = &'a TEv>, ev: &Event) ->
         _ => return false,
     };
     let ops: Vec<&TEv> = before.collect();
-    // (owner, count) of `m`.
-    let mut held: Option<(Tid, u32)> = None;
-    for e in ops.into_iter().rev() {
+    let mut holders = Holders::default();
+    for (j, e) in ops.into_iter().rev().enumerate() {
+        holders.apply(j, e);
+    }
+    match holders.holder(m) {
+        Some((o, n)) if o == ev.tid => !unlock || n > 1,
+        _ => false,
+    }
+}
+
+/// One holding of a mutex in a trace: the acquisition that took it free, and the release that
+/// freed it again (if any).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Holding {
+    pub m: u64,
+    pub acq: usize,
+    pub release: Option<usize>,
+}
+
+/// Who holds each mutex along a trace, replayed event by event ([`Holders::apply`]) as
+/// `State::lock` decides it: a try or timed lock gets the mutex when it is free or its
+/// own recursive one, and fails when held. Used to tell a failed attempt from one that got
+/// the mutex (rt's pairing) and how deep a thread holds a recursive mutex
+/// ([`nested_in_owner`]).
+#[derive(Default)]
+pub struct Holders {
+    /// Mutex → (owner, lock count, robust, the acquisition that took it free).
+    held: HashMap<u64, (Tid, u32, bool, usize)>,
+    /// Every holding, the ones still going on without a release.
+    pub done: Vec<Holding>,
+}
+
+impl Holders {
+    /// Apply event `e` at position `j`. `Some(acq)`: `e` is a try or timed lock that failed,
+    /// in the holding that began with the acquisition at `acq`.
+    pub fn apply(&mut self, j: usize, e: &TEv) -> Option<usize> {
         let t = e.tid();
         match e.ev.op {
-            Op::Lock { m: x, .. } | Op::CondWake { m: x, .. } if x == m => {
-                held = Some((t, held.filter(|h| h.0 == t).map_or(1, |h| h.1 + 1)));
+            Op::Lock { m, kind } => self.take(m, t, kind, j),
+            Op::CondWake { m, .. } => self.take(m, t, MutexKind::Normal, j),
+            Op::TryLock { m, kind } | Op::TimedLock { m, kind, .. } => {
+                if let Some(&(o, _, _, acq)) = self.held.get(&m) {
+                    if o != t || kind.base() != MutexKind::Recursive {
+                        return Some(acq);
+                    }
+                }
+                self.take(m, t, kind, j);
             }
-            Op::TryLock { m: x, kind } | Op::TimedLock { m: x, kind, .. } if x == m => {
-                held = match held {
-                    None => Some((t, 1)),
-                    Some((o, n)) if o == t && kind == MutexKind::Recursive => Some((o, n + 1)),
-                    h => h,
-                };
+            Op::Unlock { m, .. } => {
+                if let Some(h) = self.held.get_mut(&m) {
+                    h.1 = h.1.saturating_sub(1);
+                    if h.1 == 0 {
+                        self.release(m, j);
+                    }
+                }
             }
-            Op::Unlock { m: x, .. } if x == m => {
-                held = held.and_then(|(o, n)| (n > 1).then_some((o, n - 1)));
+            Op::CondWait { m, .. } => self.release(m, j),
+            // The exit of a thread that may hold robust mutexes frees them (owner-dead).
+            Op::Exit if e.robust_exit => {
+                let freed: Vec<u64> = self
+                    .held
+                    .iter()
+                    .filter(|(_, &(o, _, robust, _))| o == t && robust)
+                    .map(|(&m, _)| m)
+                    .collect();
+                for m in freed {
+                    self.release(m, j);
+                }
             }
-            Op::CondWait { m: x, .. } if x == m => held = None,
             _ => {}
         }
+        None
     }
-    match held {
-        Some((o, n)) if o == ev.tid => {
-            if unlock {
-                n > 1
-            } else {
-                true
+
+    /// The owner of `m` and how many times it holds it.
+    pub fn holder(&self, m: u64) -> Option<(Tid, u32)> {
+        self.held.get(&m).map(|&(o, n, _, _)| (o, n))
+    }
+
+    fn take(&mut self, m: u64, t: Tid, kind: MutexKind, j: usize) {
+        let e = self.held.entry(m).or_insert_with(|| {
+            self.done.push(Holding {
+                m,
+                acq: j,
+                release: None,
+            });
+            (t, 0, kind.robust(), j)
+        });
+        e.1 += 1;
+    }
+
+    /// `m` is free from `j` on.
+    fn release(&mut self, m: u64, j: usize) {
+        if let Some((_, _, _, acq)) = self.held.remove(&m) {
+            if let Some(h) = self.done.iter_mut().rev().find(|h| h.acq == acq) {
+                h.release = Some(j);
             }
         }
-        _ => false,
     }
 }
 
