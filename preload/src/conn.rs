@@ -275,12 +275,9 @@ const URC_STOP: c_int = 4;
 /// address of the first frame on its stack outside libpos and the C library (where the
 /// program called into the interposed function), else the first outside libpos, else 0.
 /// Uses the unwinder's tables (no frame pointers), so only when [`CALLER_PCS`] asks for it.
-/// The pc a post made here would report (the program's call site, or the set site).
-pub fn site() -> u64 {
-    caller_pc()
-}
-
-fn caller_pc() -> u64 {
+/// The pc a post made here reports: the set site ([`set_site`]), else the program's call
+/// site.
+pub fn caller_pc() -> u64 {
     let site = SITE.with(|s| s.get());
     if site != 0 {
         return site;

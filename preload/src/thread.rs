@@ -284,7 +284,7 @@ pub unsafe extern "C" fn pthread_detach(t: pthread_t) -> c_int {
 #[no_mangle]
 pub unsafe extern "C-unwind" fn pthread_exit(ret: *mut c_void) -> ! {
     if conn::me().is_some() {
-        EXIT_SITE.with(|s| s.set(conn::site()));
+        EXIT_SITE.with(|s| s.set(conn::caller_pc()));
         crate::cancel::arm_exit();
     }
     real::pthread_exit(ret)
