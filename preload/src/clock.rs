@@ -183,6 +183,30 @@ pub fn sleep_for(ns: u64) -> bool {
     }
 }
 
+/// Virtual time as the calling thread knows it, when it runs in virtual time (controlled,
+/// no `POS_REAL_SLEEP`); `None` otherwise. Does not advance the thread's view.
+pub fn virtual_now() -> Option<u64> {
+    virtual_me().map(|_| current())
+}
+
+/// The virtual time of `abs` (ns) on clock `c`, when `c` is a clock we virtualise.
+pub fn virtual_of(c: clockid_t, abs: u64) -> Option<u64> {
+    let cell = base_of(c)?;
+    Some(abs.saturating_sub(base_ns(c, cell)))
+}
+
+/// Sleep until virtual time `until`; false (nothing done) when the caller does not run in
+/// virtual time.
+pub fn sleep_until_virtual(until: u64) -> bool {
+    match virtual_me() {
+        Some(me) => {
+            sleep_until(me, until);
+            true
+        }
+        None => false,
+    }
+}
+
 /// `clock_nanosleep` in virtual time: `Some(result)` when handled.
 ///
 /// # Safety

@@ -53,6 +53,7 @@ pub mod real;
 pub mod standalone;
 pub mod sync;
 pub mod thread;
+pub mod timer;
 #[cfg(target_arch = "x86_64")]
 pub mod trap;
 #[cfg(target_arch = "x86_64")]

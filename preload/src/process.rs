@@ -294,6 +294,8 @@ pub fn install_crash_handlers() {
 extern "C" fn in_fork_child() {
     // The parent's run journal is not this process's to write.
     crate::journal::forget();
+    // Timers are not inherited (their threads did not follow).
+    crate::timer::forget_all();
     if crate::fork::in_child_handler() {
         return; // a controlled fork: the child is connected as its own thread
     }

@@ -152,6 +152,19 @@ real_fns! {
     fn signal(sig: c_int, h: libc::sighandler_t) -> libc::sighandler_t;
     fn sigprocmask(how: c_int, set: *const libc::sigset_t, old: *mut libc::sigset_t) -> c_int;
     fn pthread_sigmask(how: c_int, set: *const libc::sigset_t, old: *mut libc::sigset_t) -> c_int;
+    fn alarm(seconds: c_uint) -> c_uint;
+    fn setitimer(which: c_int, new: *const libc::itimerval, old: *mut libc::itimerval) -> c_int;
+    fn getitimer(which: c_int, cur: *mut libc::itimerval) -> c_int;
+    fn timer_create(clk: libc::clockid_t, ev: *mut libc::sigevent, id: *mut libc::timer_t) -> c_int;
+    fn timer_settime(id: libc::timer_t, flags: c_int, new: *const libc::itimerspec, old: *mut libc::itimerspec) -> c_int;
+    fn timer_gettime(id: libc::timer_t, cur: *mut libc::itimerspec) -> c_int;
+    fn timer_getoverrun(id: libc::timer_t) -> c_int;
+    fn timer_delete(id: libc::timer_t) -> c_int;
+    fn pause() -> c_int;
+    fn sigsuspend(mask: *const libc::sigset_t) -> c_int;
+    fn sigwait(set: *const libc::sigset_t, sig: *mut c_int) -> c_int;
+    fn sigwaitinfo(set: *const libc::sigset_t, info: *mut libc::siginfo_t) -> c_int;
+    fn sigtimedwait(set: *const libc::sigset_t, info: *mut libc::siginfo_t, timeout: *const libc::timespec) -> c_int;
     fn syscall(nr: libc::c_long, a1: libc::c_long, a2: libc::c_long, a3: libc::c_long, a4: libc::c_long, a5: libc::c_long, a6: libc::c_long) -> libc::c_long;
 }
 

@@ -1,0 +1,716 @@
+//! Timers in virtual time: `alarm`, `setitimer(ITIMER_REAL)` and POSIX `timer_*` timers on
+//! the real-time and monotonic clocks.
+//!
+//! A controlled program's sleeps and timed waits count the run's virtual time
+//! ([`crate::clock`]), while the kernel's timers count real time: an `alarm(1)` that a worker
+//! awaits in 5 ms sleeps fired after a real second, a thousand virtual sleeps later (a step
+//! limit), and a `SIGEV_THREAD` timer's notification ran on a thread glibc creates
+//! internally, outside control, whose posts and unlocks the model never saw (false deadlocks
+//! in every run). Here an armed timer is a controlled *timer thread* of the run, created by
+//! libpos when the timer is armed: it sleeps until the expiry in virtual time (so the clock
+//! rules decide when it fires, as for any sleep), then notifies as the kernel would:
+//! - `SIGEV_THREAD`: a new detached controlled thread runs the notification function (as
+//!   glibc starts one per expiry);
+//! - a signal (`alarm`, `setitimer`, `SIGEV_SIGNAL`): to a thread that waits for it in
+//!   `pause`, `sigsuspend` or `sigwait*` (those threads block outside control until the
+//!   signal comes); else to the timer thread itself when it does not block the signal, so
+//!   the handler runs at once on a controlled thread, its `sem_post` or flag update being a
+//!   step of the run like any other; else to the process, where the kernel picks a thread
+//!   (a program that blocks the signal everywhere and reads a `signalfd`);
+//! - `SIGEV_THREAD_ID`: to that thread; `SIGEV_NONE`: nothing.
+//!
+//! Re-arming or disarming a timer starts a new generation: a timer thread of an older one
+//! ends when it wakes. A periodic timer's thread sleeps again for the interval (no overruns:
+//! `timer_getoverrun` is 0). Timers of threads that do not run in virtual time (uncontrolled,
+//! `POS_REAL_SLEEP`), CPU-time clocks and `ITIMER_VIRTUAL`/`ITIMER_PROF` stay the kernel's.
+//! A forked child starts with none, as POSIX says.
+//!
+//! Limits: as a sleep, a timer ends while a thread is blocked outside control (the clock
+//! rules let sleeps end then; that is what a thread in `pause`, `sigwait` or a `poll` on a
+//! self-pipe waits for), so a watchdog `alarm` may fire while real work outside control
+//! (a child process, network input) is still going on. A signal sent with `pthread_kill` to
+//! a controlled thread is still delivered by the kernel at once, while that thread waits for
+//! its turn: what its handler does (a `sem_post`) is not seen by the model.
+
+use crate::clock;
+use crate::conn::Busy;
+use crate::real;
+use libc::{c_int, c_uint, c_void, clockid_t, itimerspec, itimerval, sigset_t, timespec};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
+
+const NS: u64 = 1_000_000_000;
+/// The timers one process can have at a time (the alarm's included); `timer_create` fails
+/// with EAGAIN beyond, as at the kernel's limit.
+const SLOTS: usize = 64;
+/// The slot `alarm` and `setitimer(ITIMER_REAL)` share (as they do in the kernel).
+const ALARM: usize = 0;
+/// `timer_t` values of virtual timers: this tag plus the slot (kernel timer ids are small
+/// integers, so the two never meet).
+const ID_TAG: usize = 0x7e57_0000;
+/// `expiry` of a disarmed timer.
+const DISARMED: u64 = u64::MAX;
+/// `si_code` of a POSIX timer's signal (`SI_TIMER`).
+const SI_TIMER: c_int = -2;
+/// `sigev_notify` values (`<bits/sigevent-consts.h>`).
+const SIGEV_SIGNAL: c_int = 0;
+const SIGEV_NONE: c_int = 1;
+const SIGEV_THREAD: c_int = 2;
+const SIGEV_THREAD_ID: c_int = 4;
+
+/// One timer.
+struct Slot {
+    used: AtomicBool,
+    clock: AtomicI32,
+    /// `sigev_notify`.
+    how: AtomicI32,
+    signo: AtomicI32,
+    /// `SIGEV_THREAD_ID`'s thread.
+    target: AtomicI32,
+    /// `sigev_value`, as a pointer-sized integer.
+    value: AtomicUsize,
+    /// `SIGEV_THREAD`'s notification function and its threads' stack size (0: default).
+    func: AtomicUsize,
+    stack: AtomicUsize,
+    /// Virtual time of the next expiry, or [`DISARMED`].
+    expiry: AtomicU64,
+    interval: AtomicU64,
+    generation: AtomicU64,
+}
+
+#[allow(clippy::declare_interior_mutable_const)]
+const EMPTY: Slot = Slot {
+    used: AtomicBool::new(false),
+    clock: AtomicI32::new(0),
+    how: AtomicI32::new(0),
+    signo: AtomicI32::new(0),
+    target: AtomicI32::new(0),
+    value: AtomicUsize::new(0),
+    func: AtomicUsize::new(0),
+    stack: AtomicUsize::new(0),
+    expiry: AtomicU64::new(DISARMED),
+    interval: AtomicU64::new(0),
+    generation: AtomicU64::new(0),
+};
+
+static TIMERS: [Slot; SLOTS] = [EMPTY; SLOTS];
+
+/// Threads waiting for a signal in `pause`, `sigsuspend` or `sigwait*`: kernel thread id
+/// (0 = free) and the signals that end the wait (bit `sig - 1`).
+struct Waiter {
+    tid: AtomicI32,
+    wants: AtomicU64,
+}
+
+#[allow(clippy::declare_interior_mutable_const)]
+const NO_WAITER: Waiter = Waiter {
+    tid: AtomicI32::new(0),
+    wants: AtomicU64::new(0),
+};
+
+static WAITERS: [Waiter; 32] = [NO_WAITER; 32];
+
+fn gettid() -> i32 {
+    // SAFETY: gettid has no arguments.
+    unsafe { real::syscall(libc::SYS_gettid, 0, 0, 0, 0, 0, 0) as i32 }
+}
+
+/// The first 64 signals of a set, bit `sig - 1` for `sig`.
+///
+/// # Safety
+/// `set` must point to a `sigset_t`.
+unsafe fn bits(set: *const sigset_t) -> u64 {
+    std::ptr::read_unaligned(set as *const u64)
+}
+
+/// The calling thread's blocked signals.
+fn blocked() -> u64 {
+    // SAFETY: querying the mask into a zeroed set.
+    unsafe {
+        let mut old: sigset_t = std::mem::zeroed();
+        real::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut old);
+        bits(&old)
+    }
+}
+
+/// Run `wait` as a thread waiting for the signals `wants`: a timer that fires one of them
+/// sends it to this thread (see the module doc).
+fn waiting_for<R>(wants: u64, wait: impl FnOnce() -> R) -> R {
+    let tid = gettid();
+    let seat = WAITERS.iter().position(|w| {
+        w.wants.store(wants, Ordering::SeqCst);
+        w.tid
+            .compare_exchange(0, tid, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    });
+    let r = wait();
+    if let Some(i) = seat {
+        WAITERS[i].tid.store(0, Ordering::SeqCst);
+    }
+    r
+}
+
+/// The thread that waits for `sig`, if any.
+fn waiter_for(sig: c_int) -> Option<i32> {
+    let bit = 1u64 << (sig - 1);
+    WAITERS.iter().find_map(|w| {
+        let tid = w.tid.load(Ordering::SeqCst);
+        (tid != 0 && w.wants.load(Ordering::SeqCst) & bit != 0).then_some(tid)
+    })
+}
+
+/// Send `sig` for timer `slot` as the module doc says; `timer` says whether to pass the
+/// timer's value with `SI_TIMER` (POSIX timers) or plainly (`alarm`, `setitimer`).
+fn deliver(slot: usize, sig: c_int, timer: bool) {
+    if !(1..=64).contains(&sig) {
+        return;
+    }
+    // SAFETY: plain signal-sending system calls to this process's own threads.
+    unsafe {
+        let pid = libc::getpid();
+        let waiter = waiter_for(sig);
+        let (tid, process) = match waiter {
+            Some(t) => (t, false),
+            None if blocked() & (1u64 << (sig - 1)) == 0 => (gettid(), false),
+            None => (0, true),
+        };
+        if timer {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let raw = &mut info as *mut libc::siginfo_t as *mut u8;
+            *(raw as *mut c_int) = sig;
+            *(raw.add(8) as *mut c_int) = SI_TIMER;
+            *(raw.add(16) as *mut c_int) = (ID_TAG + slot) as c_int;
+            *(raw.add(24) as *mut usize) = TIMERS[slot].value.load(Ordering::SeqCst);
+            if process {
+                real::syscall(
+                    libc::SYS_rt_sigqueueinfo,
+                    pid as _,
+                    sig as _,
+                    raw as _,
+                    0,
+                    0,
+                    0,
+                );
+            } else {
+                real::syscall(
+                    libc::SYS_rt_tgsigqueueinfo,
+                    pid as _,
+                    tid as _,
+                    sig as _,
+                    raw as _,
+                    0,
+                    0,
+                );
+            }
+        } else if process {
+            libc::kill(pid, sig);
+        } else {
+            real::syscall(libc::SYS_tgkill, pid as _, tid as _, sig as _, 0, 0, 0);
+        }
+        if let Some(t) = waiter {
+            await_wake(t);
+        }
+    }
+}
+
+/// A waiter outside control was sent a signal: give it (up to a second of real time) to
+/// leave its wait before this timer thread goes on, so that the run does not race ahead of
+/// it (a periodic timer firing again and again before the waiter is back).
+fn await_wake(tid: i32) {
+    let _b = Busy::enter();
+    let start = crate::conn::now_ns();
+    while WAITERS.iter().any(|w| w.tid.load(Ordering::SeqCst) == tid)
+        && crate::conn::now_ns().saturating_sub(start) < NS
+    {
+        // SAFETY: a plain yield.
+        unsafe { real::sched_yield() };
+    }
+}
+
+/// What a `SIGEV_THREAD` notification thread runs.
+struct Notify {
+    func: usize,
+    value: usize,
+}
+
+extern "C" fn notify_main(arg: *mut c_void) -> *mut c_void {
+    let (func, value) = {
+        let _b = Busy::enter();
+        // SAFETY: `arg` is the box `fire` made for this thread.
+        let n = unsafe { Box::from_raw(arg as *mut Notify) };
+        (n.func, n.value)
+    };
+    // SAFETY: `func` is the program's `void (*)(union sigval)`; a sigval is passed as a
+    // pointer-sized integer.
+    let f: extern "C" fn(usize) = unsafe { std::mem::transmute(func) };
+    f(value);
+    std::ptr::null_mut()
+}
+
+/// Start a detached controlled thread (through libpos's `pthread_create`, a step of the
+/// run) running `routine(arg)` with stack size `stack` (0: the default); false if it failed.
+fn spawn(
+    routine: extern "C" fn(*mut c_void) -> *mut c_void,
+    arg: *mut c_void,
+    stack: usize,
+) -> bool {
+    // SAFETY: a local attribute object, initialised, used and destroyed here.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        libc::pthread_attr_init(&mut attr);
+        libc::pthread_attr_setdetachstate(&mut attr, libc::PTHREAD_CREATE_DETACHED);
+        if stack != 0 {
+            libc::pthread_attr_setstacksize(&mut attr, stack);
+        }
+        let mut t: libc::pthread_t = 0;
+        let r = crate::thread::pthread_create(&mut t, &attr, routine, arg);
+        libc::pthread_attr_destroy(&mut attr);
+        r == 0
+    }
+}
+
+/// Timer `slot` expired: notify.
+fn fire(slot: usize) {
+    let s = &TIMERS[slot];
+    let sig = s.signo.load(Ordering::SeqCst);
+    match s.how.load(Ordering::SeqCst) {
+        SIGEV_THREAD => {
+            let arg = {
+                let _b = Busy::enter();
+                Box::into_raw(Box::new(Notify {
+                    func: s.func.load(Ordering::SeqCst),
+                    value: s.value.load(Ordering::SeqCst),
+                }))
+            };
+            if !spawn(notify_main, arg.cast(), s.stack.load(Ordering::SeqCst)) {
+                let _b = Busy::enter();
+                // SAFETY: the thread was not created; the box is still ours.
+                drop(unsafe { Box::from_raw(arg) });
+            }
+        }
+        SIGEV_THREAD_ID => {
+            // SAFETY: tgkill to a thread of this process.
+            unsafe {
+                real::syscall(
+                    libc::SYS_tgkill,
+                    libc::getpid() as _,
+                    s.target.load(Ordering::SeqCst) as _,
+                    sig as _,
+                    0,
+                    0,
+                    0,
+                )
+            };
+        }
+        SIGEV_NONE => {}
+        _ => deliver(slot, sig, slot != ALARM),
+    }
+}
+
+/// The timer thread of `slot`'s generation packed in `arg` (`generation << 8 | slot`).
+extern "C" fn timer_main(arg: *mut c_void) -> *mut c_void {
+    let (slot, generation) = (arg as usize & 0xff, arg as u64 >> 8);
+    let s = &TIMERS[slot];
+    loop {
+        let at = s.expiry.load(Ordering::SeqCst);
+        if s.generation.load(Ordering::SeqCst) != generation || at == DISARMED {
+            break;
+        }
+        if !clock::sleep_until_virtual(at) {
+            break;
+        }
+        if s.generation.load(Ordering::SeqCst) != generation {
+            break;
+        }
+        let interval = s.interval.load(Ordering::SeqCst);
+        s.expiry.store(
+            if interval == 0 {
+                DISARMED
+            } else {
+                at.saturating_add(interval)
+            },
+            Ordering::SeqCst,
+        );
+        fire(slot);
+        if interval == 0 {
+            break;
+        }
+    }
+    std::ptr::null_mut()
+}
+
+/// Arm timer `slot` to expire at virtual time `expiry` (None: disarm) and then every
+/// `interval` ns (0: once); returns the old (expiry, interval).
+fn arm(slot: usize, expiry: Option<u64>, interval: u64) -> (u64, u64) {
+    let s = &TIMERS[slot];
+    let generation = s.generation.fetch_add(1, Ordering::SeqCst) + 1;
+    let old = (
+        s.expiry.swap(expiry.unwrap_or(DISARMED), Ordering::SeqCst),
+        s.interval.swap(
+            if expiry.is_some() { interval } else { 0 },
+            Ordering::SeqCst,
+        ),
+    );
+    if expiry.is_some() {
+        let arg = (generation << 8 | slot as u64) as usize as *mut c_void;
+        if !spawn(timer_main, arg, 0) {
+            s.expiry.store(DISARMED, Ordering::SeqCst);
+        }
+    }
+    old
+}
+
+/// Time left until `expiry` at virtual time `now` (0 when disarmed).
+fn left(expiry: u64, now: u64) -> u64 {
+    if expiry == DISARMED {
+        0
+    } else {
+        expiry.saturating_sub(now).max(1)
+    }
+}
+
+fn ns_of_timespec(t: &timespec) -> Option<u64> {
+    (t.tv_sec >= 0 && (0..NS as i64).contains(&t.tv_nsec))
+        .then(|| t.tv_sec as u64 * NS + t.tv_nsec as u64)
+}
+
+fn timespec_of(ns: u64) -> timespec {
+    timespec {
+        tv_sec: (ns / NS) as _,
+        tv_nsec: (ns % NS) as _,
+    }
+}
+
+fn ns_of_timeval(t: &libc::timeval) -> Option<u64> {
+    (t.tv_sec >= 0 && (0..1_000_000).contains(&t.tv_usec))
+        .then(|| t.tv_sec as u64 * NS + t.tv_usec as u64 * 1_000)
+}
+
+fn timeval_of(ns: u64) -> libc::timeval {
+    // An interval timer never shows less than a microsecond while armed.
+    let us = ns.div_ceil(1_000);
+    libc::timeval {
+        tv_sec: (us / 1_000_000) as _,
+        tv_usec: (us % 1_000_000) as _,
+    }
+}
+
+/// Set up the alarm slot as the kernel's `ITIMER_REAL`: SIGALRM to the process.
+fn alarm_slot() -> &'static Slot {
+    let s = &TIMERS[ALARM];
+    s.used.store(true, Ordering::SeqCst);
+    s.clock.store(libc::CLOCK_REALTIME, Ordering::SeqCst);
+    s.how.store(SIGEV_SIGNAL, Ordering::SeqCst);
+    s.signo.store(libc::SIGALRM, Ordering::SeqCst);
+    s
+}
+
+/// `alarm`: the alarm slot in virtual time (see the module doc).
+///
+/// # Safety
+/// As `alarm(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn alarm(seconds: c_uint) -> c_uint {
+    let Some(now) = clock::virtual_now() else {
+        return real::alarm(seconds);
+    };
+    alarm_slot();
+    let expiry = (seconds > 0).then(|| now.saturating_add(seconds as u64 * NS));
+    let (old, _) = arm(ALARM, expiry, 0);
+    // As the kernel: whole seconds, rounded to the nearest, never 0 while armed.
+    match left(old, now) {
+        0 => 0,
+        l => ((l + NS / 2) / NS).max(1) as c_uint,
+    }
+}
+
+/// `setitimer`: `ITIMER_REAL` in virtual time, the others passed on.
+///
+/// # Safety
+/// As `setitimer(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn setitimer(
+    which: c_int,
+    new: *const itimerval,
+    old: *mut itimerval,
+) -> c_int {
+    let now = match clock::virtual_now() {
+        Some(now) if which == libc::ITIMER_REAL => now,
+        _ => return real::setitimer(which, new, old),
+    };
+    if new.is_null() {
+        crate::conn::set_errno(libc::EFAULT);
+        return -1;
+    }
+    let (Some(value), Some(interval)) = (
+        ns_of_timeval(&(*new).it_value),
+        ns_of_timeval(&(*new).it_interval),
+    ) else {
+        crate::conn::set_errno(libc::EINVAL);
+        return -1;
+    };
+    alarm_slot();
+    let expiry = (value > 0).then(|| now.saturating_add(value));
+    let (was, every) = arm(ALARM, expiry, interval);
+    if !old.is_null() {
+        *old = itimerval {
+            it_interval: timeval_of(every),
+            it_value: timeval_of(left(was, now)),
+        };
+    }
+    0
+}
+
+/// `getitimer`: `ITIMER_REAL` in virtual time, the others passed on.
+///
+/// # Safety
+/// As `getitimer(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn getitimer(which: c_int, cur: *mut itimerval) -> c_int {
+    let now = match clock::virtual_now() {
+        Some(now) if which == libc::ITIMER_REAL => now,
+        _ => return real::getitimer(which, cur),
+    };
+    if cur.is_null() {
+        crate::conn::set_errno(libc::EFAULT);
+        return -1;
+    }
+    let s = &TIMERS[ALARM];
+    *cur = itimerval {
+        it_interval: timeval_of(s.interval.load(Ordering::SeqCst)),
+        it_value: timeval_of(left(s.expiry.load(Ordering::SeqCst), now)),
+    };
+    0
+}
+
+/// The slot of a virtual timer's id.
+fn slot_of(id: libc::timer_t) -> Option<usize> {
+    let v = (id as usize).checked_sub(ID_TAG)?;
+    (v > ALARM && v < SLOTS && TIMERS[v].used.load(Ordering::SeqCst)).then_some(v)
+}
+
+/// `timer_create`: a virtual timer for a controlled thread on a real-time or monotonic
+/// clock (see the module doc); others are the kernel's.
+///
+/// # Safety
+/// As `timer_create(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn timer_create(
+    clk: clockid_t,
+    ev: *mut libc::sigevent,
+    id: *mut libc::timer_t,
+) -> c_int {
+    if clock::virtual_now().is_none() || clock::virtual_of(clk, 0).is_none() {
+        return real::timer_create(clk, ev, id);
+    }
+    let Some(slot) = (ALARM + 1..SLOTS).find(|&i| {
+        TIMERS[i]
+            .used
+            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }) else {
+        crate::conn::set_errno(libc::EAGAIN);
+        return -1;
+    };
+    let s = &TIMERS[slot];
+    s.clock.store(clk, Ordering::SeqCst);
+    s.expiry.store(DISARMED, Ordering::SeqCst);
+    s.interval.store(0, Ordering::SeqCst);
+    if ev.is_null() {
+        s.how.store(SIGEV_SIGNAL, Ordering::SeqCst);
+        s.signo.store(libc::SIGALRM, Ordering::SeqCst);
+        s.value.store(ID_TAG + slot, Ordering::SeqCst);
+    } else {
+        // struct sigevent: sigev_value at 0, sigev_signo at 8, sigev_notify at 12, then
+        // either the thread id or (function, attributes) at 16.
+        let raw = ev as *const u8;
+        let how = *(raw.add(12) as *const c_int);
+        let signo = *(raw.add(8) as *const c_int);
+        let bad_signal =
+            matches!(how, SIGEV_SIGNAL | SIGEV_THREAD_ID) && !(1..=64).contains(&signo);
+        if bad_signal
+            || !matches!(
+                how,
+                SIGEV_SIGNAL | SIGEV_NONE | SIGEV_THREAD | SIGEV_THREAD_ID
+            )
+        {
+            s.used.store(false, Ordering::SeqCst);
+            crate::conn::set_errno(libc::EINVAL);
+            return -1;
+        }
+        s.how.store(how, Ordering::SeqCst);
+        s.signo.store(signo, Ordering::SeqCst);
+        s.value.store(*(raw as *const usize), Ordering::SeqCst);
+        s.target
+            .store(*(raw.add(16) as *const c_int), Ordering::SeqCst);
+        s.func
+            .store(*(raw.add(16) as *const usize), Ordering::SeqCst);
+        let attr = *(raw.add(24) as *const *const libc::pthread_attr_t);
+        let mut stack = 0;
+        if how == SIGEV_THREAD && !attr.is_null() {
+            libc::pthread_attr_getstacksize(attr, &mut stack);
+        }
+        s.stack.store(stack, Ordering::SeqCst);
+    }
+    *id = (ID_TAG + slot) as libc::timer_t;
+    0
+}
+
+/// `timer_settime` of a virtual timer (others passed on).
+///
+/// # Safety
+/// As `timer_settime(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn timer_settime(
+    id: libc::timer_t,
+    flags: c_int,
+    new: *const itimerspec,
+    old: *mut itimerspec,
+) -> c_int {
+    let (Some(slot), Some(now)) = (slot_of(id), clock::virtual_now()) else {
+        return real::timer_settime(id, flags, new, old);
+    };
+    if new.is_null() {
+        crate::conn::set_errno(libc::EFAULT);
+        return -1;
+    }
+    let (Some(value), Some(interval)) = (
+        ns_of_timespec(&(*new).it_value),
+        ns_of_timespec(&(*new).it_interval),
+    ) else {
+        crate::conn::set_errno(libc::EINVAL);
+        return -1;
+    };
+    let expiry = if value == 0 {
+        None
+    } else if flags & libc::TIMER_ABSTIME != 0 {
+        let clk = TIMERS[slot].clock.load(Ordering::SeqCst);
+        Some(clock::virtual_of(clk, value).unwrap_or(0))
+    } else {
+        Some(now.saturating_add(value))
+    };
+    let (was, every) = arm(slot, expiry, interval);
+    if !old.is_null() {
+        *old = itimerspec {
+            it_interval: timespec_of(every),
+            it_value: timespec_of(left(was, now)),
+        };
+    }
+    0
+}
+
+/// `timer_gettime` of a virtual timer (others passed on).
+///
+/// # Safety
+/// As `timer_gettime(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn timer_gettime(id: libc::timer_t, cur: *mut itimerspec) -> c_int {
+    let (Some(slot), Some(now)) = (slot_of(id), clock::virtual_now()) else {
+        return real::timer_gettime(id, cur);
+    };
+    if cur.is_null() {
+        crate::conn::set_errno(libc::EFAULT);
+        return -1;
+    }
+    let s = &TIMERS[slot];
+    *cur = itimerspec {
+        it_interval: timespec_of(s.interval.load(Ordering::SeqCst)),
+        it_value: timespec_of(left(s.expiry.load(Ordering::SeqCst), now)),
+    };
+    0
+}
+
+/// `timer_getoverrun` of a virtual timer: always 0 (each expiry is notified).
+///
+/// # Safety
+/// As `timer_getoverrun(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn timer_getoverrun(id: libc::timer_t) -> c_int {
+    match slot_of(id) {
+        Some(_) => 0,
+        None => real::timer_getoverrun(id),
+    }
+}
+
+/// `timer_delete` of a virtual timer: disarmed (its timer thread ends when it wakes) and its
+/// slot freed (others passed on).
+///
+/// # Safety
+/// As `timer_delete(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn timer_delete(id: libc::timer_t) -> c_int {
+    let Some(slot) = slot_of(id) else {
+        return real::timer_delete(id);
+    };
+    arm(slot, None, 0);
+    TIMERS[slot].used.store(false, Ordering::SeqCst);
+    0
+}
+
+/// `pause`: waits for any signal it does not block (see [`waiting_for`]).
+///
+/// # Safety
+/// As `pause(2)`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn pause() -> c_int {
+    waiting_for(!blocked(), || real::pause())
+}
+
+/// `sigsuspend`: waits for the signals `mask` does not block.
+///
+/// # Safety
+/// As `sigsuspend(2)`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn sigsuspend(mask: *const sigset_t) -> c_int {
+    let wants = if mask.is_null() { 0 } else { !bits(mask) };
+    waiting_for(wants, || real::sigsuspend(mask))
+}
+
+/// `sigwait`: waits for the signals of `set`.
+///
+/// # Safety
+/// As `sigwait(3)`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn sigwait(set: *const sigset_t, sig: *mut c_int) -> c_int {
+    let wants = if set.is_null() { 0 } else { bits(set) };
+    waiting_for(wants, || real::sigwait(set, sig))
+}
+
+/// `sigwaitinfo`: waits for the signals of `set`.
+///
+/// # Safety
+/// As `sigwaitinfo(2)`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn sigwaitinfo(
+    set: *const sigset_t,
+    info: *mut libc::siginfo_t,
+) -> c_int {
+    let wants = if set.is_null() { 0 } else { bits(set) };
+    waiting_for(wants, || real::sigwaitinfo(set, info))
+}
+
+/// `sigtimedwait`: waits for the signals of `set` (its timeout stays real).
+///
+/// # Safety
+/// As `sigtimedwait(2)`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn sigtimedwait(
+    set: *const sigset_t,
+    info: *mut libc::siginfo_t,
+    timeout: *const timespec,
+) -> c_int {
+    let wants = if set.is_null() { 0 } else { bits(set) };
+    waiting_for(wants, || real::sigtimedwait(set, info, timeout))
+}
+
+/// A forked child has no timers (POSIX): forget the parent's, whose threads did not follow.
+pub fn forget_all() {
+    for s in &TIMERS {
+        s.generation.fetch_add(1, Ordering::SeqCst);
+        s.expiry.store(DISARMED, Ordering::SeqCst);
+        s.interval.store(0, Ordering::SeqCst);
+        s.used.store(false, Ordering::SeqCst);
+    }
+    for w in &WAITERS {
+        w.tid.store(0, Ordering::SeqCst);
+    }
+}
