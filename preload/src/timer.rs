@@ -75,6 +75,9 @@ struct Slot {
     expiry: AtomicU64,
     interval: AtomicU64,
     generation: AtomicU64,
+    /// The deadline the timer thread of the current generation sleeps until, or
+    /// [`DISARMED`] when there is none.
+    sleeper: AtomicU64,
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -90,6 +93,7 @@ const EMPTY: Slot = Slot {
     expiry: AtomicU64::new(DISARMED),
     interval: AtomicU64::new(0),
     generation: AtomicU64::new(0),
+    sleeper: AtomicU64::new(DISARMED),
 };
 
 static TIMERS: [Slot; SLOTS] = [EMPTY; SLOTS];
@@ -136,12 +140,16 @@ fn blocked() -> u64 {
 /// sends it to this thread (see the module doc).
 fn waiting_for<R>(wants: u64, wait: impl FnOnce() -> R) -> R {
     let tid = gettid();
+    // Claim a free seat (-1 while its signals are written), then show the thread id.
     let seat = WAITERS.iter().position(|w| {
-        w.wants.store(wants, Ordering::SeqCst);
         w.tid
-            .compare_exchange(0, tid, Ordering::SeqCst, Ordering::SeqCst)
+            .compare_exchange(0, -1, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
     });
+    if let Some(i) = seat {
+        WAITERS[i].wants.store(wants, Ordering::SeqCst);
+        WAITERS[i].tid.store(tid, Ordering::SeqCst);
+    }
     let r = wait();
     if let Some(i) = seat {
         WAITERS[i].tid.store(0, Ordering::SeqCst);
@@ -154,7 +162,7 @@ fn waiter_for(sig: c_int) -> Option<i32> {
     let bit = 1u64 << (sig - 1);
     WAITERS.iter().find_map(|w| {
         let tid = w.tid.load(Ordering::SeqCst);
-        (tid != 0 && w.wants.load(Ordering::SeqCst) & bit != 0).then_some(tid)
+        (tid > 0 && w.wants.load(Ordering::SeqCst) & bit != 0).then_some(tid)
     })
 }
 
@@ -306,20 +314,27 @@ fn fire(slot: usize) {
     }
 }
 
-/// The timer thread of `slot`'s generation packed in `arg` (`generation << 8 | slot`).
+/// The timer thread of `slot`'s generation packed in `arg` (`generation << 8 | slot`): sleep
+/// until the expiry, notify, and again for a periodic timer. A timer re-armed to a later
+/// expiry keeps its thread, which sleeps on when it wakes before the new expiry; one
+/// re-armed earlier gets a new thread (a new generation) and the old one ends when it wakes.
 extern "C" fn timer_main(arg: *mut c_void) -> *mut c_void {
     let (slot, generation) = (arg as usize & 0xff, arg as u64 >> 8);
     let s = &TIMERS[slot];
-    loop {
+    let mine = || s.generation.load(Ordering::SeqCst) == generation;
+    while mine() {
         let at = s.expiry.load(Ordering::SeqCst);
-        if s.generation.load(Ordering::SeqCst) != generation || at == DISARMED {
+        if at == DISARMED {
+            s.sleeper.store(DISARMED, Ordering::SeqCst);
             break;
         }
+        s.sleeper.store(at, Ordering::SeqCst);
         if !clock::sleep_until_virtual(at) {
+            s.sleeper.store(DISARMED, Ordering::SeqCst);
             break;
         }
-        if s.generation.load(Ordering::SeqCst) != generation {
-            break;
+        if !mine() || s.expiry.load(Ordering::SeqCst) != at {
+            continue; // superseded, disarmed or moved later: look again
         }
         let interval = s.interval.load(Ordering::SeqCst);
         s.expiry.store(
@@ -331,18 +346,15 @@ extern "C" fn timer_main(arg: *mut c_void) -> *mut c_void {
             Ordering::SeqCst,
         );
         fire(slot);
-        if interval == 0 {
-            break;
-        }
     }
     std::ptr::null_mut()
 }
 
 /// Arm timer `slot` to expire at virtual time `expiry` (None: disarm) and then every
-/// `interval` ns (0: once); returns the old (expiry, interval).
+/// `interval` ns (0: once); returns the old (expiry, interval). A new timer thread starts
+/// unless the current one sleeps until no later than the new expiry.
 fn arm(slot: usize, expiry: Option<u64>, interval: u64) -> (u64, u64) {
     let s = &TIMERS[slot];
-    let generation = s.generation.fetch_add(1, Ordering::SeqCst) + 1;
     let old = (
         s.expiry.swap(expiry.unwrap_or(DISARMED), Ordering::SeqCst),
         s.interval.swap(
@@ -350,10 +362,15 @@ fn arm(slot: usize, expiry: Option<u64>, interval: u64) -> (u64, u64) {
             Ordering::SeqCst,
         ),
     );
-    if expiry.is_some() {
-        let arg = (generation << 8 | slot as u64) as usize as *mut c_void;
-        if !spawn(timer_main, arg, 0) {
-            s.expiry.store(DISARMED, Ordering::SeqCst);
+    if let Some(e) = expiry {
+        if s.sleeper.load(Ordering::SeqCst) > e {
+            let generation = s.generation.fetch_add(1, Ordering::SeqCst) + 1;
+            s.sleeper.store(e, Ordering::SeqCst);
+            let arg = (generation << 8 | slot as u64) as usize as *mut c_void;
+            if !spawn(timer_main, arg, 0) {
+                s.expiry.store(DISARMED, Ordering::SeqCst);
+                s.sleeper.store(DISARMED, Ordering::SeqCst);
+            }
         }
     }
     old
@@ -709,6 +726,7 @@ pub fn forget_all() {
         s.expiry.store(DISARMED, Ordering::SeqCst);
         s.interval.store(0, Ordering::SeqCst);
         s.used.store(false, Ordering::SeqCst);
+        s.sleeper.store(DISARMED, Ordering::SeqCst);
     }
     for w in &WAITERS {
         w.tid.store(0, Ordering::SeqCst);

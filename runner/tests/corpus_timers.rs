@@ -43,6 +43,7 @@ const CORRECT: &[(&[&str], &str, u32)] = &[
     (C, "ok_timer_periodic.c", 1),
     (C, "ok_setitimer_sem.c", 2),
     (C, "ok_watchdog.c", 2),
+    (C, "ok_watchdog_kick.c", 3),
     (RUST, "ok_alarm.rs", 3),
 ];
 
