@@ -52,6 +52,13 @@ pub enum Command {
         after_help = "Example:\n  poscheck c++ -O1 -g -o prog prog.cpp"
     )]
     Cxx(CcArgs),
+    /// Compile Rust with scheduling points at memory accesses and atomics (wraps
+    /// $POSCHECK_RUSTC, default rustc; uses the thread sanitizer's instrumentation).
+    #[command(
+        name = "rustc",
+        after_help = "Example:\n  poscheck rustc -O --edition 2021 -o prog prog.rs"
+    )]
+    Rustc(CcArgs),
     /// Find the data races of an instrumented program (the profiling step of --points races).
     #[command(
         after_help = "Examples:\n  poscheck races ./prog\n  poscheck races --classify --sync ./prog"

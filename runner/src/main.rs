@@ -69,6 +69,7 @@ fn main() -> ExitCode {
         cli::Command::Cxx(a) => {
             libpos_dir().and_then(|d| cmd::cc::compile(cmd::cc::Lang::Cxx, &a.args, &d))
         }
+        cli::Command::Rustc(a) => libpos_dir().and_then(|d| cmd::rustc::compile(&a.args, &d)),
         cli::Command::Races(a) => cmd::races::run(a),
         cli::Command::Merge(a) => cmd::merge::cmd(a),
         cli::Command::Explore(a) => cmd::explore::run(a),

@@ -43,4 +43,9 @@ entry! {
     __wrap_memcpy => memcpy_imp;
     __wrap_memmove => memmove_imp;
     __wrap_memset => memset_imp;
+    // What LLVM's thread sanitizer pass emits for the memory intrinsics of languages whose
+    // front end does not turn them into libc calls (Rust: `poscheck rustc`).
+    __tsan_memcpy => memcpy_imp;
+    __tsan_memmove => memmove_imp;
+    __tsan_memset => memset_imp;
 }

@@ -610,7 +610,25 @@ fn summarise(
     let elapsed = r.elapsed.as_secs_f64();
     let runs = r.executions + r.blocked;
     let cut = exec.step_limits > 0;
-    let stopped = if r.complete && cut {
+    // Rust's std takes an uncontended `Mutex` and every atomic inline: with `sync` points
+    // they are no events at all, and in a `poscheck rustc` build std's precompiled code (the
+    // slow paths of `Mutex`, `Condvar`, channels, `Once`) still changes atomics without
+    // instrumentation. Either way the traces miss orders, so a search that found nothing is
+    // not called complete.
+    let rust = crate::exec::elf::check(&a.program).is_ok_and(|i| i.rust_std);
+    let unseen = rust && r.buggy == 0;
+    let stopped = if r.complete && unseen {
+        Some(if points == crate::points::SYNC {
+            "Rust std: an uncontended Mutex and atomics are no scheduling points at --points \
+             sync, so every order may not have been explored; build with `poscheck rustc` \
+             and sample it (`poscheck run`)"
+                .to_string()
+        } else {
+            "Rust std: its precompiled code changes atomics that the exploration does not \
+             see, so every order may not have been explored; sample it (`poscheck run`)"
+                .to_string()
+        })
+    } else if r.complete && cut {
         Some(format!(
             "step limit: {} execution(s) reached --max-steps {} and were cut there, so what \
              comes after is not explored (not counted as bugs; --step-limit-is-bug counts \
@@ -659,7 +677,7 @@ fn summarise(
         },
         first_bug_execution: r.first_bug_execution,
         first_bug_s: exec.first_bug_s,
-        complete: r.complete && !cut,
+        complete: r.complete && !cut && !unseen,
         step_limits: exec.step_limits,
         stopped,
         diverged: r.diverged.as_ref().map(ToString::to_string),

@@ -18,3 +18,4 @@ pub mod races;
 pub mod replay;
 pub mod report;
 pub mod run;
+pub mod rustc;

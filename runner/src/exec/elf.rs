@@ -45,6 +45,9 @@ pub struct ElfInfo {
     /// Statically linked (no program interpreter): LD_PRELOAD cannot reach it, only the
     /// ptrace backend can control it.
     pub is_static: bool,
+    /// Links Rust's standard library (a symbol of its table names `rust_begin_unwind` or
+    /// `__rust_alloc`, mangled or not; unknown, false, for a stripped binary).
+    pub rust_std: bool,
 }
 
 /// Check that `path` is an x86-64 executable ELF (statically linked or not: see
@@ -92,6 +95,7 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
             makes_threads,
             instrumented: false,
             is_static: true,
+            rust_std: links_rust_std(&elf),
         });
     }
     let makes_threads = creates_threads(path, &elf);
@@ -106,6 +110,16 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
         makes_threads,
         instrumented,
         is_static: false,
+        rust_std: links_rust_std(&elf),
+    })
+}
+
+/// Whether the symbol table shows Rust's standard library.
+fn links_rust_std(elf: &Elf) -> bool {
+    elf.syms.iter().any(|s| {
+        elf.strtab
+            .get_at(s.st_name)
+            .is_some_and(|n| n.contains("rust_begin_unwind") || n.contains("__rust_alloc"))
     })
 }
 
