@@ -106,12 +106,14 @@ fn virtual_me() -> Option<Me> {
     conn::me().filter(|_| !REAL_SLEEP.load(Ordering::Relaxed))
 }
 
-fn to_ns(ts: &timespec) -> Option<u64> {
+/// A valid timespec in ns (`None`: negative or a nanosecond field out of range).
+pub(crate) fn to_ns(ts: &timespec) -> Option<u64> {
     (ts.tv_sec >= 0 && (0..NS as i64).contains(&ts.tv_nsec))
         .then(|| ts.tv_sec as u64 * NS + ts.tv_nsec as u64)
 }
 
-fn to_timespec(ns: u64) -> timespec {
+/// `ns` as a timespec.
+pub(crate) fn to_timespec(ns: u64) -> timespec {
     timespec {
         tv_sec: (ns / NS) as time_t,
         tv_nsec: (ns % NS) as _,

@@ -385,18 +385,6 @@ fn left(expiry: u64, now: u64) -> u64 {
     }
 }
 
-fn ns_of_timespec(t: &timespec) -> Option<u64> {
-    (t.tv_sec >= 0 && (0..NS as i64).contains(&t.tv_nsec))
-        .then(|| t.tv_sec as u64 * NS + t.tv_nsec as u64)
-}
-
-fn timespec_of(ns: u64) -> timespec {
-    timespec {
-        tv_sec: (ns / NS) as _,
-        tv_nsec: (ns % NS) as _,
-    }
-}
-
 fn ns_of_timeval(t: &libc::timeval) -> Option<u64> {
     (t.tv_sec >= 0 && (0..1_000_000).contains(&t.tv_usec))
         .then(|| t.tv_sec as u64 * NS + t.tv_usec as u64 * 1_000)
@@ -591,8 +579,8 @@ pub unsafe extern "C" fn timer_settime(
         return -1;
     }
     let (Some(value), Some(interval)) = (
-        ns_of_timespec(&(*new).it_value),
-        ns_of_timespec(&(*new).it_interval),
+        clock::to_ns(&(*new).it_value),
+        clock::to_ns(&(*new).it_interval),
     ) else {
         crate::conn::set_errno(libc::EINVAL);
         return -1;
@@ -608,8 +596,8 @@ pub unsafe extern "C" fn timer_settime(
     let (was, every) = arm(slot, expiry, interval);
     if !old.is_null() {
         *old = itimerspec {
-            it_interval: timespec_of(every),
-            it_value: timespec_of(left(was, now)),
+            it_interval: clock::to_timespec(every),
+            it_value: clock::to_timespec(left(was, now)),
         };
     }
     0
@@ -630,8 +618,8 @@ pub unsafe extern "C" fn timer_gettime(id: libc::timer_t, cur: *mut itimerspec) 
     }
     let s = &TIMERS[slot];
     *cur = itimerspec {
-        it_interval: timespec_of(s.interval.load(Ordering::SeqCst)),
-        it_value: timespec_of(left(s.expiry.load(Ordering::SeqCst), now)),
+        it_interval: clock::to_timespec(s.interval.load(Ordering::SeqCst)),
+        it_value: clock::to_timespec(left(s.expiry.load(Ordering::SeqCst), now)),
     };
     0
 }
@@ -682,14 +670,25 @@ pub unsafe extern "C-unwind" fn sigsuspend(mask: *const sigset_t) -> c_int {
     waiting_for(wants, || real::sigsuspend(mask))
 }
 
+/// The signals of a set a `sigwait*` call waits for (none for NULL).
+///
+/// # Safety
+/// `set` must be NULL or point to a `sigset_t`.
+unsafe fn wanted(set: *const sigset_t) -> u64 {
+    if set.is_null() {
+        0
+    } else {
+        bits(set)
+    }
+}
+
 /// `sigwait`: waits for the signals of `set`.
 ///
 /// # Safety
 /// As `sigwait(3)`.
 #[no_mangle]
 pub unsafe extern "C-unwind" fn sigwait(set: *const sigset_t, sig: *mut c_int) -> c_int {
-    let wants = if set.is_null() { 0 } else { bits(set) };
-    waiting_for(wants, || real::sigwait(set, sig))
+    waiting_for(wanted(set), || real::sigwait(set, sig))
 }
 
 /// `sigwaitinfo`: waits for the signals of `set`.
@@ -701,8 +700,7 @@ pub unsafe extern "C-unwind" fn sigwaitinfo(
     set: *const sigset_t,
     info: *mut libc::siginfo_t,
 ) -> c_int {
-    let wants = if set.is_null() { 0 } else { bits(set) };
-    waiting_for(wants, || real::sigwaitinfo(set, info))
+    waiting_for(wanted(set), || real::sigwaitinfo(set, info))
 }
 
 /// `sigtimedwait`: waits for the signals of `set` (its timeout stays real).
@@ -715,8 +713,7 @@ pub unsafe extern "C-unwind" fn sigtimedwait(
     info: *mut libc::siginfo_t,
     timeout: *const timespec,
 ) -> c_int {
-    let wants = if set.is_null() { 0 } else { bits(set) };
-    waiting_for(wants, || real::sigtimedwait(set, info, timeout))
+    waiting_for(wanted(set), || real::sigtimedwait(set, info, timeout))
 }
 
 /// A forked child has no timers (POSIX): forget the parent's, whose threads did not follow.
