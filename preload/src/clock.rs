@@ -197,6 +197,12 @@ pub fn virtual_of(c: clockid_t, abs: u64) -> Option<u64> {
     Some(abs.saturating_sub(base_ns(c, cell)))
 }
 
+/// Virtual time `t` has been reached and may be shown to any thread: no later clock read
+/// is below it (a thread woken by a timer outside the model reads at least its expiry).
+pub fn shown(t: u64) {
+    MAX_SHOWN.fetch_max(t, Ordering::Relaxed);
+}
+
 /// Sleep until virtual time `until`; false (nothing done) when the caller does not run in
 /// virtual time.
 pub fn sleep_until_virtual(until: u64) -> bool {

@@ -12,12 +12,23 @@
 //! - `SIGEV_THREAD`: a new detached controlled thread runs the notification function (as
 //!   glibc starts one per expiry);
 //! - a signal (`alarm`, `setitimer`, `SIGEV_SIGNAL`): to a thread that waits for it in
-//!   `pause`, `sigsuspend` or `sigwait*` (those threads block outside control until the
-//!   signal comes); else to the timer thread itself when it does not block the signal, so
-//!   the handler runs at once on a controlled thread, its `sem_post` or flag update being a
-//!   step of the run like any other; else to the process, where the kernel picks a thread
-//!   (a program that blocks the signal everywhere and reads a `signalfd`);
+//!   `pause`, `sigsuspend` or `sigwait*`; else to the timer thread itself when the thread
+//!   that armed the timer does not block it, so the handler runs at once on a controlled
+//!   thread, its `sem_post` or flag update being a step of the run like any other; else to
+//!   the process, where the kernel picks a thread (a program that blocks the signal
+//!   everywhere and reads a `signalfd`). Timer threads block every signal otherwise, so a
+//!   process-directed signal never lands on them;
 //! - `SIGEV_THREAD_ID`: to that thread; `SIGEV_NONE`: nothing.
+//!
+//! Signal waits: a controlled thread's `pause`, `sigsuspend`, `sigwait`, `sigwaitinfo` or
+//! `sigtimedwait` for a signal that an armed timer will send waits *in the model* (a futex
+//! wait on a word of libpos, with the `sigtimedwait` timeout as a virtual deadline): the
+//! timer thread sends the signal, which stays pending (blocked) for the waiter, and wakes it
+//! as a step of the run; the waiter takes it (`pause`/`sigsuspend` let it in under their
+//! mask, so the handler runs on a controlled thread). Deterministic, and virtual time stays
+//! consistent (the waiter reads at least the expiry). `pthread_kill`, `kill` of this process
+//! and disarming a timer wake those waiters to look again. A wait that no armed timer will
+//! end goes to the kernel as before: outside control, its thread set aside (`partial`).
 //!
 //! Re-arming or disarming a timer starts a new generation: a timer thread of an older one
 //! ends when it wakes. A periodic timer's thread sleeps again for the interval (no overruns:
@@ -26,9 +37,10 @@
 //! A forked child starts with none, as POSIX says.
 //!
 //! Limits: as a sleep, a timer ends while a thread is blocked outside control (the clock
-//! rules let sleeps end then; that is what a thread in `pause`, `sigwait` or a `poll` on a
-//! self-pipe waits for), so a watchdog `alarm` may fire while real work outside control
-//! (a child process, network input) is still going on. A signal sent with `pthread_kill` to
+//! rules let sleeps end then; that is what a thread in a `poll` on a self-pipe waits for),
+//! so a watchdog `alarm` may fire while real work outside control (a child process, network
+//! input) is still going on. A signal from another process does not end a wait in the model
+//! until a timer, a `kill` or a `pthread_kill` of this process wakes it. A signal sent with `pthread_kill` to
 //! a controlled thread is still delivered by the kernel at once, while that thread waits for
 //! its turn: what its handler does (a `sem_post`) is not seen by the model.
 
@@ -36,7 +48,8 @@ use crate::clock;
 use crate::conn::Busy;
 use crate::real;
 use libc::{c_int, c_uint, c_void, clockid_t, itimerspec, itimerval, sigset_t, timespec};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
+use pos_sched::{Op, NO_DEADLINE};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 const NS: u64 = 1_000_000_000;
 /// The timers one process can have at a time (the alarm's included); `timer_create` fails
@@ -99,19 +112,26 @@ const EMPTY: Slot = Slot {
 static TIMERS: [Slot; SLOTS] = [EMPTY; SLOTS];
 
 /// Threads waiting for a signal in `pause`, `sigsuspend` or `sigwait*`: kernel thread id
-/// (0 = free) and the signals that end the wait (bit `sig - 1`).
+/// (0 = free), the signals that end the wait (bit `sig - 1`) and whether the thread waits
+/// in the model (on [`SIGWORD`]) or in the kernel, outside control.
 struct Waiter {
     tid: AtomicI32,
     wants: AtomicU64,
+    model: AtomicBool,
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
 const NO_WAITER: Waiter = Waiter {
     tid: AtomicI32::new(0),
     wants: AtomicU64::new(0),
+    model: AtomicBool::new(false),
 };
 
 static WAITERS: [Waiter; 32] = [NO_WAITER; 32];
+
+/// The futex word controlled signal waiters wait on in the model: a timer thread that sent
+/// one of them its signal wakes them all (each looks at its pending signals).
+static SIGWORD: AtomicU32 = AtomicU32::new(0);
 
 fn gettid() -> i32 {
     // SAFETY: gettid has no arguments.
@@ -126,19 +146,30 @@ unsafe fn bits(set: *const sigset_t) -> u64 {
     std::ptr::read_unaligned(set as *const u64)
 }
 
-/// The calling thread's blocked signals.
-fn blocked() -> u64 {
-    // SAFETY: querying the mask into a zeroed set.
+/// Set the calling thread's mask to `set` (through libpos's `pthread_sigmask`, which keeps
+/// SIGSYS open; glibc keeps its own internal signals open); returns the old mask.
+fn set_mask(set: &sigset_t) -> sigset_t {
+    // SAFETY: plain mask switch with valid sets.
     unsafe {
         let mut old: sigset_t = std::mem::zeroed();
-        real::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut old);
-        bits(&old)
+        crate::trap::pthread_sigmask(libc::SIG_SETMASK, set, &mut old);
+        old
     }
 }
 
-/// Run `wait` as a thread waiting for the signals `wants`: a timer that fires one of them
-/// sends it to this thread (see the module doc).
-fn waiting_for<R>(wants: u64, wait: impl FnOnce() -> R) -> R {
+/// Every signal.
+fn full_set() -> sigset_t {
+    // SAFETY: filling a zeroed set.
+    unsafe {
+        let mut all: sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        all
+    }
+}
+
+/// Run `wait` as a thread waiting for the signals `wants`, in the model (`model`) or in the
+/// kernel: a timer that fires one of them sends it to this thread (see the module doc).
+fn waiting_for<R>(wants: u64, model: bool, wait: impl FnOnce() -> R) -> R {
     let tid = gettid();
     // Claim a free seat (-1 while its signals are written), then show the thread id.
     let seat = WAITERS.iter().position(|w| {
@@ -148,6 +179,7 @@ fn waiting_for<R>(wants: u64, wait: impl FnOnce() -> R) -> R {
     });
     if let Some(i) = seat {
         WAITERS[i].wants.store(wants, Ordering::SeqCst);
+        WAITERS[i].model.store(model, Ordering::SeqCst);
         WAITERS[i].tid.store(tid, Ordering::SeqCst);
     }
     let r = wait();
@@ -157,30 +189,78 @@ fn waiting_for<R>(wants: u64, wait: impl FnOnce() -> R) -> R {
     r
 }
 
-/// The thread that waits for `sig`, if any.
-fn waiter_for(sig: c_int) -> Option<i32> {
+/// The thread that waits for `sig`, if any, and whether it waits in the model.
+fn waiter_for(sig: c_int) -> Option<(i32, bool)> {
     let bit = 1u64 << (sig - 1);
     WAITERS.iter().find_map(|w| {
         let tid = w.tid.load(Ordering::SeqCst);
-        (tid > 0 && w.wants.load(Ordering::SeqCst) & bit != 0).then_some(tid)
+        (tid > 0 && w.wants.load(Ordering::SeqCst) & bit != 0)
+            .then(|| (tid, w.model.load(Ordering::SeqCst)))
     })
 }
 
-/// Send `sig` for timer `slot` as the module doc says; `timer` says whether to pass the
-/// timer's value with `SI_TIMER` (POSIX timers) or plainly (`alarm`, `setitimer`).
-fn deliver(slot: usize, sig: c_int, timer: bool) {
-    if !(1..=64).contains(&sig) {
-        return;
+/// Whether an armed timer will send the calling thread one of the signals `wants`.
+fn targeted(wants: u64) -> bool {
+    let me = gettid();
+    TIMERS.iter().any(|s| {
+        let sig = s.signo.load(Ordering::SeqCst);
+        s.used.load(Ordering::SeqCst)
+            && s.expiry.load(Ordering::SeqCst) != DISARMED
+            && (1..=64).contains(&sig)
+            && wants & (1u64 << (sig - 1)) != 0
+            && match s.how.load(Ordering::SeqCst) {
+                SIGEV_SIGNAL => true,
+                SIGEV_THREAD_ID => s.target.load(Ordering::SeqCst) == me,
+                _ => false,
+            }
+    })
+}
+
+/// Wait in the model on [`SIGWORD`] until a timer thread wakes the signal waiters or
+/// virtual time reaches `deadline`; true when it timed out.
+fn model_wait(deadline: u64) -> bool {
+    match crate::conn::me() {
+        Some(me) => {
+            let op = Op::FutexWait {
+                addr: SIGWORD.as_ptr() as u64,
+                bitset: u32::MAX,
+                deadline,
+            };
+            me.post(op).result == libc::ETIMEDOUT
+        }
+        None => true,
     }
-    // SAFETY: plain signal-sending system calls to this process's own threads.
+}
+
+/// Wake every signal waiter of the model (a step of the calling timer thread).
+fn wake_model_waiters() {
+    if let Some(me) = crate::conn::me() {
+        me.post(Op::FutexWake {
+            addr: SIGWORD.as_ptr() as u64,
+            n: u32::MAX,
+            bitset: u32::MAX,
+        });
+    }
+}
+
+/// A signal may have been sent to a thread waiting in the model, or a timer it waited for
+/// was disarmed: wake the model's signal waiters (a step of the calling thread, when it is
+/// controlled), which look at their pending signals and timers again.
+fn nudge_waiters() {
+    let any = WAITERS
+        .iter()
+        .any(|w| w.tid.load(Ordering::SeqCst) > 0 && w.model.load(Ordering::SeqCst));
+    if any {
+        wake_model_waiters();
+    }
+}
+
+/// Send `sig` to thread `tid` (to the process with `None`), with the `SI_TIMER` information
+/// of timer `slot` when `timer`.
+fn send(tid: Option<i32>, sig: c_int, slot: usize, timer: bool) {
+    // SAFETY: plain signal-sending system calls to this process and its threads.
     unsafe {
         let pid = libc::getpid();
-        let waiter = waiter_for(sig);
-        let (tid, process) = match waiter {
-            Some(t) => (t, false),
-            None if blocked() & (1u64 << (sig - 1)) == 0 => (gettid(), false),
-            None => (0, true),
-        };
         if timer {
             let mut info: libc::siginfo_t = std::mem::zeroed();
             let raw = &mut info as *mut libc::siginfo_t as *mut u8;
@@ -188,8 +268,8 @@ fn deliver(slot: usize, sig: c_int, timer: bool) {
             *(raw.add(8) as *mut c_int) = SI_TIMER;
             *(raw.add(16) as *mut c_int) = (ID_TAG + slot) as c_int;
             *(raw.add(24) as *mut usize) = TIMERS[slot].value.load(Ordering::SeqCst);
-            if process {
-                real::syscall(
+            match tid {
+                None => real::syscall(
                     libc::SYS_rt_sigqueueinfo,
                     pid as _,
                     sig as _,
@@ -197,26 +277,55 @@ fn deliver(slot: usize, sig: c_int, timer: bool) {
                     0,
                     0,
                     0,
-                );
-            } else {
-                real::syscall(
+                ),
+                Some(t) => real::syscall(
                     libc::SYS_rt_tgsigqueueinfo,
                     pid as _,
-                    tid as _,
+                    t as _,
                     sig as _,
                     raw as _,
                     0,
                     0,
-                );
-            }
-        } else if process {
-            libc::kill(pid, sig);
+                ),
+            };
         } else {
-            real::syscall(libc::SYS_tgkill, pid as _, tid as _, sig as _, 0, 0, 0);
+            match tid {
+                None => {
+                    real::kill(pid, sig);
+                }
+                Some(t) => {
+                    real::syscall(libc::SYS_tgkill, pid as _, t as _, sig as _, 0, 0, 0);
+                }
+            }
         }
-        if let Some(t) = waiter {
-            await_wake(t);
+    }
+}
+
+/// Send `sig` for timer `slot` as the module doc says: to a thread waiting for it (woken in
+/// the model, or given time to leave its wait in the kernel), else to this timer thread
+/// under `creator`, the mask of the thread that armed the timer, when that does not block
+/// it (the handler runs here, under control), else to the process. `timer`: with the
+/// timer's `SI_TIMER` information (POSIX timers), or plainly (`alarm`, `setitimer`).
+fn deliver(slot: usize, sig: c_int, timer: bool, creator: &sigset_t) {
+    if !(1..=64).contains(&sig) {
+        return;
+    }
+    match waiter_for(sig) {
+        Some((tid, model)) => {
+            send(Some(tid), sig, slot, timer);
+            if model {
+                wake_model_waiters();
+            } else {
+                await_wake(tid);
+            }
         }
+        // SAFETY: `creator` is a valid set.
+        None if unsafe { bits(creator) } & (1u64 << (sig - 1)) == 0 => {
+            let all = set_mask(creator);
+            send(Some(gettid()), sig, slot, timer);
+            set_mask(&all);
+        }
+        None => send(None, sig, slot, timer),
     }
 }
 
@@ -250,6 +359,10 @@ extern "C" fn notify_main(arg: *mut c_void) -> *mut c_void {
     // SAFETY: `func` is the program's `void (*)(union sigval)`; a sigval is passed as a
     // pointer-sized integer.
     let f: extern "C" fn(usize) = unsafe { std::mem::transmute(func) };
+    // As glibc: a notification thread runs with every signal open (its creator, the timer
+    // thread, blocks them all).
+    // SAFETY: an empty set.
+    set_mask(&unsafe { std::mem::zeroed() });
     f(value);
     std::ptr::null_mut()
 }
@@ -276,8 +389,8 @@ fn spawn(
     }
 }
 
-/// Timer `slot` expired: notify.
-fn fire(slot: usize) {
+/// Timer `slot` expired: notify (`creator`: the mask of the thread that armed it).
+fn fire(slot: usize, creator: &sigset_t) {
     let s = &TIMERS[slot];
     let sig = s.signo.load(Ordering::SeqCst);
     match s.how.load(Ordering::SeqCst) {
@@ -296,21 +409,16 @@ fn fire(slot: usize) {
             }
         }
         SIGEV_THREAD_ID => {
-            // SAFETY: tgkill to a thread of this process.
-            unsafe {
-                real::syscall(
-                    libc::SYS_tgkill,
-                    libc::getpid() as _,
-                    s.target.load(Ordering::SeqCst) as _,
-                    sig as _,
-                    0,
-                    0,
-                    0,
-                )
-            };
+            let target = s.target.load(Ordering::SeqCst);
+            if (1..=64).contains(&sig) {
+                send(Some(target), sig, slot, true);
+                if waiter_for(sig).is_some_and(|(t, model)| t == target && model) {
+                    wake_model_waiters();
+                }
+            }
         }
         SIGEV_NONE => {}
-        _ => deliver(slot, sig, slot != ALARM),
+        _ => deliver(slot, sig, slot != ALARM, creator),
     }
 }
 
@@ -322,6 +430,9 @@ extern "C" fn timer_main(arg: *mut c_void) -> *mut c_void {
     let (slot, generation) = (arg as usize & 0xff, arg as u64 >> 8);
     let s = &TIMERS[slot];
     let mine = || s.generation.load(Ordering::SeqCst) == generation;
+    // The timer thread takes no signal meant for the program's threads (a process-directed
+    // one would pick it otherwise); the arming thread's mask decides where it delivers.
+    let creator = set_mask(&full_set());
     while mine() {
         let at = s.expiry.load(Ordering::SeqCst);
         if at == DISARMED {
@@ -345,7 +456,9 @@ extern "C" fn timer_main(arg: *mut c_void) -> *mut c_void {
             },
             Ordering::SeqCst,
         );
-        fire(slot);
+        // The time has come for every thread: one woken by this timer reads it.
+        clock::shown(at);
+        fire(slot, &creator);
     }
     std::ptr::null_mut()
 }
@@ -362,6 +475,9 @@ fn arm(slot: usize, expiry: Option<u64>, interval: u64) -> (u64, u64) {
             Ordering::SeqCst,
         ),
     );
+    if expiry.is_none() && old.0 != DISARMED {
+        nudge_waiters();
+    }
     if let Some(e) = expiry {
         if s.sleeper.load(Ordering::SeqCst) > e {
             let generation = s.generation.fetch_add(1, Ordering::SeqCst) + 1;
@@ -651,23 +767,114 @@ pub unsafe extern "C" fn timer_delete(id: libc::timer_t) -> c_int {
     0
 }
 
-/// `pause`: waits for any signal it does not block (see [`waiting_for`]).
+/// `sigsuspend(mask)` for a controlled thread that an armed timer will signal (`pause`: the
+/// thread's mask): wait in the model with every signal blocked until one it waits for is
+/// pending, then let the pending ones in under `mask`, as `sigsuspend` would (their
+/// handlers run here, on a controlled thread), and return -1/EINTR. `None`: the call goes to
+/// the kernel (an uncontrolled thread, or no armed timer sends one of its signals).
+fn model_suspend(mask: &sigset_t) -> Option<c_int> {
+    clock::virtual_now()?;
+    // SAFETY: `mask` is a valid set.
+    let wants = !unsafe { bits(mask) };
+    if !targeted(wants) {
+        return None;
+    }
+    let old = set_mask(&full_set());
+    loop {
+        // SAFETY: reading this thread's pending signals into a zeroed set.
+        let pending = unsafe {
+            let mut p: sigset_t = std::mem::zeroed();
+            libc::sigpending(&mut p);
+            bits(&p)
+        };
+        if pending & wants != 0 {
+            break;
+        }
+        if !targeted(wants) {
+            set_mask(&old);
+            return None;
+        }
+        waiting_for(wants, true, || model_wait(NO_DEADLINE));
+    }
+    set_mask(mask);
+    set_mask(&old);
+    crate::conn::set_errno(libc::EINTR);
+    Some(-1)
+}
+
+/// `sigtimedwait` for a controlled thread that an armed timer will signal: take a pending
+/// signal of `set`, else wait in the model until a timer thread wakes the signal waiters or
+/// the timeout passes in virtual time (EAGAIN). `None`: the call goes to the kernel.
+///
+/// # Safety
+/// As `sigtimedwait(2)`.
+unsafe fn model_sigwait(
+    set: *const sigset_t,
+    info: *mut libc::siginfo_t,
+    timeout: *const timespec,
+) -> Option<c_int> {
+    let now = clock::virtual_now()?;
+    if set.is_null() {
+        return None;
+    }
+    let wants = bits(set);
+    if !targeted(wants) {
+        return None;
+    }
+    let deadline = if timeout.is_null() {
+        NO_DEADLINE
+    } else {
+        now.saturating_add(clock::to_ns(&*timeout)?)
+    };
+    let zero = timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    loop {
+        let r = real::sigtimedwait(set, info, &zero);
+        if r > 0 {
+            return Some(r);
+        }
+        if deadline != NO_DEADLINE && clock::virtual_now().unwrap_or(deadline) >= deadline {
+            crate::conn::set_errno(libc::EAGAIN);
+            return Some(-1);
+        }
+        if !targeted(wants) {
+            return None;
+        }
+        waiting_for(wants, true, || model_wait(deadline));
+    }
+}
+
+/// `pause`: waits for any signal it does not block, in the model when an armed timer will
+/// send one ([`model_suspend`]), else in the kernel.
 ///
 /// # Safety
 /// As `pause(2)`.
 #[no_mangle]
 pub unsafe extern "C-unwind" fn pause() -> c_int {
-    waiting_for(!blocked(), || real::pause())
+    // SAFETY: querying the mask into a zeroed set.
+    let mut mask: sigset_t = std::mem::zeroed();
+    real::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut mask);
+    if let Some(r) = model_suspend(&mask) {
+        return r;
+    }
+    waiting_for(!bits(&mask), false, || real::pause())
 }
 
-/// `sigsuspend`: waits for the signals `mask` does not block.
+/// `sigsuspend`: waits for the signals `mask` does not block (see [`pause`]).
 ///
 /// # Safety
 /// As `sigsuspend(2)`.
 #[no_mangle]
 pub unsafe extern "C-unwind" fn sigsuspend(mask: *const sigset_t) -> c_int {
-    let wants = if mask.is_null() { 0 } else { !bits(mask) };
-    waiting_for(wants, || real::sigsuspend(mask))
+    if mask.is_null() {
+        return real::sigsuspend(mask);
+    }
+    if let Some(r) = model_suspend(&*mask) {
+        return r;
+    }
+    waiting_for(!bits(mask), false, || real::sigsuspend(mask))
 }
 
 /// The signals of a set a `sigwait*` call waits for (none for NULL).
@@ -682,16 +889,26 @@ unsafe fn wanted(set: *const sigset_t) -> u64 {
     }
 }
 
-/// `sigwait`: waits for the signals of `set`.
+/// `sigwait`: waits for the signals of `set`, in the model when an armed timer will send
+/// one ([`model_sigwait`]), else in the kernel.
 ///
 /// # Safety
 /// As `sigwait(3)`.
 #[no_mangle]
 pub unsafe extern "C-unwind" fn sigwait(set: *const sigset_t, sig: *mut c_int) -> c_int {
-    waiting_for(wanted(set), || real::sigwait(set, sig))
+    match model_sigwait(set, std::ptr::null_mut(), std::ptr::null()) {
+        Some(r) if r > 0 => {
+            if !sig.is_null() {
+                *sig = r;
+            }
+            0
+        }
+        Some(_) => crate::conn::errno(),
+        None => waiting_for(wanted(set), false, || real::sigwait(set, sig)),
+    }
 }
 
-/// `sigwaitinfo`: waits for the signals of `set`.
+/// `sigwaitinfo`: waits for the signals of `set` (see [`sigwait`]).
 ///
 /// # Safety
 /// As `sigwaitinfo(2)`.
@@ -700,10 +917,14 @@ pub unsafe extern "C-unwind" fn sigwaitinfo(
     set: *const sigset_t,
     info: *mut libc::siginfo_t,
 ) -> c_int {
-    waiting_for(wanted(set), || real::sigwaitinfo(set, info))
+    match model_sigwait(set, info, std::ptr::null()) {
+        Some(r) => r,
+        None => waiting_for(wanted(set), false, || real::sigwaitinfo(set, info)),
+    }
 }
 
-/// `sigtimedwait`: waits for the signals of `set` (its timeout stays real).
+/// `sigtimedwait`: waits for the signals of `set` (see [`sigwait`]); the timeout is in
+/// virtual time when the wait is in the model, else real.
 ///
 /// # Safety
 /// As `sigtimedwait(2)`.
@@ -713,7 +934,40 @@ pub unsafe extern "C-unwind" fn sigtimedwait(
     info: *mut libc::siginfo_t,
     timeout: *const timespec,
 ) -> c_int {
-    waiting_for(wanted(set), || real::sigtimedwait(set, info, timeout))
+    match model_sigwait(set, info, timeout) {
+        Some(r) => r,
+        None => waiting_for(wanted(set), false, || {
+            real::sigtimedwait(set, info, timeout)
+        }),
+    }
+}
+
+/// `pthread_kill`: as the real one; a thread waiting for a signal in the model is woken to
+/// look at its pending signals.
+///
+/// # Safety
+/// As `pthread_kill(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_kill(t: libc::pthread_t, sig: c_int) -> c_int {
+    let r = real::pthread_kill(t, sig);
+    if r == 0 && sig != 0 {
+        nudge_waiters();
+    }
+    r
+}
+
+/// `kill`: as the real one; a signal to this process (or its group, or everyone) wakes the
+/// threads waiting for a signal in the model, as [`pthread_kill`].
+///
+/// # Safety
+/// As `kill(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn kill(pid: libc::pid_t, sig: c_int) -> c_int {
+    let r = real::kill(pid, sig);
+    if r == 0 && sig != 0 && (pid <= 0 || pid == libc::getpid()) {
+        nudge_waiters();
+    }
+    r
 }
 
 /// A forked child has no timers (POSIX): forget the parent's, whose threads did not follow.

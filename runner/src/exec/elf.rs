@@ -127,7 +127,8 @@ fn links_rust_std(elf: &Elf) -> bool {
 /// `thrd_create`, libstdc++'s `std::thread` (its members start the thread inside libstdc++,
 /// so a C++ program may import no pthread function at all; `std::jthread` and `std::async`
 /// use them too), or an OpenMP parallel region (libgomp's `GOMP_parallel*`/`GOMP_teams*`,
-/// LLVM libomp's `__kmpc_fork_*`). Synchronisation functions alone (a mutex, `pthread_self`,
+/// LLVM libomp's `__kmpc_fork_*`), or a timer (`timer_create`, `alarm`, `setitimer`: libpos
+/// runs an armed timer on a thread of the run). Synchronisation functions alone (a mutex, `pthread_self`,
 /// which Rust's std imports in every program) make no thread.
 fn makes_threads(name: &str) -> bool {
     const PREFIXES: &[&str] = &[
@@ -137,6 +138,10 @@ fn makes_threads(name: &str) -> bool {
         "GOMP_parallel",
         "GOMP_teams",
         "__kmpc_fork_",
+        // Under libpos an armed timer is a thread of the run (`preload/src/timer.rs`).
+        "timer_create",
+        "alarm",
+        "setitimer",
     ];
     PREFIXES.iter().any(|p| name.starts_with(p))
 }
