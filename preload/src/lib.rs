@@ -166,6 +166,7 @@ extern "C" fn init() {
     // The filter first, before anything that differs between a spawned run and a fork
     // server (whose forked runs inherit the filter, its handler and this heap): heap
     // addresses appear in schedules, so both must allocate alike up to the fork.
+    process::warm_up_unwinder();
     let kept_preload = trap_raw_futexes(runner_mode, std::env::var_os("LD_PRELOAD"));
     let mut socket = std::env::var_os(pos_sched::protocol::ENV_SOCKET);
     if runner_mode {

@@ -203,6 +203,20 @@ pub(crate) struct UnwindContext {
     _private: [u8; 0],
 }
 
+/// Walk this thread's stack once with the unwinder, before control starts, so that its
+/// one-time initialisation (libgcc's `pthread_once` controls) is done in every process
+/// alike. Otherwise its first use decided the events: a run's first panic or exception
+/// unwinding made that `pthread_once` a step with its init, while under `--trace` or
+/// `minimize` libpos's own walk for caller pcs (uncontrolled) had already completed it, so
+/// the schedule of a panic did not replay there.
+pub fn warm_up_unwinder() {
+    extern "C" fn first(_: *mut UnwindContext, _: *mut c_void) -> c_int {
+        4 // _URC_NORMAL_STOP: one frame is enough
+    }
+    // SAFETY: a walk with a callback that touches nothing.
+    unsafe { _Unwind_Backtrace(first, std::ptr::null_mut()) };
+}
+
 extern "C" {
     pub(crate) fn _Unwind_Backtrace(
         f: extern "C" fn(*mut UnwindContext, *mut c_void) -> c_int,

@@ -52,9 +52,9 @@ fn every_subcommand_help_has_an_example() {
 #[test]
 fn every_usage_error_is_one_line_with_exit_2() {
     for sub in subcommands() {
-        // `cc` and `c++` hand every argument to the compiler: an unknown flag is the
-        // compiler's to reject, so they are checked with no argument at all.
-        let o = if sub == "cc" || sub == "c++" {
+        // `cc`, `c++` and `rustc` hand every argument to the compiler: an unknown flag is
+        // the compiler's to reject, so they are checked with no argument at all.
+        let o = if sub == "cc" || sub == "c++" || sub == "rustc" {
             poscheck(&[&sub])
         } else {
             poscheck(&[&sub, "--no-such-option"])

@@ -86,6 +86,54 @@ fn rust_lost_updates_are_found_with_poscheck_rustc() {
     }
 }
 
+/// A panic's schedule is minimised and traced. The first panic's unwinding made libgcc's
+/// one-time `pthread_once` a step of the run, while `replay --trace` and `minimize` (which
+/// walk the stack for caller pcs) had completed it before: "not minimised: the schedule does
+/// not replay" for every panic, plain or instrumented. libpos now completes it before control.
+#[test]
+fn a_rust_panic_schedule_is_minimised_and_traced() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    for compiler in ["rustc", "poscheck-rustc"] {
+        let prog = if compiler == "rustc" {
+            // A plain build's panic: the two-producer channel order, found at sync points.
+            let src = dir.path().join("order.rs");
+            std::fs::write(
+                &src,
+                "use std::sync::mpsc; use std::thread;\n\
+                 fn main() { let (tx, rx) = mpsc::channel(); let t2 = tx.clone();\n\
+                 let a = thread::spawn(move || tx.send(1).unwrap());\n\
+                 let b = thread::spawn(move || t2.send(2).unwrap());\n\
+                 a.join().unwrap(); b.join().unwrap();\n\
+                 assert_eq!((rx.recv().unwrap(), rx.recv().unwrap()), (1, 2)); }\n",
+            )
+            .unwrap();
+            let out = dir.path().join("order");
+            common::compile("rustc", &["-O", "--edition", "2021"], &out, &src);
+            out
+        } else {
+            build(dir.path(), compiler, "bug_split_mutex.rs")
+        };
+        let (p, saved, o) = common::run_report(&prog, &["--algo", "pos", "--tries", "200"]);
+        assert!(outcome_count(&p, "panic") > 0, "{compiler}: {}", text(&o));
+        let all = text(&o);
+        assert!(
+            all.lines().any(|l| l.starts_with("  minimised: ")),
+            "{compiler}: not minimised: {all}"
+        );
+        let saved = saved.unwrap_or_else(|| panic!("no saved schedule: {all}"));
+        let t = std::process::Command::new(POSCHECK)
+            .env_remove("RUST_BACKTRACE")
+            .args(["replay", "--trace"])
+            .arg(&saved)
+            .output()
+            .unwrap();
+        let tt = text(&t);
+        assert!(!tt.contains("diverged"), "{compiler}: replay --trace: {tt}");
+        assert!(tt.contains("panic"), "{compiler}: replay --trace: {tt}");
+    }
+}
+
 /// ODPOR finds the atomic lost update; on the others, and on plain `rustc` builds (where a
 /// Mutex is no point at all), a search without a bug ends "incomplete", never "complete".
 #[test]
