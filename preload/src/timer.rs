@@ -48,7 +48,7 @@ use crate::clock;
 use crate::conn::Busy;
 use crate::real;
 use libc::{c_int, c_uint, c_void, clockid_t, itimerspec, itimerval, sigset_t, timespec};
-use pos_sched::{Op, NO_DEADLINE};
+use pos_sched::{MutexKind, Op, NO_DEADLINE};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 const NS: u64 = 1_000_000_000;
@@ -255,6 +255,26 @@ fn nudge_waiters() {
     }
 }
 
+/// The model mutex (a word of libpos) that orders arming or disarming a timer against its
+/// timer thread's decision to fire: two steps each, so that an exploration sees the race
+/// between a `timer_delete` and an expiry and runs both orders.
+static TIMER_LOCK: AtomicU32 = AtomicU32::new(0);
+
+/// Run `f` holding [`TIMER_LOCK`] in the model (when the calling thread is controlled).
+fn locked<R>(f: impl FnOnce() -> R) -> R {
+    let me = crate::conn::me();
+    let m = TIMER_LOCK.as_ptr() as u64;
+    let kind = MutexKind::Normal;
+    if let Some(me) = me {
+        me.post(Op::Lock { m, kind });
+    }
+    let r = f();
+    if let Some(me) = me {
+        me.post(Op::Unlock { m, kind });
+    }
+    r
+}
+
 /// Send `sig` to thread `tid` (to the process with `None`), with the `SI_TIMER` information
 /// of timer `slot` when `timer`.
 fn send(tid: Option<i32>, sig: c_int, slot: usize, timer: bool) {
@@ -444,18 +464,24 @@ extern "C" fn timer_main(arg: *mut c_void) -> *mut c_void {
             s.sleeper.store(DISARMED, Ordering::SeqCst);
             break;
         }
-        if !mine() || s.expiry.load(Ordering::SeqCst) != at {
-            continue; // superseded, disarmed or moved later: look again
+        let due = locked(|| {
+            if !mine() || s.expiry.load(Ordering::SeqCst) != at {
+                return false; // superseded, disarmed or moved later: look again
+            }
+            let interval = s.interval.load(Ordering::SeqCst);
+            s.expiry.store(
+                if interval == 0 {
+                    DISARMED
+                } else {
+                    at.saturating_add(interval)
+                },
+                Ordering::SeqCst,
+            );
+            true
+        });
+        if !due {
+            continue;
         }
-        let interval = s.interval.load(Ordering::SeqCst);
-        s.expiry.store(
-            if interval == 0 {
-                DISARMED
-            } else {
-                at.saturating_add(interval)
-            },
-            Ordering::SeqCst,
-        );
         // The time has come for every thread: one woken by this timer reads it.
         clock::shown(at);
         fire(slot, &creator);
@@ -468,13 +494,15 @@ extern "C" fn timer_main(arg: *mut c_void) -> *mut c_void {
 /// unless the current one sleeps until no later than the new expiry.
 fn arm(slot: usize, expiry: Option<u64>, interval: u64) -> (u64, u64) {
     let s = &TIMERS[slot];
-    let old = (
-        s.expiry.swap(expiry.unwrap_or(DISARMED), Ordering::SeqCst),
-        s.interval.swap(
-            if expiry.is_some() { interval } else { 0 },
-            Ordering::SeqCst,
-        ),
-    );
+    let old = locked(|| {
+        (
+            s.expiry.swap(expiry.unwrap_or(DISARMED), Ordering::SeqCst),
+            s.interval.swap(
+                if expiry.is_some() { interval } else { 0 },
+                Ordering::SeqCst,
+            ),
+        )
+    });
     if expiry.is_none() && old.0 != DISARMED {
         nudge_waiters();
     }
