@@ -7,8 +7,8 @@
 //! thread and was never found. LLVM's thread-sanitizer pass makes every memory access and
 //! atomic of the program's own code (including the generic and inlined parts of `std` it
 //! instantiates: `Mutex::lock`'s fast path, `Arc`'s counts, channels) a `__tsan_*` call,
-//! which libpos implements: with `--points mem` or `races` (chosen by default for such a
-//! binary) they are scheduling points.
+//! which libpos implements: they are scheduling points with the points an instrumented
+//! binary gets by default (`auto` for `run`, `races` for `explore`) or `--points mem`.
 //!
 //! The flags: `-Zsanitizer=thread` (unstable on a stable toolchain, so the wrapper sets
 //! `RUSTC_BOOTSTRAP=1` for this one command), `-Zexternal-clangrt` (no sanitizer runtime
