@@ -161,6 +161,41 @@ fn an_exploration_of_a_rust_program_without_a_bug_is_not_called_complete() {
     }
 }
 
+/// A cargo project builds with `RUSTFLAGS="$(poscheck rustc --rustflags)"` (and
+/// `RUSTC_BOOTSTRAP=1`, an explicit target), and its lost update is found.
+#[test]
+fn a_cargo_project_builds_with_the_printed_rustflags() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(
+        dir.path().join("Cargo.toml"),
+        "[package]\nname = \"split\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::copy(
+        corpus().join("bug_split_mutex.rs"),
+        dir.path().join("src/main.rs"),
+    )
+    .unwrap();
+    let f = common::poscheck(&["rustc", "--rustflags"]);
+    assert!(f.status.success(), "{}", text(&f));
+    let flags = String::from_utf8_lossy(&f.stdout).trim().to_string();
+    let target = "x86_64-unknown-linux-gnu";
+    let o = std::process::Command::new("cargo")
+        .args(["build", "--release", "--offline", "--target", target])
+        .env("RUSTC_BOOTSTRAP", "1")
+        .env("RUSTFLAGS", &flags)
+        .env("CARGO_TARGET_DIR", dir.path().join("target"))
+        .current_dir(dir.path())
+        .output()
+        .expect("cannot run cargo");
+    assert!(o.status.success(), "cargo build: {}", text(&o));
+    let prog = dir.path().join("target").join(target).join("release/split");
+    let (p, o) = common::run_200(dir.path(), &prog, "pos", &[], |_| {});
+    assert!(outcome_count(&p, "panic") > 0, "{}", text(&o));
+}
+
 /// Bad input to `poscheck rustc` is one line and exit 2.
 #[test]
 fn poscheck_rustc_rejects_bad_input_in_one_line() {

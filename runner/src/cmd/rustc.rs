@@ -47,10 +47,25 @@ fn static_link(args: &[String]) -> Option<&str> {
         .find(|a| a.contains("crt-static") && !a.contains("-crt-static"))
 }
 
-/// Compile as `rustc` would, with scheduling points; returns rustc's exit code.
+/// Compile as `rustc` would, with scheduling points; returns rustc's exit code. With the
+/// single argument `--rustflags`, print the flags as one `RUSTFLAGS` value instead, for a
+/// cargo build: `RUSTC_BOOTSTRAP=1 RUSTFLAGS="$(poscheck rustc --rustflags)" cargo build
+/// --target x86_64-unknown-linux-gnu` (the explicit target keeps them off build scripts and
+/// procedural macros, which would otherwise link libpos too).
 pub fn compile(args: &[String], libpos_dir: &Path) -> Result<i32> {
     if args.is_empty() {
         bail!("no input files (usage: poscheck rustc [rustc arguments...])");
+    }
+    if args == ["--rustflags"] {
+        let f = flags(libpos_dir);
+        if f.iter().any(|x| x.contains(char::is_whitespace)) {
+            bail!(
+                "{}: RUSTFLAGS cannot hold a path with spaces; install libpos elsewhere or pass the flags in CARGO_ENCODED_RUSTFLAGS",
+                libpos_dir.display()
+            );
+        }
+        println!("{}", f.join(" "));
+        return Ok(0);
     }
     if let Some(f) = static_link(args) {
         bail!(
