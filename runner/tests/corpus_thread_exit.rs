@@ -19,19 +19,8 @@ mod common;
 use common::{outcome_count, require_libpos, text};
 use std::path::{Path, PathBuf};
 
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/thread_exit")
-}
-
 fn build(dir: &Path, compiler: &str, file: &str) -> PathBuf {
-    let out = common::corpus_binary(dir, compiler, file);
-    let args: &[&str] = if compiler == "rustc" {
-        &["-O", "--edition", "2021"]
-    } else {
-        &[common::corpus_std(compiler), "-O1", "-pthread"]
-    };
-    common::compile(compiler, args, &out, &corpus().join(file));
-    out
+    common::build_corpus("thread_exit", dir, compiler, file)
 }
 
 const C: &[&str] = common::C_COMPILERS;

@@ -241,6 +241,24 @@ pub fn compile(compiler: &str, args: &[&str], out: &Path, src: &Path) {
     );
 }
 
+/// Build `file` of `tests/corpus/FOLDER/` with `compiler` into `dir` (see [`corpus_binary`]):
+/// Rust with `-O --edition 2021`, C and C++ with the corpus standard, `-O1 -pthread`.
+#[allow(dead_code)]
+pub fn build_corpus(folder: &str, dir: &Path, compiler: &str, file: &str) -> PathBuf {
+    let out = corpus_binary(dir, compiler, file);
+    let args: &[&str] = if compiler == "rustc" {
+        &["-O", "--edition", "2021"]
+    } else {
+        &[corpus_std(compiler), "-O1", "-pthread"]
+    };
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/corpus")
+        .join(folder)
+        .join(file);
+    compile(compiler, args, &out, &src);
+    out
+}
+
 /// A buggy program (`file`, built as `prog`) found both ways: ODPOR's exploration has a buggy
 /// execution (exit 1), and 200 tries of rw and of pos each end with `kind` at least once,
 /// every other run ok. Prints the figures.
