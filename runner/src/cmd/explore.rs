@@ -397,7 +397,7 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
         max_executions: a.max_executions,
         time_limit: a.time_limit.as_deref().map(parse_duration).transpose()?,
     };
-    crate::exec::elf::check(&a.program)?;
+    let elf = crate::exec::elf::check(&a.program)?;
     // An absolute path: a bare `prog` is the file in the working directory (not a PATH
     // search), and the saved schedules replay from any directory.
     let program = std::fs::canonicalize(&a.program)
@@ -419,11 +419,10 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
     // Systematic exploration keeps `races` (profiled sites plus atomics) as its default: its
     // traces must hold scheduled events only, and sites learned mid-search would change the
     // program's event structure under the algorithm.
-    cfg.points = a.points.clone().or_else(|| {
-        crate::exec::elf::check(&a.program)
-            .is_ok_and(|i| i.instrumented)
-            .then(|| crate::points::RACES.to_string())
-    });
+    cfg.points = a
+        .points
+        .clone()
+        .or_else(|| elf.instrumented.then(|| crate::points::RACES.to_string()));
     cfg.record_trace = true;
     if let Some(mode) = cfg
         .points
@@ -457,7 +456,7 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
         approximate: a.approximate,
     };
     let report = explore::explore_with(algo, &mut exec, limits, opts);
-    let doc = summarise(a, algo, &prepared.recorded(), &report, &exec)?;
+    let doc = summarise(a, algo, &prepared.recorded(), &report, &exec, elf.rust_std)?;
     print_summary(&doc, &report);
     if prepared.cfg.backend == crate::exec::session::Backend::Ptrace {
         sayln!(
@@ -554,13 +553,15 @@ fn junit_case(d: &ExploreReport, error: Option<&str>) -> crate::report::junit::C
     }
 }
 
-/// Save the bugs' schedules and build the report document.
+/// Save the bugs' schedules and build the report document (`rust`: the program links Rust's
+/// std, whose bug-free searches are never called complete).
 fn summarise(
     a: &ExploreArgs,
     algo: Algo,
     points: &str,
     r: &Report,
     exec: &RealExecutor<'_>,
+    rust: bool,
 ) -> Result<ExploreReport> {
     let mut bugs: Vec<BugReport> = Vec::new();
     for (i, b) in r.bugs.iter().enumerate() {
@@ -615,7 +616,6 @@ fn summarise(
     // slow paths of `Mutex`, `Condvar`, channels, `Once`) still changes atomics without
     // instrumentation. Either way the traces miss orders, so a search that found nothing is
     // not called complete.
-    let rust = crate::exec::elf::check(&a.program).is_ok_and(|i| i.rust_std);
     let unseen = rust && r.buggy == 0;
     let stopped = if r.complete && unseen {
         Some(if points == crate::points::SYNC {
