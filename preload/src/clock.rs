@@ -176,13 +176,7 @@ fn sleep_until(me: Me, until: u64) {
 /// A relative sleep of `ns` for a controlled thread in virtual time; `false` when the
 /// caller must do what it did before (uncontrolled, or `POS_REAL_SLEEP`).
 pub fn sleep_for(ns: u64) -> bool {
-    match virtual_me() {
-        Some(me) => {
-            sleep_until(me, current().saturating_add(ns));
-            true
-        }
-        None => false,
-    }
+    virtual_now().is_some_and(|now| sleep_until_virtual(now.saturating_add(ns)))
 }
 
 /// Virtual time as the calling thread knows it, when it runs in virtual time (controlled,
