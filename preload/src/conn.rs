@@ -16,6 +16,7 @@
 use crate::fds;
 use libc::c_int;
 use pos_sched::protocol::{Msg, Reply, MSG_LEN, REPLY_LEN};
+use pos_sched::state::{code, may_block};
 use pos_sched::{Op, Tid};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -76,6 +77,19 @@ pub fn me() -> Option<Me> {
         fd,
         tid: TID.with(|t| t.get()),
     })
+}
+
+/// Whether a signal handler should wait: the calling thread is controlled and inside
+/// libpos (see [`crate::signal`]). Async-signal-safe.
+#[inline]
+pub fn deferring() -> bool {
+    ACTIVE.load(Ordering::Relaxed) && BUSY.with(|b| b.get()) && FD.with(|f| f.get()) >= 0
+}
+
+/// The calling thread's run-local id when it is controlled, busy or not.
+#[inline]
+pub fn controlled_tid() -> Option<Tid> {
+    (FD.with(|f| f.get()) >= 0).then(|| TID.with(|t| t.get()))
 }
 
 /// Marks the calling thread busy (libpos-internal) until dropped; nests.
@@ -347,6 +361,30 @@ impl Me {
     /// Post `op` and block until the coordinator grants it; returns the grant.
     #[inline]
     pub fn post(self, op: Op) -> Reply {
+        loop {
+            if crate::signal::queued() && !matches!(op, Op::FutexRequeued { .. } | Op::Start) {
+                // A signal came while this thread was inside libpos: its handler runs now,
+                // before this operation, as a signal just before the call.
+                crate::signal::drain(false);
+            }
+            let reply = self.post_once(op);
+            if !matches!(
+                op,
+                Op::FutexRequeue { .. } | Op::Exit | Op::ProcessExit { .. }
+            ) {
+                // Handlers of signals another thread sent this one run now (`Op::Kill`).
+                crate::signal::after_grant(self.tid);
+            }
+            if reply.result == code::EINTR && may_block(&op) && !crate::signal::returns_eintr(&op) {
+                continue; // the wait ended for the handler, which ran: wait again
+            }
+            return reply;
+        }
+    }
+
+    /// [`Me::post`] without the signal handlers' part.
+    #[inline]
+    fn post_once(self, op: Op) -> Reply {
         let reply = if self.fd == LOCAL_FD {
             // Decisions in place ([`crate::baton`]): no frame, and no caller pcs (runs that
             // ask for them go over the socket).
@@ -382,6 +420,7 @@ impl Me {
             self.exchange(&Msg::encode_post_at(&op, pc))
         };
         crate::clock::heard(reply.value);
+        crate::signal::after_grant(self.tid);
         reply
     }
 

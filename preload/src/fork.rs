@@ -136,6 +136,7 @@ fn become_child(child: Tid) {
     fds::close_all_ours();
     drop(_b);
     conn::adopt(child);
+    crate::signal::remember_self(child);
     if let Some(me) = conn::me() {
         me.post(Op::Start);
     }

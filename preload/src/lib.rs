@@ -50,6 +50,7 @@ pub mod journal;
 pub mod omp;
 pub mod process;
 pub mod real;
+pub mod signal;
 pub mod standalone;
 pub mod sync;
 pub mod thread;
@@ -216,6 +217,7 @@ extern "C" fn init() {
         Some(fd) => conn::adopt_on(0, fds::adopt_fd(fd)),
         None => conn::adopt(0),
     }
+    signal::remember_self(0);
     if inproc {
         standalone::runner_start();
     }

@@ -52,6 +52,9 @@ struct Start {
     routine: Routine,
     arg: *mut c_void,
     tid: Tid,
+    /// The creator's signal mask: the child starts with every signal blocked and takes
+    /// this one once it is controlled, so that no handler runs on it uncontrolled.
+    mask: libc::sigset_t,
 }
 
 /// First frame of every controlled child: connect as `tid`, post `Start` and wait for its
@@ -67,9 +70,22 @@ struct Start {
 /// unwind passes through it cleanly.
 extern "C-unwind" fn trampoline(p: *mut c_void) -> *mut c_void {
     // SAFETY: p is the Box<Start> leaked by pthread_create for this thread alone.
-    let Start { routine, arg, tid } = *unsafe { Box::from_raw(p as *mut Start) };
+    let Start {
+        routine,
+        arg,
+        tid,
+        mask,
+    } = *unsafe { Box::from_raw(p as *mut Start) };
     conn::adopt(tid);
     crate::cancel::arm_exit();
+    {
+        // The creator's mask, as glibc would have set it. A signal sent meanwhile is
+        // delivered now, inside libpos: queued, its handler runs once `Start` is granted
+        // (`crate::signal`).
+        let _b = Busy::enter();
+        // SAFETY: a valid mask.
+        unsafe { real::pthread_sigmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut()) };
+    }
     // Stay stopped at the entry until granted: only one controlled thread ever runs between
     // two scheduling points (otherwise the routine's first steps race with the creator's).
     // A start and a return are at the thread's routine (for readable traces).
@@ -123,6 +139,14 @@ pub unsafe extern "C" fn pthread_create(
     let Ok(tid) = Tid::try_from(grant.value) else {
         conn::die(&format!("bad child thread id {}", grant.value));
     };
+    // The child starts with every signal blocked (but SIGSYS, libpos's trap) until it is
+    // controlled; its own mask is this thread's, mirrored at once for `pthread_kill`.
+    let mut mask: libc::sigset_t = std::mem::zeroed();
+    let mut all: libc::sigset_t = std::mem::zeroed();
+    libc::sigfillset(&mut all);
+    libc::sigdelset(&mut all, libc::SIGSYS);
+    real::pthread_sigmask(libc::SIG_SETMASK, &all, &mut mask);
+    crate::signal::note_mask_of(tid, &mask);
     let start = {
         let _b = Busy::enter();
         Box::into_raw(Box::new(Start {
@@ -132,6 +156,7 @@ pub unsafe extern "C" fn pthread_create(
             ),
             arg,
             tid,
+            mask,
         }))
     };
     // SAFETY: the trampoline has the C start-routine ABI (C-unwind is the same calling
@@ -139,6 +164,7 @@ pub unsafe extern "C" fn pthread_create(
     let tramp =
         std::mem::transmute::<Routine, extern "C" fn(*mut c_void) -> *mut c_void>(trampoline);
     let r = real::pthread_create(thread, attr, tramp, start.cast());
+    real::pthread_sigmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut());
     if r == 0 {
         remember(*thread, tid);
     } else {

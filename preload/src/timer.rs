@@ -970,13 +970,17 @@ pub unsafe extern "C-unwind" fn sigtimedwait(
     }
 }
 
-/// `pthread_kill`: as the real one; a thread waiting for a signal in the model is woken to
+/// `pthread_kill`: as the real one, after [`crate::signal::before_kill`] (a wait of the
+/// target ends for its handler); a thread waiting for a signal in the model is woken to
 /// look at its pending signals.
 ///
 /// # Safety
 /// As `pthread_kill(3)`.
 #[no_mangle]
 pub unsafe extern "C" fn pthread_kill(t: libc::pthread_t, sig: c_int) -> c_int {
+    if sig != 0 {
+        crate::signal::before_kill(t, sig);
+    }
     let r = real::pthread_kill(t, sig);
     if r == 0 && sig != 0 {
         nudge_waiters();

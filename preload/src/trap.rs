@@ -404,7 +404,8 @@ unsafe fn without_sigsys(set: *const libc::sigset_t) -> Option<libc::sigset_t> {
 }
 
 /// `sigaction`: SIGSYS stays libpos's while guarding (the program's action is recorded and
-/// reported back); other actions lose SIGSYS from their masks.
+/// reported back); other actions lose SIGSYS from their masks; the handlers of the signals
+/// [`crate::signal`] runs under control go through it.
 ///
 /// # Safety
 /// As `sigaction(2)`.
@@ -414,10 +415,8 @@ pub unsafe extern "C" fn sigaction(
     act: *const libc::sigaction,
     old: *mut libc::sigaction,
 ) -> c_int {
-    if !GUARDING.load(Ordering::Relaxed) {
-        return real::sigaction(sig, act, old);
-    }
-    if sig == libc::SIGSYS {
+    let guarding = GUARDING.load(Ordering::Relaxed);
+    if guarding && sig == libc::SIGSYS {
         if !old.is_null() {
             let mut o: libc::sigaction = std::mem::zeroed();
             o.sa_sigaction = PROGRAM_HANDLER.load(Ordering::SeqCst);
@@ -430,12 +429,18 @@ pub unsafe extern "C" fn sigaction(
         }
         return 0;
     }
-    if act.is_null() {
-        return real::sigaction(sig, act, old);
+    let mut a: libc::sigaction;
+    let act = if act.is_null() || !guarding {
+        act
+    } else {
+        a = *act;
+        libc::sigdelset(&mut a.sa_mask, libc::SIGSYS);
+        &a as *const libc::sigaction
+    };
+    if crate::signal::wrapped(sig) {
+        return crate::signal::sigaction(sig, act, old);
     }
-    let mut a = *act;
-    libc::sigdelset(&mut a.sa_mask, libc::SIGSYS);
-    real::sigaction(sig, &a, old)
+    real::sigaction(sig, act, old)
 }
 
 /// `signal`: see [`sigaction`].
@@ -448,7 +453,20 @@ pub unsafe extern "C" fn signal(sig: c_int, h: libc::sighandler_t) -> libc::sigh
         PROGRAM_FLAGS.store(0, Ordering::SeqCst);
         return PROGRAM_HANDLER.swap(h, Ordering::SeqCst);
     }
+    if crate::signal::wrapped(sig) {
+        return crate::signal::signal(sig, h);
+    }
     real::signal(sig, h)
+}
+
+/// After a controlled thread changed its mask: mirror it for `pthread_kill`
+/// ([`crate::signal::note_mask`]).
+fn mask_changed(r: c_int, set: *const libc::sigset_t) {
+    if r == 0 && !set.is_null() {
+        if let Some(tid) = conn::controlled_tid() {
+            crate::signal::note_mask(tid);
+        }
+    }
 }
 
 /// `sigprocmask`: SIGSYS is never blocked while guarding.
@@ -461,10 +479,12 @@ pub unsafe extern "C" fn sigprocmask(
     set: *const libc::sigset_t,
     old: *mut libc::sigset_t,
 ) -> c_int {
-    match without_sigsys(set) {
+    let r = match without_sigsys(set) {
         Some(s) if how != libc::SIG_UNBLOCK => real::sigprocmask(how, &s, old),
         _ => real::sigprocmask(how, set, old),
-    }
+    };
+    mask_changed(r, set);
+    r
 }
 
 /// `pthread_sigmask`: see [`sigprocmask`].
@@ -477,10 +497,12 @@ pub unsafe extern "C" fn pthread_sigmask(
     set: *const libc::sigset_t,
     old: *mut libc::sigset_t,
 ) -> c_int {
-    match without_sigsys(set) {
+    let r = match without_sigsys(set) {
         Some(s) if how != libc::SIG_UNBLOCK => real::pthread_sigmask(how, &s, old),
         _ => real::pthread_sigmask(how, set, old),
-    }
+    };
+    mask_changed(r, set);
+    r
 }
 
 #[cfg(test)]

@@ -472,6 +472,16 @@ pub enum Op {
     },
     /// `pthread_testcancel`: a cancellation point and nothing else.
     TestCancel,
+    /// `pthread_kill` of another controlled thread of the process that does not block the
+    /// signal and has a handler for it: the handler will run on `target`, so a wait it is
+    /// blocked in must end (see [`crate::state`]: the wait returns `EINTR` or is posted
+    /// again once the handler ran, as POSIX says for each call).
+    Kill {
+        target: Tid,
+    },
+    /// The calling thread is about to run a signal handler for a signal a [`Op::Kill`] sent
+    /// it: its waits are no longer interrupted.
+    Handler,
     /// `pthread_setcancelstate`: whether the calling thread acts on a cancellation request.
     SetCancelState {
         enabled: bool,
@@ -664,8 +674,8 @@ impl Op {
             | AtomicStore { addr, size, .. }
             | AtomicRmw { addr, size, .. } => [Some(Obj::mem(addr, size)), None],
             ProcessExit { .. } => [Some(s(Process, 0)), None],
-            Cancel { target } => [Some(s(Thread, target as u64)), None],
-            TestCancel | SetCancelState { .. } | SetCancelType { .. } => [None, None],
+            Cancel { target } | Kill { target } => [Some(s(Thread, target as u64)), None],
+            TestCancel | SetCancelState { .. } | SetCancelType { .. } | Handler => [None, None],
             Fork => [None, None],
             WaitProc { .. } | Exec | ForkFailed { .. } => [Some(s(Process, 0)), None],
         }
@@ -781,6 +791,7 @@ impl Op {
             Start | Exit | Create | Join { .. } | Detach { .. } | Yield | Sleep => self,
             ProcessExit { .. } | SleepUntil { .. } | TimedJoin { .. } | TryJoin { .. } => self,
             Cancel { .. } | TestCancel | SetCancelState { .. } | SetCancelType { .. } => self,
+            Kill { .. } | Handler => self,
             Fork | WaitProc { .. } | Exec | ForkFailed { .. } => self,
         }
     }
@@ -791,7 +802,7 @@ impl Op {
         match self {
             Start | Create | Yield | Sleep | SleepUntil { .. } | Exit => Access::None,
             Fork => Access::None,
-            TestCancel | SetCancelState { .. } | SetCancelType { .. } => Access::None,
+            TestCancel | SetCancelState { .. } | SetCancelType { .. } | Handler => Access::None,
             Read { .. } | AtomicLoad { .. } => Access::Read,
             RdLock { .. } | TryRdLock { .. } | TimedRdLock { .. } => Access::Write,
             _ => Access::Write,
@@ -893,6 +904,8 @@ impl Op {
             FutexRequeue { .. } => "futex_requeue",
             FutexRequeued { .. } => "futex_requeued",
             Cancel { .. } => "cancel",
+            Kill { .. } => "kill",
+            Handler => "handler",
             TestCancel => "testcancel",
             SetCancelState { .. } => "setcancelstate",
             SetCancelType { .. } => "setcanceltype",
@@ -931,14 +944,17 @@ impl Event {
 
     /// The objects the event touches: its operation's, except that the exit event of a thread
     /// touches the thread object (joins race with it), and so do its own cancellation
-    /// operations (a `pthread_cancel` of it races with them). Public so that strategies can compute
+    /// operations and its [`Op::Handler`] (a `pthread_cancel` or `pthread_kill` of it races
+    /// with them). Public so that strategies can compute
     /// an event's footprint once and test many races against it.
     #[inline]
     pub fn objects(&self) -> [Option<Obj>; 2] {
         match self.op {
-            Op::Exit | Op::TestCancel | Op::SetCancelState { .. } | Op::SetCancelType { .. } => {
-                [Some(Obj::sync(ObjKind::Thread, self.tid as u64)), None]
-            }
+            Op::Exit
+            | Op::TestCancel
+            | Op::SetCancelState { .. }
+            | Op::SetCancelType { .. }
+            | Op::Handler => [Some(Obj::sync(ObjKind::Thread, self.tid as u64)), None],
             _ => self.op.objects(),
         }
     }

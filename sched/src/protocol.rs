@@ -274,6 +274,8 @@ fn op_fields(op: &Op) -> (u32, u64, u64, u64) {
         Exec => (71, 0, 0, 0),
         ForkFailed { target } => (72, target as u64, 0, 0),
         Consistent { m } => (73, m, 0, 0),
+        Kill { target } => (74, target as u64, 0, 0),
+        Handler => (75, 0, 0, 0),
     }
 }
 
@@ -442,6 +444,8 @@ fn op_from(code: u32, a: u64, b: u64, c: u64) -> Result<Op, ProtocolError> {
         71 => Exec,
         72 => ForkFailed { target: tid(a)? },
         73 => Consistent { m: a },
+        74 => Kill { target: tid(a)? },
+        75 => Handler,
         _ => return Err(ProtocolError(format!("unknown operation code {code}"))),
     })
 }
@@ -694,6 +698,8 @@ mod tests {
                 n2: 7,
             },
             Cancel { target: 3 },
+            Kill { target: 2 },
+            Handler,
             TestCancel,
             SetCancelState { enabled: false },
             SetCancelState { enabled: true },

@@ -33,6 +33,9 @@ pub mod code {
     /// A robust mutex unlocked without `pthread_mutex_consistent` after `EOWNERDEAD`.
     pub const ENOTRECOVERABLE: i32 = 131;
     pub const ETIMEDOUT: i32 = 110;
+    /// A wait ended by a signal whose handler must now run ([`crate::Op::Kill`]): libpos runs
+    /// it, then returns `EINTR` (semaphore and futex waits) or posts the wait again.
+    pub const EINTR: i32 = 4;
     /// `PTHREAD_BARRIER_SERIAL_THREAD`.
     pub const BARRIER_SERIAL: i32 = -1;
     /// `pthread_once`: the init routine already ran, skip it.
@@ -53,6 +56,8 @@ pub mod code {
 enum Why {
     /// A join: the target thread has not finished.
     Thread(Tid),
+    /// A signal handler's step with no `pthread_kill` sent to its thread.
+    Kill,
     /// The mutex and its owner.
     Mutex(u64, Tid),
     /// A condvar wake without a signal for it.
@@ -117,6 +122,9 @@ struct Thread {
     barrier_gen: u64,
     /// Deferred cancellation: requested, disabled, acted on.
     cancel: CancelState,
+    /// A [`Op::Kill`] sent the thread a signal whose handler has not run yet: its blocked
+    /// waits are enabled and end with [`code::EINTR`].
+    interrupted: bool,
 }
 
 /// A thread's deferred cancellation (`pthread_cancel`, `pthread_setcancelstate`).
@@ -329,6 +337,7 @@ impl State {
                 status: Status::Running,
                 barrier_gen: 0,
                 cancel: CancelState::default(),
+                interrupted: false,
             }],
             running: 1,
             procs: vec![procs::Proc::main()],
@@ -431,6 +440,7 @@ impl State {
             status: Status::Running,
             barrier_gen: 0,
             cancel: CancelState::default(),
+            interrupted: false,
         });
         self.running += 1;
         id
@@ -783,6 +793,15 @@ impl State {
     /// is built only when asked for ([`State::blocker`]).
     #[inline]
     fn why_blocked(&self, t: Tid, op: &Op) -> Option<Why> {
+        if self.threads[t as usize].interrupted {
+            return None; // the wait ends for the signal handler (see `apply`)
+        }
+        self.why_blocked_here(t, op)
+    }
+
+    /// [`State::why_blocked`] regardless of a pending signal handler.
+    #[inline]
+    fn why_blocked_here(&self, t: Tid, op: &Op) -> Option<Why> {
         use Op::*;
         match *op {
             Join { .. }
@@ -799,19 +818,19 @@ impl State {
                 _ => None,
             },
             TimedJoin { target, deadline } => self
-                .why_blocked(t, &Join { target })
+                .why_blocked_here(t, &Join { target })
                 .filter(|_| !self.clock.may_time_out(deadline)),
             TimedLock { m, kind, deadline } => self
-                .why_blocked(t, &Lock { m, kind })
+                .why_blocked_here(t, &Lock { m, kind })
                 .filter(|_| !self.clock.may_time_out(deadline)),
             TimedRdLock { l, deadline } => self
-                .why_blocked(t, &RdLock { l })
+                .why_blocked_here(t, &RdLock { l })
                 .filter(|_| !self.clock.may_time_out(deadline)),
             TimedWrLock { l, deadline } => self
-                .why_blocked(t, &WrLock { l })
+                .why_blocked_here(t, &WrLock { l })
                 .filter(|_| !self.clock.may_time_out(deadline)),
             SemTimedWait { s, deadline } => self
-                .why_blocked(t, &SemWait { s })
+                .why_blocked_here(t, &SemWait { s })
                 .filter(|_| !self.clock.may_time_out(deadline)),
             SleepUntil { deadline } => {
                 (!self.clock.reached(deadline)).then_some(Why::Deadline(deadline))
@@ -878,6 +897,9 @@ impl State {
                 _ => None,
             },
             WaitProc { target } => self.why_wait_blocked(t, target),
+            // Only a signal a `Kill` sent has a handler step (the thread is interrupted,
+            // which `why_blocked` answers first).
+            Handler => Some(Why::Kill),
             _ => None,
         }
     }
@@ -887,6 +909,7 @@ impl State {
         let why = self.why_blocked(t, op)?;
         Some(match why {
             Why::Thread(target) => format!("thread {} to finish", self.name(target)),
+            Why::Kill => "a pthread_kill of this thread".to_string(),
             Why::Mutex(m, o) => format!("mutex {} held by thread {}", Addr(m), self.name(o)),
             Why::Signal(c) => format!("a signal on condvar {}", Addr(c)),
             Why::RwWriter(l, w) => format!("rwlock {} written by thread {}", Addr(l), self.name(w)),
@@ -1002,7 +1025,7 @@ impl State {
         let before = self.clock.now();
         let result = self.apply(t, op, &mut child);
         if op == Op::Create
-            || matches!(op, Op::Cancel { .. } | Op::Fork)
+            || matches!(op, Op::Cancel { .. } | Op::Kill { .. } | Op::Fork)
             || (op == Op::Exit && self.process_of(t) != 0)
             || self.clock.now() != before
         {
@@ -1020,6 +1043,13 @@ impl State {
         use Op::*;
         if is_cancellation_point(&op) && self.cancel_due(t) {
             return self.act_on_cancel(t, op);
+        }
+        if self.threads[t as usize].interrupted
+            && may_block(&op)
+            && op != Op::Handler
+            && self.why_blocked_here(t, &op).is_some()
+        {
+            return self.interrupt(t, op);
         }
         match op {
             Start | Yield | Sleep | Detach { .. } => OK,
@@ -1336,6 +1366,18 @@ impl State {
                 None => ESRCH,
             },
             TestCancel => OK,
+            Kill { target } => {
+                if let Some(th) = self.threads.get_mut(target as usize) {
+                    if th.status != Status::Finished && target != t {
+                        th.interrupted = true;
+                    }
+                }
+                OK
+            }
+            Handler => {
+                self.threads[t as usize].interrupted = false;
+                OK
+            }
             SetCancelState { enabled } => {
                 self.threads[t as usize].cancel.disabled = !enabled;
                 OK
@@ -1402,6 +1444,22 @@ impl State {
             }
             None => false,
         }
+    }
+
+    /// Thread `t`'s wait `op`, blocked, ends for a signal handler ([`Op::Kill`]) without
+    /// taking effect: a futex waiter leaves the word's waiters (the kernel's `EINTR`); every
+    /// other wait leaves nothing behind (a condvar waiter stays one: libpos posts its wake
+    /// again after the handler).
+    fn interrupt(&mut self, t: Tid, op: Op) -> i32 {
+        if let Op::FutexWait { addr, .. } = op {
+            if let Some(f) = self.futexes.get_mut(&addr) {
+                f.waiters.retain(|w| w.0 != t);
+                if f.waiters.is_empty() {
+                    f.tokens.clear();
+                }
+            }
+        }
+        code::EINTR
     }
 
     /// Thread `t`'s cancellation point `op` acts on its cancellation request instead of
@@ -1485,7 +1543,7 @@ impl State {
 /// Whether `op` can ever be blocked: only these reach [`State::why_blocked`] from the
 /// per-decision scan, which keeps the common case (memory accesses) to one match.
 #[inline]
-fn may_block(op: &Op) -> bool {
+pub fn may_block(op: &Op) -> bool {
     use Op::*;
     matches!(
         op,
@@ -1505,6 +1563,7 @@ fn may_block(op: &Op) -> bool {
             | TimedJoin { .. }
             | FutexWait { .. }
             | WaitProc { .. }
+            | Handler
     )
 }
 
@@ -2048,6 +2107,80 @@ mod tests {
         assert_eq!(run(&mut s, t, Op::Exit), 0);
         assert_eq!(s.execute(0).unwrap().result, 0);
         assert_eq!(run(&mut s, 0, Op::Join { target: t }), 0);
+    }
+
+    #[test]
+    fn a_kill_ends_the_targets_blocked_wait_once_until_its_handler_runs() {
+        let (sem, m) = (0x40, 0x10);
+        let lock = Op::Lock { m, kind: Normal };
+        for wait in [
+            Op::SemWait { s: sem },
+            Op::Join { target: 0 },
+            lock,
+            Op::FutexWait {
+                addr: 0x80,
+                bitset: u32::MAX,
+                deadline: NO_DEADLINE,
+            },
+        ] {
+            let mut s = State::new();
+            run(&mut s, 0, Op::Start);
+            let t = spawn(&mut s, 0);
+            assert_eq!(run(&mut s, 0, lock), 0);
+            s.post(t, wait).unwrap();
+            assert!(!s.is_enabled(t), "{wait:?}");
+            assert_eq!(run(&mut s, 0, Op::Kill { target: t }), 0);
+            assert!(s.is_enabled(t), "the handler must run: {wait:?}");
+            assert_eq!(s.execute(t).unwrap().result, code::EINTR, "{wait:?}");
+            // Still interrupted until its handler runs; then the wait blocks again.
+            assert_eq!(run(&mut s, t, Op::Handler), 0);
+            s.post(t, wait).unwrap();
+            assert!(
+                !s.is_enabled(t),
+                "blocked again after the handler: {wait:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_kill_leaves_an_enabled_wait_alone_and_a_killed_futex_waiter_takes_no_wake() {
+        // An enabled wait runs as usual: the handler runs after it.
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let t = spawn(&mut s, 0);
+        s.sems.insert(0x40, 1);
+        s.post(t, Op::SemWait { s: 0x40 }).unwrap();
+        assert_eq!(run(&mut s, 0, Op::Kill { target: t }), 0);
+        assert_eq!(s.execute(t).unwrap().result, 0);
+        // A futex waiter that a signal interrupted is no waiter any more: a wake is left for
+        // the next one (no wake is lost on the interrupted thread).
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let t = spawn(&mut s, 0);
+        let u = spawn(&mut s, 0);
+        let wait = Op::FutexWait {
+            addr: 0x80,
+            bitset: u32::MAX,
+            deadline: NO_DEADLINE,
+        };
+        s.post(t, wait).unwrap();
+        assert_eq!(run(&mut s, 0, Op::Kill { target: t }), 0);
+        assert_eq!(s.execute(t).unwrap().result, code::EINTR);
+        s.post(u, wait).unwrap();
+        let wake = Op::FutexWake {
+            addr: 0x80,
+            n: 1,
+            bitset: u32::MAX,
+        };
+        assert_eq!(run(&mut s, 0, wake), 1, "one waiter left: u");
+        assert_eq!(s.execute(u).unwrap().result, 0);
+        // A handler step waits for a kill (DPOR's reversal of a kill and its handler is
+        // no trace), and a kill of oneself changes nothing.
+        s.post(u, Op::Handler).unwrap();
+        assert!(!s.is_enabled(u));
+        assert_eq!(run(&mut s, 0, Op::Kill { target: 0 }), 0);
+        s.post(0, Op::Join { target: t }).unwrap();
+        assert!(!s.is_enabled(0));
     }
 
     #[test]

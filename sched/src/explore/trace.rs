@@ -267,8 +267,8 @@ fn barrier_commutes(e: &TEv) -> bool {
 }
 
 /// The dependency relation used by every algorithm: [`Event::dependent`] (same thread, or same
-/// object with a write), plus create → child, plus the process operations of
-/// [`ends_or_copies_processes`];
+/// object with a write), plus create → child, plus a `pthread_kill` and every event of its
+/// target ([`kills`]), plus the process operations of [`ends_or_copies_processes`];
 /// minus pairs of open barrier arrivals and leaves of different threads ([`barrier_commutes`]),
 /// minus pairs of read-mode rwlock operations of different threads (two read acquisitions,
 /// or a read acquisition and a read unlock): the state machine has no writer preference, so
@@ -291,6 +291,14 @@ pub fn dependent(a: &TEv, b: &TEv) -> bool {
         || ends_or_copies_processes(&b.ev.op)
         || a.child == Some(b.ev.tid)
         || b.child == Some(a.ev.tid)
+        || kills(a, b)
+        || kills(b, a)
+}
+
+/// `k` is a `pthread_kill` of `e`'s thread: where the handler runs among that thread's
+/// events, and whether a wait it is blocked in ends with `EINTR`, depends on their order.
+fn kills(k: &TEv, e: &TEv) -> bool {
+    matches!(k.ev.op, Op::Kill { target } if target == e.tid())
 }
 
 /// [`dependent`] for events taken out of the trace that recorded them (a reversal, a wakeup

@@ -1,0 +1,426 @@
+//! The program's signal handlers, run under control.
+//!
+//! A handler that the kernel runs on a controlled thread parked in libpos (waiting for its
+//! turn, or blocked in a wait of the model) would run outside the model: its `sem_post`
+//! would pass through to the real semaphore, the thread it should wake would stay blocked
+//! in the model, and the run would end as a false deadlock. So:
+//!
+//! - `sigaction`/`signal` install [`trampoline`] in place of the program's handler (for
+//!   the signals of [`wrapped`]; faults, `SIGABRT` and `SIGSYS` keep theirs) and report the
+//!   program's own action back. The trampoline runs the handler at once when the thread is
+//!   in the program's code, after an [`Op::Handler`] step; when the thread is inside libpos
+//!   ([`conn::deferring`]), it only queues the signal, and libpos runs the handler at the
+//!   thread's next post ([`drain`]), with the handler's mask, as the kernel would have.
+//! - `pthread_kill` of another controlled thread that does not block the signal and has a
+//!   handler for it posts [`Op::Kill`] first: in the model a wait the target is blocked in
+//!   then ends with `EINTR` ([`code::EINTR`]). libpos waits for the signal to arrive,
+//!   runs the handler, and returns `EINTR` from `sem_wait`, `sem_timedwait` and `futex`
+//!   waits (POSIX: never restarted) or posts the wait again (mutexes, condvars, joins,
+//!   barriers, sleeps: restarted after the handler, as glibc does).
+//!
+//! Whether the target blocks the signal is the model's business, so each controlled
+//! thread's mask is mirrored here ([`note_mask`]) when it starts and when it changes it.
+//! A handler gets a fresh `ucontext` when libpos runs it (not the interrupted one).
+
+use crate::conn::{self, Busy};
+use crate::real;
+use libc::{c_int, c_void, sigset_t};
+use pos_sched::{Op, Tid};
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+/// Signals 1..=64 (bit `sig - 1` of the masks below).
+const NSIG: usize = 65;
+
+/// Whether libpos runs the program's handler for `sig` through [`trampoline`]: not the
+/// faults (they must run where they happen, and libpos reports them), not `SIGABRT`
+/// (libpos's crash report), not `SIGSYS` (trap.rs), not glibc's internal signals (32, 33),
+/// and not those no handler can catch.
+pub fn wrapped(sig: c_int) -> bool {
+    (1..NSIG as c_int).contains(&sig)
+        && !matches!(
+            sig,
+            libc::SIGSEGV
+                | libc::SIGBUS
+                | libc::SIGFPE
+                | libc::SIGILL
+                | libc::SIGTRAP
+                | libc::SIGABRT
+                | libc::SIGSYS
+                | libc::SIGKILL
+                | libc::SIGSTOP
+                | 32
+                | 33
+        )
+}
+
+/// The program's action for each signal whose handler is the trampoline.
+#[allow(clippy::declare_interior_mutable_const)]
+const NONE: AtomicUsize = AtomicUsize::new(0);
+#[allow(clippy::declare_interior_mutable_const)]
+const NO_FLAGS: AtomicI32 = AtomicI32::new(0);
+#[allow(clippy::declare_interior_mutable_const)]
+const NO_MASK: AtomicU64 = AtomicU64::new(0);
+#[allow(clippy::declare_interior_mutable_const)]
+const NO: AtomicBool = AtomicBool::new(false);
+static HANDLER: [AtomicUsize; NSIG] = [NONE; NSIG];
+static FLAGS: [AtomicI32; NSIG] = [NO_FLAGS; NSIG];
+static SA_MASK: [AtomicU64; NSIG] = [NO_MASK; NSIG];
+/// The trampoline is installed for the signal.
+static OURS: [AtomicBool; NSIG] = [NO; NSIG];
+
+/// Controlled threads' signal masks (the first 64 signals), by run-local id; [`UNKNOWN`]
+/// for a thread not seen yet.
+const MAX_THREADS: usize = 1024;
+const UNKNOWN: u64 = u64::MAX;
+#[allow(clippy::declare_interior_mutable_const)]
+const NO_THREAD: AtomicU64 = AtomicU64::new(UNKNOWN);
+static MASKS: [AtomicU64; MAX_THREADS] = [NO_THREAD; MAX_THREADS];
+
+/// How many signals [`before_kill`] sent each controlled thread, by run-local id: the
+/// thread runs their handlers as soon as it is granted its next step ([`after_grant`]),
+/// wherever the kernel delivered them, so that the handler's steps sit at the same place in
+/// the schedule whenever it is replayed.
+#[allow(clippy::declare_interior_mutable_const)]
+const NOTHING_SENT: AtomicU32 = AtomicU32::new(0);
+static SENT: [AtomicU32; MAX_THREADS] = [NOTHING_SENT; MAX_THREADS];
+
+/// Threads controlled without our `pthread_create` (the main thread, a forked child's):
+/// their `pthread_t` and run-local id, for `pthread_kill`.
+static ADOPTED: std::sync::Mutex<Vec<(libc::pthread_t, Tid)>> = std::sync::Mutex::new(Vec::new());
+
+/// Signals queued for this thread while it was inside libpos.
+struct Queue {
+    n: usize,
+    items: [(c_int, libc::siginfo_t); 8],
+}
+
+thread_local! {
+    /// Written by [`trampoline`] only while the thread is inside libpos, read by [`drain`]
+    /// only outside: never both at once on the one thread that owns it.
+    static QUEUE: UnsafeCell<Queue> = const {
+        // SAFETY: an all-zero siginfo_t is a valid value.
+        UnsafeCell::new(Queue { n: 0, items: [(0, unsafe { std::mem::zeroed() }); 8] })
+    };
+    /// A drain runs on this thread: the handlers' own posts do not start another.
+    static DRAINING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// How many of the signals [`SENT`] to this thread it has handled.
+    static ACKED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// The first 64 signals of a set.
+fn bits(set: &sigset_t) -> u64 {
+    // SAFETY: a sigset_t is at least 8 bytes.
+    unsafe { std::ptr::read_unaligned(set as *const sigset_t as *const u64) }
+}
+
+fn set_of(bits: u64) -> sigset_t {
+    // SAFETY: filling a zeroed set.
+    unsafe {
+        let mut s: sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut s);
+        for sig in 1..NSIG as c_int {
+            if bits & (1u64 << (sig - 1)) != 0 {
+                libc::sigaddset(&mut s, sig);
+            }
+        }
+        s
+    }
+}
+
+/// The calling thread's mask.
+fn current_mask() -> u64 {
+    // SAFETY: a query into a zeroed set.
+    unsafe {
+        let mut cur: sigset_t = std::mem::zeroed();
+        real::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut cur);
+        bits(&cur)
+    }
+}
+
+/// Record the calling thread's mask as thread `tid`'s (at its start, and after each change).
+pub fn note_mask(tid: Tid) {
+    if let Some(slot) = MASKS.get(tid as usize) {
+        slot.store(current_mask(), Ordering::SeqCst);
+    }
+}
+
+/// Record `mask` as thread `tid`'s (a child about to be created takes its creator's).
+pub fn note_mask_of(tid: Tid, mask: &sigset_t) {
+    if let Some(slot) = MASKS.get(tid as usize) {
+        slot.store(bits(mask), Ordering::SeqCst);
+    }
+}
+
+/// The calling thread, controlled as `tid` but not created through our `pthread_create`
+/// (the main thread, a forked child's), is remembered for `pthread_kill`, with its mask.
+pub fn remember_self(tid: Tid) {
+    note_mask(tid);
+    let _b = Busy::enter();
+    // SAFETY: no preconditions.
+    let me = unsafe { libc::pthread_self() };
+    let mut v = ADOPTED.lock().unwrap_or_else(|e| e.into_inner());
+    v.retain(|&(p, t)| p != me && t != tid);
+    v.push((me, tid));
+}
+
+/// The run-local id of thread `t`, when it is controlled.
+fn target_of(t: libc::pthread_t) -> Option<Tid> {
+    crate::thread::controlled_tid(t).or_else(|| {
+        let _b = Busy::enter();
+        let v = ADOPTED.lock().unwrap_or_else(|e| e.into_inner());
+        v.iter().find(|&&(p, _)| p == t).map(|&(_, tid)| tid)
+    })
+}
+
+/// `pthread_kill(t, sig)` is about to be sent by the calling thread: when `t` is another
+/// controlled thread, does not block `sig` and the program handles it, post [`Op::Kill`]
+/// so that a wait it is blocked in ends for the handler (see the module doc).
+pub fn before_kill(t: libc::pthread_t, sig: c_int) {
+    if !wrapped(sig) || !OURS[sig as usize].load(Ordering::SeqCst) {
+        return;
+    }
+    let Some(me) = conn::me() else { return };
+    // SAFETY: no preconditions.
+    if unsafe { libc::pthread_equal(t, libc::pthread_self()) } != 0 {
+        return; // delivered before pthread_kill returns, in the program's code
+    }
+    let Some(target) = target_of(t) else { return };
+    let mask = MASKS
+        .get(target as usize)
+        .map_or(UNKNOWN, |m| m.load(Ordering::SeqCst));
+    if mask == UNKNOWN || mask & (1u64 << (sig - 1)) != 0 || target as usize >= MAX_THREADS {
+        return; // blocked: it stays pending until the target opens its mask
+    }
+    me.post(Op::Kill { target });
+    // Before the real signal, and before any later grant of the target (no decision is
+    // made while this thread runs).
+    SENT[target as usize].fetch_add(1, Ordering::SeqCst);
+}
+
+/// Whether signals are queued for this thread.
+#[inline]
+pub fn queued() -> bool {
+    // SAFETY: this thread's own queue; a read of its length.
+    QUEUE.with(|q| unsafe { (*q.get()).n > 0 })
+}
+
+/// The program's handler for `sig`, as the trampoline's signature.
+unsafe fn call_program(sig: c_int, info: *mut libc::siginfo_t, uc: *mut c_void) {
+    let h = HANDLER[sig as usize].load(Ordering::SeqCst);
+    if h == libc::SIG_DFL || h == libc::SIG_IGN {
+        return;
+    }
+    if FLAGS[sig as usize].load(Ordering::SeqCst) & libc::SA_SIGINFO != 0 {
+        let f: extern "C" fn(c_int, *mut libc::siginfo_t, *mut c_void) = std::mem::transmute(h);
+        f(sig, info, uc);
+    } else {
+        let f: extern "C" fn(c_int) = std::mem::transmute(h);
+        f(sig);
+    }
+}
+
+/// The handler libpos installs for the signals of [`wrapped`] that the program handles.
+extern "C" fn trampoline(sig: c_int, info: *mut libc::siginfo_t, uc: *mut c_void) {
+    let saved = conn::errno();
+    if conn::deferring() {
+        QUEUE.with(|q| {
+            // SAFETY: this thread's own queue, which the interrupted code (inside libpos)
+            // does not touch; the signal's info is valid for the handler's duration.
+            unsafe {
+                let q = &mut *q.get();
+                if q.n < q.items.len() {
+                    q.items[q.n] = (sig, *info);
+                    q.n += 1;
+                }
+            }
+        });
+    } else {
+        if let Some(me) = conn::me() {
+            // A signal a `Kill` sent, not handled yet: its handler step first.
+            if let Some(sent) = SENT.get(me.tid as usize) {
+                let sent = sent.load(Ordering::SeqCst);
+                if ACKED.with(|a| a.replace(sent)) != sent {
+                    me.post(Op::Handler);
+                }
+            }
+        }
+        // SAFETY: the arguments the kernel gave us, to the handler the program installed.
+        unsafe { call_program(sig, info, uc) };
+    }
+    conn::set_errno(saved);
+}
+
+/// Run the handlers of the signals queued for this thread under their `sigaction` masks,
+/// as the kernel would have run them; after an [`Op::Handler`] step first when
+/// `handler_step` (the signals a [`Op::Kill`] sent: one step for all of them).
+pub fn drain(handler_step: bool) {
+    if DRAINING.with(|d| d.replace(true)) {
+        return;
+    }
+    if handler_step {
+        if let Some(me) = conn::me() {
+            me.post(Op::Handler);
+        }
+    }
+    loop {
+        // SAFETY: this thread's own queue; not inside libpos here, so the trampoline runs
+        // handlers itself instead of queueing meanwhile.
+        let next = QUEUE.with(|q| unsafe {
+            let q = &mut *q.get();
+            (q.n > 0).then(|| {
+                let first = q.items[0];
+                q.items.copy_within(1..q.n, 0);
+                q.n -= 1;
+                first
+            })
+        });
+        let Some((sig, mut info)) = next else { break };
+        let flags = FLAGS[sig as usize].load(Ordering::SeqCst);
+        let mut block = SA_MASK[sig as usize].load(Ordering::SeqCst);
+        if flags & libc::SA_NODEFER == 0 {
+            block |= 1u64 << (sig - 1);
+        }
+        // SAFETY: plain mask switches around the program's handler; a fresh context.
+        unsafe {
+            let set = set_of(block);
+            let mut old: sigset_t = std::mem::zeroed();
+            real::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+            let mut uc: libc::ucontext_t = std::mem::zeroed();
+            libc::getcontext(&mut uc);
+            call_program(sig, &mut info, (&mut uc as *mut libc::ucontext_t).cast());
+            real::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        }
+    }
+    DRAINING.with(|d| d.set(false));
+}
+
+/// Thread `tid` was granted a step: if [`before_kill`] sent it signals it has not handled,
+/// wait (inside libpos, so that they are queued) until they arrive, then run their
+/// handlers ([`drain`]), before the thread goes on. A wait that ended for a signal
+/// ([`code::EINTR`]) comes here too. A signal that does not come (the target blocked it
+/// after all) still ends the interruption in the model.
+///
+/// [`code::EINTR`]: pos_sched::state::code::EINTR
+#[inline]
+pub fn after_grant(tid: Tid) {
+    let Some(sent) = SENT.get(tid as usize) else {
+        return;
+    };
+    let sent = sent.load(Ordering::SeqCst);
+    if sent == ACKED.with(|a| a.get()) {
+        return;
+    }
+    ACKED.with(|a| a.set(sent));
+    {
+        let _b = Busy::enter();
+        for i in 0..20_000 {
+            if queued() {
+                break;
+            }
+            // SAFETY: no preconditions; returning from any system call delivers the
+            // pending signals the thread does not block.
+            unsafe {
+                if i < 1_000 {
+                    libc::syscall(libc::SYS_getppid);
+                } else {
+                    libc::sched_yield();
+                }
+            }
+        }
+    }
+    drain(true);
+}
+
+/// Whether libpos's interrupted wait `op` returns `EINTR` to the program (semaphore and
+/// futex waits, which POSIX never restarts) rather than being posted again.
+pub fn returns_eintr(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::SemWait { .. } | Op::SemTimedWait { .. } | Op::FutexWait { .. }
+    )
+}
+
+/// The program's view of `sig`'s action `installed` (the kernel's): its own handler where
+/// the trampoline stands.
+fn program_view(installed: &mut libc::sigaction, was_ours: bool, prev: (usize, i32, u64)) {
+    if was_ours && installed.sa_sigaction == trampoline as *const () as usize {
+        installed.sa_sigaction = prev.0;
+        installed.sa_flags = prev.1;
+        installed.sa_mask = set_of(prev.2);
+    }
+}
+
+/// `sigaction` for a signal of [`wrapped`]: a handler is installed as the trampoline (the
+/// program's is recorded), `SIG_DFL`, `SIG_IGN` and one-shot (`SA_RESETHAND`) handlers as
+/// they are; the old action reported is the program's.
+///
+/// # Safety
+/// As `sigaction(2)`; `act` has SIGSYS removed from its mask already (trap.rs).
+pub unsafe fn sigaction(
+    sig: c_int,
+    act: *const libc::sigaction,
+    old: *mut libc::sigaction,
+) -> c_int {
+    let i = sig as usize;
+    let prev = (
+        HANDLER[i].load(Ordering::SeqCst),
+        FLAGS[i].load(Ordering::SeqCst),
+        SA_MASK[i].load(Ordering::SeqCst),
+    );
+    let was_ours = OURS[i].load(Ordering::SeqCst);
+    let mut before: libc::sigaction = std::mem::zeroed();
+    let r = if act.is_null() {
+        real::sigaction(sig, act, &mut before)
+    } else {
+        let a = *act;
+        let h = a.sa_sigaction;
+        if h == libc::SIG_DFL || h == libc::SIG_IGN || a.sa_flags & libc::SA_RESETHAND != 0 {
+            let r = real::sigaction(sig, &a, &mut before);
+            if r == 0 {
+                OURS[i].store(false, Ordering::SeqCst);
+            }
+            r
+        } else {
+            // The program's action first: a signal may come as soon as the trampoline is in.
+            HANDLER[i].store(h, Ordering::SeqCst);
+            FLAGS[i].store(a.sa_flags, Ordering::SeqCst);
+            SA_MASK[i].store(bits(&a.sa_mask), Ordering::SeqCst);
+            let mut b = a;
+            b.sa_sigaction = trampoline as *const () as usize;
+            b.sa_flags |= libc::SA_SIGINFO;
+            let r = real::sigaction(sig, &b, &mut before);
+            if r == 0 {
+                OURS[i].store(true, Ordering::SeqCst);
+            } else {
+                HANDLER[i].store(prev.0, Ordering::SeqCst);
+                FLAGS[i].store(prev.1, Ordering::SeqCst);
+                SA_MASK[i].store(prev.2, Ordering::SeqCst);
+            }
+            r
+        }
+    };
+    if r == 0 && !old.is_null() {
+        program_view(&mut before, was_ours, prev);
+        *old = before;
+    }
+    r
+}
+
+/// `signal` for a signal of [`wrapped`]: glibc's BSD semantics (`SA_RESTART`, the signal
+/// blocked in its handler) through [`sigaction`].
+///
+/// # Safety
+/// As `signal(2)`.
+pub unsafe fn signal(sig: c_int, h: libc::sighandler_t) -> libc::sighandler_t {
+    let mut a: libc::sigaction = std::mem::zeroed();
+    a.sa_sigaction = h;
+    a.sa_flags = libc::SA_RESTART;
+    libc::sigemptyset(&mut a.sa_mask);
+    libc::sigaddset(&mut a.sa_mask, sig);
+    let mut old: libc::sigaction = std::mem::zeroed();
+    if sigaction(sig, &a, &mut old) != 0 {
+        return libc::SIG_ERR;
+    }
+    old.sa_sigaction
+}
