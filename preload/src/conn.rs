@@ -368,15 +368,20 @@ impl Me {
                 crate::signal::drain(false);
             }
             let reply = self.post_once(op);
-            if !matches!(
-                op,
-                Op::FutexRequeue { .. } | Op::Exit | Op::ProcessExit { .. }
-            ) {
-                // Handlers of signals another thread sent this one run now (`Op::Kill`).
+            // A wait (or the thread's exit) that ended for a signal handler (`Op::Kill`).
+            let interrupted =
+                reply.result == code::EINTR && (may_block(&op) || matches!(op, Op::Exit));
+            if interrupted
+                || !matches!(
+                    op,
+                    Op::FutexRequeue { .. } | Op::Exit | Op::ProcessExit { .. }
+                )
+            {
+                // Handlers of signals another thread sent this one run now.
                 crate::signal::after_grant(self.tid);
             }
-            if reply.result == code::EINTR && may_block(&op) && !crate::signal::returns_eintr(&op) {
-                continue; // the wait ended for the handler, which ran: wait again
+            if interrupted && !crate::signal::returns_eintr(&op) {
+                continue; // the handler ran: wait (or exit) again
             }
             return reply;
         }

@@ -125,6 +125,32 @@ fn is_duplicate() -> bool {
     }
 }
 
+/// Under the runner, the program starts with the signal mask poscheck was started with
+/// (`POSCHECK_SIGMASK`, hexadecimal, bit `n - 1` for signal `n`), not with poscheck's own,
+/// which blocks SIGHUP, SIGINT and SIGTERM for its signal thread and which a spawned
+/// process inherits: a correct program's handlers for them never ran.
+fn start_mask() {
+    const VAR: &str = "POSCHECK_SIGMASK";
+    let Some(bits) = std::env::var(VAR)
+        .ok()
+        .and_then(|v| u64::from_str_radix(&v, 16).ok())
+    else {
+        return;
+    };
+    std::env::remove_var(VAR);
+    // SAFETY: building a set on the stack and setting this (the only) thread's mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in 1..=64 {
+            if bits & (1u64 << (sig - 1)) != 0 && sig != libc::SIGSYS {
+                libc::sigaddset(&mut set, sig);
+            }
+        }
+        real::pthread_sigmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+    }
+}
+
 /// The constructor: find or start the coordinator, install the hooks, connect the main
 /// thread as thread 0.
 #[cfg_attr(test, allow(dead_code))]
@@ -143,7 +169,9 @@ extern "C" fn init() {
         return;
     }
     let busy = Busy::enter();
-    if !runner_mode {
+    if runner_mode {
+        start_mask();
+    } else {
         passive_openmp_hint();
     }
     conn::PID.store(std::process::id(), Ordering::Relaxed);

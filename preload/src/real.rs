@@ -154,6 +154,7 @@ real_fns! {
     fn pthread_sigmask(how: c_int, set: *const libc::sigset_t, old: *mut libc::sigset_t) -> c_int;
     fn alarm(seconds: c_uint) -> c_uint;
     fn pthread_kill(t: libc::pthread_t, sig: c_int) -> c_int;
+    fn pthread_sigqueue(t: libc::pthread_t, sig: c_int, value: libc::sigval) -> c_int;
     fn kill(pid: libc::pid_t, sig: c_int) -> c_int;
     fn setitimer(which: c_int, new: *const libc::itimerval, old: *mut libc::itimerval) -> c_int;
     fn getitimer(which: c_int, cur: *mut libc::itimerval) -> c_int;

@@ -281,6 +281,9 @@ pub fn drain(handler_step: bool) {
         if flags & libc::SA_NODEFER == 0 {
             block |= 1u64 << (sig - 1);
         }
+        // A handler may leave by `siglongjmp` (a timeout pattern): no drain is under way
+        // while it runs, and the queue holds only what is still to run.
+        DRAINING.with(|d| d.set(false));
         // SAFETY: plain mask switches around the program's handler; a fresh context.
         unsafe {
             let set = set_of(block);
@@ -290,6 +293,9 @@ pub fn drain(handler_step: bool) {
             libc::getcontext(&mut uc);
             call_program(sig, &mut info, (&mut uc as *mut libc::ucontext_t).cast());
             real::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        }
+        if DRAINING.with(|d| d.replace(true)) {
+            return; // the handler's own posts drained the rest
         }
     }
     DRAINING.with(|d| d.set(false));

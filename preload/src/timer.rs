@@ -988,6 +988,26 @@ pub unsafe extern "C" fn pthread_kill(t: libc::pthread_t, sig: c_int) -> c_int {
     r
 }
 
+/// `pthread_sigqueue`: as [`pthread_kill`], with a value for an `SA_SIGINFO` handler.
+///
+/// # Safety
+/// As `pthread_sigqueue(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_sigqueue(
+    t: libc::pthread_t,
+    sig: c_int,
+    value: libc::sigval,
+) -> c_int {
+    if sig != 0 {
+        crate::signal::before_kill(t, sig);
+    }
+    let r = real::pthread_sigqueue(t, sig, value);
+    if r == 0 && sig != 0 {
+        nudge_waiters();
+    }
+    r
+}
+
 /// `kill`: as the real one; a signal to this process (or its group, or everyone) wakes the
 /// threads waiting for a signal in the model, as [`pthread_kill`].
 ///

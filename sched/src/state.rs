@@ -1045,10 +1045,10 @@ impl State {
             return self.act_on_cancel(t, op);
         }
         if self.threads[t as usize].interrupted
-            && may_block(&op)
-            && op != Op::Handler
-            && self.why_blocked_here(t, &op).is_some()
+            && ((may_block(&op) && op != Op::Handler && self.why_blocked_here(t, &op).is_some())
+                || op == Op::Exit)
         {
+            // A thread does not end with a handler still to run: its exit waits for it too.
             return self.interrupt(t, op);
         }
         match op {
@@ -2174,6 +2174,12 @@ mod tests {
         };
         assert_eq!(run(&mut s, 0, wake), 1, "one waiter left: u");
         assert_eq!(s.execute(u).unwrap().result, 0);
+        // An exit runs the handler first.
+        let v = spawn(&mut s, 0);
+        assert_eq!(run(&mut s, 0, Op::Kill { target: v }), 0);
+        assert_eq!(run(&mut s, v, Op::Exit), code::EINTR);
+        assert_eq!(run(&mut s, v, Op::Handler), 0);
+        assert_eq!(run(&mut s, v, Op::Exit), 0);
         // A handler step waits for a kill (DPOR's reversal of a kill and its handler is
         // no trace), and a kill of oneself changes nothing.
         s.post(u, Op::Handler).unwrap();

@@ -60,10 +60,29 @@ fn kill_groups() {
     }
 }
 
+/// The signal mask poscheck was started with (the first 64 signals), before [`install`]
+/// blocked its own: the mask a program under test gets ([`ENV_SIGMASK`]).
+static ORIGINAL_MASK: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The variable that gives libpos the mask to start the program with: a spawned program
+/// inherits poscheck's, in which [`SIGNALS`] are blocked (`posix_spawn` keeps the mask), so
+/// a correct program's SIGTERM or SIGINT handler never ran under poscheck.
+pub const ENV_SIGMASK: &str = "POSCHECK_SIGMASK";
+
+/// [`ORIGINAL_MASK`] in hexadecimal, for [`ENV_SIGMASK`].
+pub fn original_mask() -> String {
+    format!("{:x}", ORIGINAL_MASK.load(Ordering::SeqCst))
+}
+
 /// Block the signals in the calling thread (and so in every thread it creates later) and
 /// start the signal thread. Call first thing in `main`, before any other thread exists.
-/// Programs under test get an empty signal mask (`std::process::Command` resets it).
+/// Programs under test get the mask poscheck had before ([`ENV_SIGMASK`]).
 pub fn install() -> std::io::Result<()> {
+    let before = SigSet::thread_get_mask().map_err(std::io::Error::from)?;
+    let bits = (1..=64)
+        .filter(|&n| Signal::try_from(n).is_ok_and(|s| before.contains(s)))
+        .fold(0u64, |m, n| m | 1 << (n - 1));
+    ORIGINAL_MASK.store(bits, Ordering::SeqCst);
     let mut set = SigSet::empty();
     for s in SIGNALS {
         set.add(s);

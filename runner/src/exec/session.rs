@@ -591,7 +591,13 @@ const LIBPOS_FATAL: i32 = 70;
 
 /// The environment a run's program gets besides the coordinator's socket.
 fn program_env(cfg: &RunConfig) -> Vec<(OsString, OsString)> {
-    let mut env: Vec<(OsString, OsString)> = vec![("LD_PRELOAD".into(), preload_value(cfg))];
+    let mut env: Vec<(OsString, OsString)> = vec![
+        ("LD_PRELOAD".into(), preload_value(cfg)),
+        (
+            super::cleanup::ENV_SIGMASK.into(),
+            super::cleanup::original_mask().into(),
+        ),
+    ];
     if let Some(p) = &cfg.points {
         env.push(("POSCHECK_POINTS".into(), p.into()));
     }
