@@ -198,6 +198,61 @@ pub fn before_kill(t: libc::pthread_t, sig: c_int) {
     SENT[target as usize].fetch_add(1, Ordering::SeqCst);
 }
 
+/// Thread `tid` is exiting: no signal is sent to it in the model any more.
+pub fn gone(tid: Tid) {
+    if let Some(slot) = MASKS.get(tid as usize) {
+        slot.store(UNKNOWN, Ordering::SeqCst);
+    }
+}
+
+/// `kill(getpid(), sig)` from a controlled thread that blocks `sig`: the kernel gives the
+/// signal to some thread that does not block it, perhaps one parked in a wait of the model.
+/// libpos makes that choice itself, the controlled thread with the lowest id that does not
+/// block `sig` (a choice the kernel may make too), and sends it there as
+/// [`before_kill`] and `pthread_kill` do, so that its handler runs under control. `None`:
+/// not such a case (the kernel delivers it, to the sender when it does not block it).
+pub fn kill_process(sig: c_int) -> Option<c_int> {
+    if !wrapped(sig) || !OURS[sig as usize].load(Ordering::SeqCst) {
+        return None;
+    }
+    let me = conn::me()?;
+    let bit = 1u64 << (sig - 1);
+    let mask_of = |tid: Tid| {
+        MASKS
+            .get(tid as usize)
+            .map_or(UNKNOWN, |m| m.load(Ordering::SeqCst))
+    };
+    let blocks = |tid: Tid| mask_of(tid) == UNKNOWN || mask_of(tid) & bit != 0;
+    let mine = mask_of(me.tid);
+    if mine == UNKNOWN || mine & bit == 0 {
+        return None; // the kernel gives it to the sender itself, before `kill` returns
+    }
+    let mut threads = crate::thread::controlled_threads();
+    {
+        let _b = Busy::enter();
+        threads.extend(
+            ADOPTED
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .copied(),
+        );
+    }
+    threads.sort_by_key(|&(_, tid)| tid);
+    let (pt, _) = threads
+        .into_iter()
+        .find(|&(_, tid)| tid != me.tid && !blocks(tid))?;
+    before_kill(pt, sig);
+    // SAFETY: a controlled thread of this process that has not exited.
+    let r = unsafe { real::pthread_kill(pt, sig) };
+    if r == 0 {
+        Some(0)
+    } else {
+        conn::set_errno(r);
+        Some(-1)
+    }
+}
+
 /// Whether signals are queued for this thread.
 #[inline]
 pub fn queued() -> bool {

@@ -31,6 +31,12 @@ fn tid_of(t: pthread_t) -> Option<Tid> {
     v.iter().find(|&&(p, _)| p == t).map(|&(_, tid)| tid)
 }
 
+/// The controlled threads created by this process, with their run-local ids.
+pub(crate) fn controlled_threads() -> Vec<(pthread_t, Tid)> {
+    let _b = Busy::enter();
+    THREADS.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
 /// The run-local id of `t`, a thread created under control (for `pthread_cancel`).
 pub(crate) fn controlled_tid(t: pthread_t) -> Option<Tid> {
     tid_of(t)
@@ -109,6 +115,7 @@ thread_local! {
 pub(crate) fn exit_thread() {
     if let Some(me) = conn::me() {
         conn::set_site(EXIT_SITE.with(|s| s.get()));
+        crate::signal::gone(me.tid);
         me.post(Op::Exit);
         conn::set_site(0);
         conn::release();

@@ -1015,7 +1015,13 @@ pub unsafe extern "C" fn pthread_sigqueue(
 /// As `kill(2)`.
 #[no_mangle]
 pub unsafe extern "C" fn kill(pid: libc::pid_t, sig: c_int) -> c_int {
-    let r = real::kill(pid, sig);
+    let r = match (sig != 0 && pid == libc::getpid())
+        .then(|| crate::signal::kill_process(sig))
+        .flatten()
+    {
+        Some(r) => r,
+        None => real::kill(pid, sig),
+    };
     if r == 0 && sig != 0 && (pid <= 0 || pid == libc::getpid()) {
         nudge_waiters();
     }
