@@ -48,6 +48,7 @@ pub mod futex;
 mod futex_wake_op;
 pub mod journal;
 pub mod omp;
+pub mod poll;
 pub mod process;
 pub mod real;
 pub mod signal;

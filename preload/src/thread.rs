@@ -347,9 +347,21 @@ static EXIT_HOOKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBoo
 /// and `main` register theirs: it runs after them). `atexit` allocates nothing for its first
 /// 32 handlers, so the heap is laid out as before.
 pub(crate) fn hook_process_exit() {
+    extern "C" {
+        fn __cxa_atexit(f: extern "C" fn(*mut c_void), arg: *mut c_void, dso: *mut c_void)
+            -> c_int;
+    }
+    extern "C" fn hook(_: *mut c_void) {
+        at_process_exit();
+    }
+    // Registered for no shared object: `atexit` would tie it to libpos's, whose
+    // `__cxa_finalize` runs it among the libraries' destructors, before those of the
+    // libraries finalised after libpos (libuv's shutdown, which wakes and joins its pool
+    // threads, then ran uncontrolled and hung). Registered before `__libc_start_main`
+    // registers the loader's finaliser, it runs after every library destructor.
     // SAFETY: registers a handler with the C library; it stays valid (libpos is never
     // unloaded).
-    if unsafe { libc::atexit(at_process_exit) } == 0 {
+    if unsafe { __cxa_atexit(hook, std::ptr::null_mut(), std::ptr::null_mut()) } == 0 {
         EXIT_HOOKED.store(true, Ordering::Relaxed);
     }
 }

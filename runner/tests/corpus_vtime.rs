@@ -1,4 +1,5 @@
-//! The virtual-time corpus (`tests/corpus/vtime/`): timed waits, sleeps and clock reads.
+//! The virtual-time corpus (`tests/corpus/vtime/`): timed waits, sleeps, clock reads, and
+//! the timeouts of `poll`, `select` and `epoll_wait`.
 //! Correct programs are never flagged in 200 tries of rw, pct3 and pos (and no run takes the
 //! step timeout); buggy ones are found and their saved schedules replay 100 of 100 times.
 
@@ -52,6 +53,11 @@ const CORRECT: &[(&str, &str, &[&str])] = &[
     ("clang++-14", "ok_cxx_timed.cpp", &[]),
     // Correct as long as timeouts fire only at their deadlines (the default).
     ("gcc", "bug_timeout_path.c", &[]),
+    // poll, select and epoll_wait timeouts count virtual time (preload/src/poll.rs): an
+    // event loop's timer came due only in real time, and every run hung.
+    ("gcc", "ok_poll_event_loop.c", &[]),
+    ("gcc", "ok_epoll_timer.c", &[]),
+    ("gcc", "ok_select_sleep.c", &[]),
 ];
 
 #[test]
@@ -75,6 +81,7 @@ fn correct_timed_programs_are_never_flagged() {
 /// Buggy programs: (compiler, file, extra flags, outcome).
 const BUGGY: &[(&str, &str, &[&str], &str)] = &[
     ("gcc", "bug_timeout_deadlock.c", &[], "assert"),
+    ("gcc", "bug_poll_sleep_lost_update.c", &[], "assert"),
     ("g++", "bug_cxx_try_lock_for.cpp", &[], "assert"),
     ("clang++-14", "bug_cxx_try_lock_for.cpp", &[], "assert"),
     (
