@@ -33,6 +33,8 @@ const MAX_ALIGN: usize = 4096;
 
 /// Private allocation is on (baton transport, after [`reserve`]).
 pub static ON: AtomicBool = AtomicBool::new(false);
+/// A [`Private::force`] scope is open: its thread allocates privately even before [`ON`].
+static FORCED: AtomicBool = AtomicBool::new(false);
 /// The region is mapped.
 static MAPPED: AtomicBool = AtomicBool::new(false);
 /// Next unused byte of the region (offset from [`BASE`]).
@@ -68,9 +70,41 @@ impl Drop for Private {
     }
 }
 
+/// A scope whose allocations come from the private region whatever the transport (the
+/// region is mapped first if it is not): for what libpos reads before the program runs
+/// and whose size varies from run to run (an exploration's forced prefix in the start
+/// message). In the program's heap, the blocks it leaves behind moved the addresses the
+/// program's `malloc`s returned from one execution to the next, and an exploration then
+/// took one heap object for several (1 execution, "complete", on a refcount double free
+/// that sampling finds in 1 try of 5). `None` when the region cannot be mapped.
+pub struct Forced {
+    _scope: Private,
+}
+
+impl Private {
+    /// See [`Forced`]. Single-threaded use only (the run's start, before the program runs).
+    pub fn force() -> Option<Forced> {
+        if !MAPPED.load(Ordering::SeqCst) && !reserve() {
+            return None;
+        }
+        let p = Private::enter();
+        FORCED.store(true, Ordering::SeqCst);
+        Some(Forced { _scope: p })
+    }
+}
+
+impl Drop for Forced {
+    fn drop(&mut self) {
+        FORCED.store(false, Ordering::SeqCst);
+    }
+}
+
 /// Map the private region; false if the address is taken (then the baton transport is not
 /// used). Allocates nothing.
 pub fn reserve() -> bool {
+    if MAPPED.load(Ordering::SeqCst) {
+        return true;
+    }
     // Through `syscall`, which libpos imports anyway: a new import from libc (a new symbol
     // version) changes what the dynamic loader allocates at start-up, and so the program's
     // heap addresses.
@@ -173,7 +207,7 @@ fn private_free(p: *mut u8, layout: Layout) {
 }
 
 fn private_here(layout: Layout) -> bool {
-    ON.load(Ordering::Relaxed)
+    (ON.load(Ordering::Relaxed) || FORCED.load(Ordering::Relaxed))
         && MAPPED.load(Ordering::Relaxed)
         && layout.align() <= MAX_ALIGN
         && OWNER.load(Ordering::Relaxed) == me()

@@ -89,10 +89,35 @@ static SENT: [AtomicU32; MAX_THREADS] = [NOTHING_SENT; MAX_THREADS];
 /// their `pthread_t` and run-local id, for `pthread_kill`.
 static ADOPTED: std::sync::Mutex<Vec<(libc::pthread_t, Tid)>> = std::sync::Mutex::new(Vec::new());
 
+/// The program's action for one delivery: handler, flags, mask (taken when the signal
+/// came: a one-shot handler is no longer installed by the time libpos runs it).
+#[derive(Clone, Copy)]
+struct Action(usize, c_int, u64);
+
+impl Action {
+    const NONE: Action = Action(0, 0, 0);
+
+    /// `sig`'s action now; a one-shot (`SA_RESETHAND`) one is gone after this delivery,
+    /// as the kernel reset it.
+    fn take(sig: c_int) -> Action {
+        let i = sig as usize;
+        let a = Action(
+            HANDLER[i].load(Ordering::SeqCst),
+            FLAGS[i].load(Ordering::SeqCst),
+            SA_MASK[i].load(Ordering::SeqCst),
+        );
+        if a.1 & libc::SA_RESETHAND != 0 {
+            OURS[i].store(false, Ordering::SeqCst);
+            HANDLER[i].store(libc::SIG_DFL, Ordering::SeqCst);
+        }
+        a
+    }
+}
+
 /// Signals queued for this thread while it was inside libpos.
 struct Queue {
     n: usize,
-    items: [(c_int, libc::siginfo_t); 8],
+    items: [(c_int, libc::siginfo_t, Action); 8],
 }
 
 thread_local! {
@@ -100,7 +125,7 @@ thread_local! {
     /// only outside: never both at once on the one thread that owns it.
     static QUEUE: UnsafeCell<Queue> = const {
         // SAFETY: an all-zero siginfo_t is a valid value.
-        UnsafeCell::new(Queue { n: 0, items: [(0, unsafe { std::mem::zeroed() }); 8] })
+        UnsafeCell::new(Queue { n: 0, items: [(0, unsafe { std::mem::zeroed() }, Action::NONE); 8] })
     };
     /// A drain runs on this thread: the handlers' own posts do not start another.
     static DRAINING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -260,13 +285,13 @@ pub fn queued() -> bool {
     QUEUE.with(|q| unsafe { (*q.get()).n > 0 })
 }
 
-/// The program's handler for `sig`, as the trampoline's signature.
-unsafe fn call_program(sig: c_int, info: *mut libc::siginfo_t, uc: *mut c_void) {
-    let h = HANDLER[sig as usize].load(Ordering::SeqCst);
+/// The program's handler `a` for `sig`, as the trampoline's signature.
+unsafe fn call_program(sig: c_int, a: Action, info: *mut libc::siginfo_t, uc: *mut c_void) {
+    let h = a.0;
     if h == libc::SIG_DFL || h == libc::SIG_IGN {
         return;
     }
-    if FLAGS[sig as usize].load(Ordering::SeqCst) & libc::SA_SIGINFO != 0 {
+    if a.1 & libc::SA_SIGINFO != 0 {
         let f: extern "C" fn(c_int, *mut libc::siginfo_t, *mut c_void) = std::mem::transmute(h);
         f(sig, info, uc);
     } else {
@@ -278,6 +303,7 @@ unsafe fn call_program(sig: c_int, info: *mut libc::siginfo_t, uc: *mut c_void) 
 /// The handler libpos installs for the signals of [`wrapped`] that the program handles.
 extern "C" fn trampoline(sig: c_int, info: *mut libc::siginfo_t, uc: *mut c_void) {
     let saved = conn::errno();
+    let action = Action::take(sig);
     if conn::deferring() {
         QUEUE.with(|q| {
             // SAFETY: this thread's own queue, which the interrupted code (inside libpos)
@@ -285,7 +311,7 @@ extern "C" fn trampoline(sig: c_int, info: *mut libc::siginfo_t, uc: *mut c_void
             unsafe {
                 let q = &mut *q.get();
                 if q.n < q.items.len() {
-                    q.items[q.n] = (sig, *info);
+                    q.items[q.n] = (sig, *info, action);
                     q.n += 1;
                 }
             }
@@ -301,7 +327,7 @@ extern "C" fn trampoline(sig: c_int, info: *mut libc::siginfo_t, uc: *mut c_void
             }
         }
         // SAFETY: the arguments the kernel gave us, to the handler the program installed.
-        unsafe { call_program(sig, info, uc) };
+        unsafe { call_program(sig, action, info, uc) };
     }
     conn::set_errno(saved);
 }
@@ -330,9 +356,11 @@ pub fn drain(handler_step: bool) {
                 first
             })
         });
-        let Some((sig, mut info)) = next else { break };
-        let flags = FLAGS[sig as usize].load(Ordering::SeqCst);
-        let mut block = SA_MASK[sig as usize].load(Ordering::SeqCst);
+        let Some((sig, mut info, action)) = next else {
+            break;
+        };
+        let flags = action.1;
+        let mut block = action.2;
         if flags & libc::SA_NODEFER == 0 {
             block |= 1u64 << (sig - 1);
         }
@@ -346,7 +374,12 @@ pub fn drain(handler_step: bool) {
             real::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
             let mut uc: libc::ucontext_t = std::mem::zeroed();
             libc::getcontext(&mut uc);
-            call_program(sig, &mut info, (&mut uc as *mut libc::ucontext_t).cast());
+            call_program(
+                sig,
+                action,
+                &mut info,
+                (&mut uc as *mut libc::ucontext_t).cast(),
+            );
             real::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
         }
         if DRAINING.with(|d| d.replace(true)) {
@@ -436,7 +469,7 @@ pub unsafe fn sigaction(
     } else {
         let a = *act;
         let h = a.sa_sigaction;
-        if h == libc::SIG_DFL || h == libc::SIG_IGN || a.sa_flags & libc::SA_RESETHAND != 0 {
+        if h == libc::SIG_DFL || h == libc::SIG_IGN {
             let r = real::sigaction(sig, &a, &mut before);
             if r == 0 {
                 OURS[i].store(false, Ordering::SeqCst);

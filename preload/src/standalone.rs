@@ -252,6 +252,8 @@ pub fn start() -> Result<(), String> {
 pub fn runner_start() {
     let Some(me) = conn::me() else { return };
     let _b = Busy::enter();
+    // Its size varies with the run (an exploration's prefix): not in the program's heap.
+    let private = crate::alloc::Private::force();
     let mut head = [0u8; 16];
     if !crate::journal::receive_header(me.fd, &mut head) {
         conn::die("the runner hung up before the run started");
@@ -264,6 +266,7 @@ pub fn runner_start() {
     let start: inproc::Start = serde_json::from_slice(&json)
         .unwrap_or_else(|e| conn::die(&format!("bad start message from the runner: {e}")));
     drop(json);
+    drop(private);
     let Some(spec) = start.spec else { return };
     if let Err(e) = start_for_runner(&spec, me.fd) {
         conn::die(&e);
@@ -277,7 +280,11 @@ pub fn runner_start() {
 /// connection to the runner. The caller then adopts the main thread again (in-process).
 pub fn start_for_runner(spec: &Spec, fd: c_int) -> Result<(), String> {
     let _b = Busy::enter();
-    let strategy = spec.strategy.build()?;
+    let strategy = {
+        // An exploration's guide holds its forced prefix: not in the program's heap.
+        let _p = crate::alloc::Private::force();
+        spec.strategy.build()?
+    };
     launch(Config::for_runner(spec, fd), strategy)
 }
 

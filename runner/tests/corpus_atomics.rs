@@ -243,3 +243,33 @@ fn replay_checks_recorded_orders_and_accepts_schedules_without_them() {
     );
     assert!(err.contains("atomic_store(release, mem["), "{}", text(&r));
 }
+
+/// A reference count on a heap object, decremented then read again: both threads may free
+/// it. ODPOR over memory points finds the double free (it explored 1 execution and called
+/// the search complete while every run of the exploration put the object elsewhere), and
+/// every execution of the exploration sees the object at one address.
+#[test]
+fn odpor_finds_the_double_free_of_a_heap_object() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    for cc in compilers("x.c") {
+        let prog = build(dir.path(), cc, "bug_heap_refcount.c");
+        let json = dir.path().join(format!("odpor_{cc}.json"));
+        let o = poscheck(&[
+            "explore",
+            "--algo",
+            "odpor",
+            "--points",
+            "mem",
+            "--json",
+            json.to_str().unwrap(),
+            "--out-dir",
+            dir.path().to_str().unwrap(),
+            prog.to_str().unwrap(),
+        ]);
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(o.status.code(), Some(1), "{cc}: {}", text(&o));
+        assert!(v["buggy"].as_u64().unwrap_or(0) >= 1, "{cc}: {v}");
+        assert_eq!(v["blocked"].as_u64(), Some(0), "{cc}: {v}");
+    }
+}

@@ -168,6 +168,10 @@ fn after_a_deadlock_gdb_gets_the_program_back() {
     let sigint = out
         .find("received signal SIGINT")
         .unwrap_or_else(|| panic!("{out}"));
-    assert!(out[sigint..].matches("libc_read").count() >= 2, "{out}");
+    // Each waits for its grant in libpos: in the reply's read, or still in the short
+    // yielding spin before it (when the interrupt comes right after its post, under load).
+    let waiting = out[sigint..].matches("libc_read").count()
+        + out[sigint..].matches("sched_yield ()").count();
+    assert!(waiting >= 2, "{out}");
     assert!(out.contains("poscheck debug: gdb ended"), "{out}");
 }
