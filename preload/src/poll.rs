@@ -21,17 +21,39 @@ use crate::clock;
 use crate::real;
 use libc::{c_int, timespec};
 
-/// A controlled thread's virtual time, when the call is to be kept in virtual time.
-fn start() -> Option<u64> {
-    clock::virtual_now()
-}
-
-/// After a kernel wait that timed out: sleep to `start + ns` in virtual time.
-fn timed_out(start: u64, ns: u64) {
-    clock::sleep_until_virtual(start.saturating_add(ns));
-}
-
 const MS: u64 = 1_000_000;
+
+/// Run `call`, a kernel wait with a timeout of `ns` (`None`: no timeout, or zero), in virtual
+/// time (see the module doc): a sleep when it watches nothing (`idle`; returns 0), else the
+/// call and, when it timed out (returned 0), a sleep to its deadline. Uncontrolled threads
+/// and `--real-sleep` just make the call.
+fn in_virtual_time(ns: Option<u64>, idle: bool, call: impl FnOnce() -> c_int) -> c_int {
+    let (Some(ns), Some(t0)) = (ns, ns.and_then(|_| clock::virtual_now())) else {
+        return call();
+    };
+    let r = if idle { 0 } else { call() };
+    if r == 0 {
+        clock::sleep_until_virtual(t0.saturating_add(ns));
+    }
+    r
+}
+
+/// A timeout given as a timespec, in ns (`None`: none, zero or invalid).
+///
+/// # Safety
+/// `t` is NULL or points to a timespec.
+unsafe fn ns_of(t: *const timespec) -> Option<u64> {
+    if t.is_null() {
+        None
+    } else {
+        clock::to_ns(&*t).filter(|&ns| ns > 0)
+    }
+}
+
+/// A timeout in milliseconds, in ns (`None`: none or zero).
+fn ns_of_ms(ms: c_int) -> Option<u64> {
+    (ms > 0).then(|| ms as u64 * MS)
+}
 
 /// Whether `poll` watches no descriptor (a sleep).
 ///
@@ -65,19 +87,9 @@ pub unsafe extern "C-unwind" fn poll(
     n: libc::nfds_t,
     timeout: c_int,
 ) -> c_int {
-    let Some(t0) = (timeout > 0).then(start).flatten() else {
-        return real::poll(fds, n, timeout);
-    };
-    let ns = timeout as u64 * MS;
-    if no_fds(fds, n) {
-        timed_out(t0, ns);
-        return 0;
-    }
-    let r = real::poll(fds, n, timeout);
-    if r == 0 {
-        timed_out(t0, ns);
-    }
-    r
+    in_virtual_time(ns_of_ms(timeout), no_fds(fds, n), || {
+        real::poll(fds, n, timeout)
+    })
 }
 
 /// `ppoll`: see the module doc.
@@ -91,23 +103,9 @@ pub unsafe extern "C-unwind" fn ppoll(
     timeout: *const timespec,
     mask: *const libc::sigset_t,
 ) -> c_int {
-    let ns = if timeout.is_null() {
-        None
-    } else {
-        clock::to_ns(&*timeout).filter(|&ns| ns > 0)
-    };
-    let (Some(ns), Some(t0)) = (ns, ns.and_then(|_| start())) else {
-        return real::ppoll(fds, n, timeout, mask);
-    };
-    if no_fds(fds, n) && mask.is_null() {
-        timed_out(t0, ns);
-        return 0;
-    }
-    let r = real::ppoll(fds, n, timeout, mask);
-    if r == 0 {
-        timed_out(t0, ns);
-    }
-    r
+    in_virtual_time(ns_of(timeout), no_fds(fds, n) && mask.is_null(), || {
+        real::ppoll(fds, n, timeout, mask)
+    })
 }
 
 /// `select`: see the module doc. The timeout is left at zero after a timeout, as Linux does.
@@ -128,18 +126,11 @@ pub unsafe extern "C-unwind" fn select(
         Some((*tv).tv_sec as u64 * 1_000_000_000 + (*tv).tv_usec as u64 * 1_000)
             .filter(|&ns| ns > 0)
     };
-    let (Some(ns), Some(t0)) = (ns, ns.and_then(|_| start())) else {
-        return real::select(nfds, r, w, e, tv);
-    };
-    if no_sets(nfds, r, w, e) {
-        timed_out(t0, ns);
+    let idle = no_sets(nfds, r, w, e);
+    let n = in_virtual_time(ns, idle, || real::select(nfds, r, w, e, tv));
+    if idle && n == 0 && !tv.is_null() {
         (*tv).tv_sec = 0;
         (*tv).tv_usec = 0;
-        return 0;
-    }
-    let n = real::select(nfds, r, w, e, tv);
-    if n == 0 {
-        timed_out(t0, ns);
     }
     n
 }
@@ -157,23 +148,11 @@ pub unsafe extern "C-unwind" fn pselect(
     timeout: *const timespec,
     mask: *const libc::sigset_t,
 ) -> c_int {
-    let ns = if timeout.is_null() {
-        None
-    } else {
-        clock::to_ns(&*timeout).filter(|&ns| ns > 0)
-    };
-    let (Some(ns), Some(t0)) = (ns, ns.and_then(|_| start())) else {
-        return real::pselect(nfds, r, w, e, timeout, mask);
-    };
-    if no_sets(nfds, r, w, e) && mask.is_null() {
-        timed_out(t0, ns);
-        return 0;
-    }
-    let n = real::pselect(nfds, r, w, e, timeout, mask);
-    if n == 0 {
-        timed_out(t0, ns);
-    }
-    n
+    in_virtual_time(
+        ns_of(timeout),
+        no_sets(nfds, r, w, e) && mask.is_null(),
+        || real::pselect(nfds, r, w, e, timeout, mask),
+    )
 }
 
 /// `epoll_wait`: see the module doc.
@@ -187,14 +166,9 @@ pub unsafe extern "C-unwind" fn epoll_wait(
     max: c_int,
     timeout: c_int,
 ) -> c_int {
-    let Some(t0) = (timeout > 0).then(start).flatten() else {
-        return real::epoll_wait(epfd, events, max, timeout);
-    };
-    let r = real::epoll_wait(epfd, events, max, timeout);
-    if r == 0 {
-        timed_out(t0, timeout as u64 * MS);
-    }
-    r
+    in_virtual_time(ns_of_ms(timeout), false, || {
+        real::epoll_wait(epfd, events, max, timeout)
+    })
 }
 
 /// `epoll_pwait`: see the module doc.
@@ -209,12 +183,7 @@ pub unsafe extern "C-unwind" fn epoll_pwait(
     timeout: c_int,
     mask: *const libc::sigset_t,
 ) -> c_int {
-    let Some(t0) = (timeout > 0).then(start).flatten() else {
-        return real::epoll_pwait(epfd, events, max, timeout, mask);
-    };
-    let r = real::epoll_pwait(epfd, events, max, timeout, mask);
-    if r == 0 {
-        timed_out(t0, timeout as u64 * MS);
-    }
-    r
+    in_virtual_time(ns_of_ms(timeout), false, || {
+        real::epoll_pwait(epfd, events, max, timeout, mask)
+    })
 }
