@@ -6,17 +6,21 @@
 //! in the model, and the run would end as a false deadlock. So:
 //!
 //! - `sigaction`/`signal` install [`trampoline`] in place of the program's handler (for
-//!   the signals of [`wrapped`]; faults, `SIGABRT` and `SIGSYS` keep theirs) and report the
-//!   program's own action back. The trampoline runs the handler at once when the thread is
-//!   in the program's code, after an [`Op::Handler`] step; when the thread is inside libpos
-//!   ([`conn::deferring`]), it only queues the signal, and libpos runs the handler at the
-//!   thread's next post ([`drain`]), with the handler's mask, as the kernel would have.
-//! - `pthread_kill` of another controlled thread that does not block the signal and has a
-//!   handler for it posts [`Op::Kill`] first: in the model a wait the target is blocked in
-//!   then ends with `EINTR` ([`code::EINTR`]). libpos waits for the signal to arrive,
-//!   runs the handler, and returns `EINTR` from `sem_wait`, `sem_timedwait` and `futex`
+//!   the signals of [`wrapped`]; faults, `SIGABRT` and `SIGSYS` keep theirs; a one-shot
+//!   `SA_RESETHAND` action is taken per delivery) and report the program's own action back.
+//!   The trampoline runs the handler at once when the thread is in the program's code; when
+//!   the thread is inside libpos ([`conn::deferring`]), it only queues the signal, and
+//!   libpos runs the handler at the thread's next post ([`drain`]), with the handler's mask,
+//!   as the kernel would have.
+//! - `pthread_kill` (or `pthread_sigqueue`) of another controlled thread that does not
+//!   block the signal and has a handler for it posts [`Op::Kill`] first: in the model a wait
+//!   the target is blocked in then ends with `EINTR`. The target runs the handler right
+//!   after its next grant ([`after_grant`]: the same place in every replay), after an
+//!   [`Op::Handler`] step, and returns `EINTR` from `sem_wait`, `sem_timedwait` and `futex`
 //!   waits (POSIX: never restarted) or posts the wait again (mutexes, condvars, joins,
-//!   barriers, sleeps: restarted after the handler, as glibc does).
+//!   barriers, sleeps, its exit: restarted after the handler, as glibc does).
+//! - `kill` of the process by a thread that blocks the signal goes to the controlled thread
+//!   with the lowest id that does not, as a `pthread_kill` ([`kill_process`]).
 //!
 //! Whether the target blocks the signal is the model's business, so each controlled
 //! thread's mask is mirrored here ([`note_mask`]) when it starts and when it changes it.
@@ -446,8 +450,8 @@ fn program_view(installed: &mut libc::sigaction, was_ours: bool, prev: (usize, i
 }
 
 /// `sigaction` for a signal of [`wrapped`]: a handler is installed as the trampoline (the
-/// program's is recorded), `SIG_DFL`, `SIG_IGN` and one-shot (`SA_RESETHAND`) handlers as
-/// they are; the old action reported is the program's.
+/// program's is recorded; a one-shot `SA_RESETHAND` one too, the kernel resets it), `SIG_DFL`
+/// and `SIG_IGN` as they are; the old action reported is the program's.
 ///
 /// # Safety
 /// As `sigaction(2)`; `act` has SIGSYS removed from its mask already (trap.rs).
