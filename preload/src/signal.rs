@@ -304,6 +304,50 @@ unsafe fn call_program(sig: c_int, a: Action, info: *mut libc::siginfo_t, uc: *m
     }
 }
 
+thread_local! {
+    /// The call [`on_alternate_stack`] makes on the alternate stack.
+    #[allow(clippy::type_complexity)]
+    static ALT_CALL: std::cell::Cell<(c_int, Action, *mut libc::siginfo_t, *mut c_void)> =
+        const { std::cell::Cell::new((0, Action::NONE, std::ptr::null_mut(), std::ptr::null_mut())) };
+}
+
+extern "C" fn alt_entry() {
+    let (sig, action, info, uc) = ALT_CALL.with(|c| c.get());
+    // SAFETY: the arguments `on_alternate_stack` stored for this call.
+    unsafe { call_program(sig, action, info, uc) };
+}
+
+/// Run an `SA_ONSTACK` handler on the thread's alternate signal stack (`sigaltstack`), as
+/// the kernel would: false when the thread has none, or already runs on it.
+///
+/// # Safety
+/// As [`call_program`].
+unsafe fn on_alternate_stack(
+    sig: c_int,
+    action: Action,
+    info: *mut libc::siginfo_t,
+    uc: *mut c_void,
+) -> bool {
+    let mut ss: libc::stack_t = std::mem::zeroed();
+    if libc::sigaltstack(std::ptr::null(), &mut ss) != 0
+        || ss.ss_flags & (libc::SS_DISABLE | libc::SS_ONSTACK) != 0
+        || ss.ss_sp.is_null()
+    {
+        return false;
+    }
+    ALT_CALL.with(|c| c.set((sig, action, info, uc)));
+    let mut back: libc::ucontext_t = std::mem::zeroed();
+    let mut ctx: libc::ucontext_t = std::mem::zeroed();
+    if libc::getcontext(&mut ctx) != 0 {
+        return false;
+    }
+    ctx.uc_stack.ss_sp = ss.ss_sp;
+    ctx.uc_stack.ss_size = ss.ss_size;
+    ctx.uc_link = &mut back;
+    libc::makecontext(&mut ctx, alt_entry, 0);
+    libc::swapcontext(&mut back, &ctx) == 0
+}
+
 /// The handler libpos installs for the signals of [`wrapped`] that the program handles.
 extern "C" fn trampoline(sig: c_int, info: *mut libc::siginfo_t, uc: *mut c_void) {
     let saved = conn::errno();
@@ -378,12 +422,10 @@ pub fn drain(handler_step: bool) {
             real::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
             let mut uc: libc::ucontext_t = std::mem::zeroed();
             libc::getcontext(&mut uc);
-            call_program(
-                sig,
-                action,
-                &mut info,
-                (&mut uc as *mut libc::ucontext_t).cast(),
-            );
+            let ucp = (&mut uc as *mut libc::ucontext_t).cast();
+            if flags & libc::SA_ONSTACK == 0 || !on_alternate_stack(sig, action, &mut info, ucp) {
+                call_program(sig, action, &mut info, ucp);
+            }
             real::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
         }
         if DRAINING.with(|d| d.replace(true)) {

@@ -45,6 +45,7 @@ const CORRECT: &[(&[&str], &str, u32)] = &[
     (C, "ok_sigterm_worker_stop.c", 2),
     (C, "ok_raise_sigint.c", 3),
     (C, "ok_kill_process.c", 3),
+    (C, "ok_altstack_handler.c", 2),
     (CXX, "ok_kill_cpp.cpp", 3),
     (RUST, "ok_kill.rs", 2),
 ];
