@@ -193,6 +193,15 @@ pub fn remember_self(tid: Tid) {
     v.push((me, tid));
 }
 
+/// Whether controlled thread `tid` blocks `sig`, or its mask is not known (not seen yet,
+/// exiting, or beyond [`MAX_THREADS`]).
+fn blocks(tid: Tid, sig: c_int) -> bool {
+    let mask = MASKS
+        .get(tid as usize)
+        .map_or(UNKNOWN, |m| m.load(Ordering::SeqCst));
+    mask == UNKNOWN || mask & (1u64 << (sig - 1)) != 0
+}
+
 /// The run-local id of thread `t`, when it is controlled.
 fn target_of(t: libc::pthread_t) -> Option<Tid> {
     crate::thread::controlled_tid(t).or_else(|| {
@@ -215,10 +224,7 @@ pub fn before_kill(t: libc::pthread_t, sig: c_int) {
         return; // delivered before pthread_kill returns, in the program's code
     }
     let Some(target) = target_of(t) else { return };
-    let mask = MASKS
-        .get(target as usize)
-        .map_or(UNKNOWN, |m| m.load(Ordering::SeqCst));
-    if mask == UNKNOWN || mask & (1u64 << (sig - 1)) != 0 || target as usize >= MAX_THREADS {
+    if blocks(target, sig) {
         return; // blocked: it stays pending until the target opens its mask
     }
     me.post(Op::Kill { target });
@@ -245,15 +251,7 @@ pub fn kill_process(sig: c_int) -> Option<c_int> {
         return None;
     }
     let me = conn::me()?;
-    let bit = 1u64 << (sig - 1);
-    let mask_of = |tid: Tid| {
-        MASKS
-            .get(tid as usize)
-            .map_or(UNKNOWN, |m| m.load(Ordering::SeqCst))
-    };
-    let blocks = |tid: Tid| mask_of(tid) == UNKNOWN || mask_of(tid) & bit != 0;
-    let mine = mask_of(me.tid);
-    if mine == UNKNOWN || mine & bit == 0 {
+    if !blocks(me.tid, sig) {
         return None; // the kernel gives it to the sender itself, before `kill` returns
     }
     let mut threads = crate::thread::controlled_threads();
@@ -270,7 +268,7 @@ pub fn kill_process(sig: c_int) -> Option<c_int> {
     threads.sort_by_key(|&(_, tid)| tid);
     let (pt, _) = threads
         .into_iter()
-        .find(|&(_, tid)| tid != me.tid && !blocks(tid))?;
+        .find(|&(_, tid)| tid != me.tid && !blocks(tid, sig))?;
     before_kill(pt, sig);
     // SAFETY: a controlled thread of this process that has not exited.
     let r = unsafe { real::pthread_kill(pt, sig) };

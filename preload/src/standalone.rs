@@ -272,7 +272,6 @@ pub fn runner_start() {
         conn::die(&e);
     }
     conn::adopt(0);
-    crate::signal::remember_self(0);
 }
 
 /// A run the runner started with `spec` ([`pos_sched::protocol::inproc`]): decide it in

@@ -978,10 +978,15 @@ pub unsafe extern "C-unwind" fn sigtimedwait(
 /// As `pthread_kill(3)`.
 #[no_mangle]
 pub unsafe extern "C" fn pthread_kill(t: libc::pthread_t, sig: c_int) -> c_int {
+    to_thread(t, sig, || real::pthread_kill(t, sig))
+}
+
+/// A signal `sig` to thread `t`, sent by `send`: see [`pthread_kill`].
+fn to_thread(t: libc::pthread_t, sig: c_int, send: impl FnOnce() -> c_int) -> c_int {
     if sig != 0 {
         crate::signal::before_kill(t, sig);
     }
-    let r = real::pthread_kill(t, sig);
+    let r = send();
     if r == 0 && sig != 0 {
         nudge_waiters();
     }
@@ -998,14 +1003,7 @@ pub unsafe extern "C" fn pthread_sigqueue(
     sig: c_int,
     value: libc::sigval,
 ) -> c_int {
-    if sig != 0 {
-        crate::signal::before_kill(t, sig);
-    }
-    let r = real::pthread_sigqueue(t, sig, value);
-    if r == 0 && sig != 0 {
-        nudge_waiters();
-    }
-    r
+    to_thread(t, sig, || real::pthread_sigqueue(t, sig, value))
 }
 
 /// `kill`: as the real one; a signal to this process (or its group, or everyone) wakes the

@@ -25,7 +25,7 @@
 
 mod common;
 
-use common::{outcome_count, require_libpos, text};
+use common::{require_libpos, text};
 use std::path::{Path, PathBuf};
 
 fn build(dir: &Path, compiler: &str, file: &str) -> PathBuf {
@@ -83,7 +83,5 @@ fn a_sem_wait_that_ignores_eintr_is_found() {
         common::assert_found_by_odpor_and_sampling(dir.path(), &prog, file, "assert");
     }
     let prog = build(dir.path(), "gcc", file);
-    let (p, saved, o) = common::run_report(&prog, &["--algo", "pos", "--tries", "200"]);
-    assert!(outcome_count(&p, "assert") > 0, "{}", text(&o));
-    common::assert_replays(&saved.expect("a saved schedule"), 100);
+    common::assert_pos_finds_and_replays(&prog, "assert");
 }

@@ -120,7 +120,5 @@ fn a_race_in_thread_specific_data_destructors_is_found() {
     let file = "bug_tsd_lost_update.c";
     let prog = build(dir.path(), "gcc", file);
     common::assert_found_by_odpor_and_sampling(dir.path(), &prog, file, "assert");
-    let (p, saved, o) = common::run_report(&prog, &["--algo", "pos", "--tries", "200"]);
-    assert!(outcome_count(&p, "assert") > 0, "{}", text(&o));
-    common::assert_replays(&saved.expect("a saved schedule"), 100);
+    common::assert_pos_finds_and_replays(&prog, "assert");
 }

@@ -111,9 +111,7 @@ fn a_race_between_a_timer_notification_and_a_worker_is_found() {
     let file = "bug_timer_lost_update.c";
     let prog = build(dir.path(), "gcc", file);
     common::assert_found_by_odpor_and_sampling(dir.path(), &prog, file, "assert");
-    let (p, saved, o) = common::run_report(&prog, &["--algo", "pos", "--tries", "200"]);
-    assert!(outcome_count(&p, "assert") > 0, "{}", text(&o));
-    common::assert_replays(&saved.expect("a saved schedule"), 100);
+    common::assert_pos_finds_and_replays(&prog, "assert");
 }
 
 /// `timer_delete` does not wait for a notification that has started: main frees what the

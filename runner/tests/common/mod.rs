@@ -302,3 +302,12 @@ pub fn explore_report(dir: &Path, prog: &Path, algo: &str) -> (Output, serde_jso
     );
     (o, v)
 }
+
+/// A buggy program is found by pos in 200 tries with outcome `kind`, and the saved schedule
+/// replays it 100 of 100 times.
+#[allow(dead_code)]
+pub fn assert_pos_finds_and_replays(prog: &Path, kind: &str) {
+    let (p, saved, o) = run_report(prog, &["--algo", "pos", "--tries", "200"]);
+    assert!(outcome_count(&p, kind) > 0, "{}", text(&o));
+    assert_replays(&saved.expect("a saved schedule"), 100);
+}
