@@ -163,6 +163,7 @@ pub unsafe extern "C" fn close(fd: c_int) -> c_int {
     if is_ours(fd) {
         return 0;
     }
+    crate::timerfd::closing(fd);
     real::close(fd)
 }
 
@@ -176,6 +177,9 @@ pub unsafe extern "C" fn dup2(old: c_int, new: c_int) -> c_int {
         conn::set_errno(libc::EBUSY);
         return -1;
     }
+    if old != new && libc::fcntl(old, libc::F_GETFD) >= 0 {
+        crate::timerfd::closing(new);
+    }
     real::dup2(old, new)
 }
 
@@ -188,6 +192,9 @@ pub unsafe extern "C" fn dup3(old: c_int, new: c_int, flags: c_int) -> c_int {
     if is_ours(new) {
         conn::set_errno(libc::EBUSY);
         return -1;
+    }
+    if old != new && libc::fcntl(old, libc::F_GETFD) >= 0 {
+        crate::timerfd::closing(new);
     }
     real::dup3(old, new, flags)
 }
@@ -210,6 +217,9 @@ fn ours_between(first: u64, last: u64) -> Vec<u64> {
 
 /// `close_range(2)` over `first..=last` minus libpos's fds: the kernel call on each gap.
 fn close_range_sparing_ours(first: u64, last: u64, flags: c_int) -> c_int {
+    if flags & libc::CLOSE_RANGE_CLOEXEC as c_int == 0 {
+        crate::timerfd::closing_range(first, last);
+    }
     let _b = Busy::enter();
     let mut start = first;
     let mut gaps = Vec::new();

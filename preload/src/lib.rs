@@ -56,6 +56,7 @@ pub mod standalone;
 pub mod sync;
 pub mod thread;
 pub mod timer;
+pub mod timerfd;
 #[cfg(target_arch = "x86_64")]
 pub mod trap;
 #[cfg(target_arch = "x86_64")]

@@ -169,6 +169,11 @@ real_fns! {
     fn timer_gettime(id: libc::timer_t, cur: *mut libc::itimerspec) -> c_int;
     fn timer_getoverrun(id: libc::timer_t) -> c_int;
     fn timer_delete(id: libc::timer_t) -> c_int;
+    fn timerfd_create(clk: libc::clockid_t, flags: c_int) -> c_int;
+    fn timerfd_settime(fd: c_int, flags: c_int, new: *const libc::itimerspec, old: *mut libc::itimerspec) -> c_int;
+    fn timerfd_gettime(fd: c_int, cur: *mut libc::itimerspec) -> c_int;
+    fn read(fd: c_int, buf: *mut c_void, n: usize) -> isize;
+    fn __read_chk(fd: c_int, buf: *mut c_void, n: usize, size: usize) -> isize;
     fn pause() -> c_int;
     fn sigsuspend(mask: *const libc::sigset_t) -> c_int;
     fn sigwait(set: *const libc::sigset_t, sig: *mut c_int) -> c_int;

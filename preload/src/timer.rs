@@ -54,7 +54,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize
 const NS: u64 = 1_000_000_000;
 /// The timers one process can have at a time (the alarm's included); `timer_create` fails
 /// with EAGAIN beyond, as at the kernel's limit.
-const SLOTS: usize = 64;
+pub(crate) const SLOTS: usize = 64;
 /// The slot `alarm` and `setitimer(ITIMER_REAL)` share (as they do in the kernel).
 const ALARM: usize = 0;
 /// `timer_t` values of virtual timers: this tag plus the slot (kernel timer ids are small
@@ -69,6 +69,9 @@ const SIGEV_SIGNAL: c_int = 0;
 const SIGEV_NONE: c_int = 1;
 const SIGEV_THREAD: c_int = 2;
 const SIGEV_THREAD_ID: c_int = 4;
+/// libpos's own `sigev_notify` for a timer behind a `timerfd` ([`crate::timerfd`]): an
+/// expiry is counted on the descriptor, no signal and no thread.
+pub(crate) const SIGEV_FD: c_int = 0x7e57;
 
 /// One timer.
 struct Slot {
@@ -438,6 +441,7 @@ fn fire(slot: usize, creator: &sigset_t) {
             }
         }
         SIGEV_NONE => {}
+        SIGEV_FD => crate::timerfd::expired(slot),
         _ => deliver(slot, sig, slot != ALARM, creator),
     }
 }
@@ -492,7 +496,7 @@ extern "C" fn timer_main(arg: *mut c_void) -> *mut c_void {
 /// Arm timer `slot` to expire at virtual time `expiry` (None: disarm) and then every
 /// `interval` ns (0: once); returns the old (expiry, interval). A new timer thread starts
 /// unless the current one sleeps until no later than the new expiry.
-fn arm(slot: usize, expiry: Option<u64>, interval: u64) -> (u64, u64) {
+pub(crate) fn arm(slot: usize, expiry: Option<u64>, interval: u64) -> (u64, u64) {
     let s = &TIMERS[slot];
     let old = locked(|| {
         (
@@ -521,7 +525,7 @@ fn arm(slot: usize, expiry: Option<u64>, interval: u64) -> (u64, u64) {
 }
 
 /// Time left until `expiry` at virtual time `now` (0 when disarmed).
-fn left(expiry: u64, now: u64) -> u64 {
+pub(crate) fn left(expiry: u64, now: u64) -> u64 {
     if expiry == DISARMED {
         0
     } else {
@@ -631,6 +635,47 @@ pub unsafe extern "C" fn getitimer(which: c_int, cur: *mut itimerval) -> c_int {
     0
 }
 
+/// Take a free slot for a disarmed timer on clock `clk`; `None` when all are in use.
+pub(crate) fn claim(clk: clockid_t) -> Option<usize> {
+    let slot = (ALARM + 1..SLOTS).find(|&i| {
+        TIMERS[i]
+            .used
+            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    })?;
+    let s = &TIMERS[slot];
+    s.clock.store(clk, Ordering::SeqCst);
+    s.expiry.store(DISARMED, Ordering::SeqCst);
+    s.interval.store(0, Ordering::SeqCst);
+    Some(slot)
+}
+
+/// Make `slot` notify through a `timerfd` ([`SIGEV_FD`]).
+pub(crate) fn notify_fd(slot: usize) {
+    TIMERS[slot].how.store(SIGEV_FD, Ordering::SeqCst);
+}
+
+/// Disarm timer `slot` and free it (its timer thread ends when it wakes).
+pub(crate) fn release(slot: usize) {
+    arm(slot, None, 0);
+    TIMERS[slot].used.store(false, Ordering::SeqCst);
+}
+
+/// Timer `slot`'s clock, next expiry (virtual, [`DISARMED`] when disarmed) and interval.
+pub(crate) fn setting(slot: usize) -> (clockid_t, u64, u64) {
+    let s = &TIMERS[slot];
+    (
+        s.clock.load(Ordering::SeqCst),
+        s.expiry.load(Ordering::SeqCst),
+        s.interval.load(Ordering::SeqCst),
+    )
+}
+
+/// Whether timer `slot` is armed.
+pub(crate) fn armed(slot: usize) -> bool {
+    TIMERS[slot].expiry.load(Ordering::SeqCst) != DISARMED
+}
+
 /// The slot of a virtual timer's id.
 fn slot_of(id: libc::timer_t) -> Option<usize> {
     let v = (id as usize).checked_sub(ID_TAG)?;
@@ -651,19 +696,11 @@ pub unsafe extern "C" fn timer_create(
     if clock::virtual_now().is_none() || clock::virtual_of(clk, 0).is_none() {
         return real::timer_create(clk, ev, id);
     }
-    let Some(slot) = (ALARM + 1..SLOTS).find(|&i| {
-        TIMERS[i]
-            .used
-            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-    }) else {
+    let Some(slot) = claim(clk) else {
         crate::conn::set_errno(libc::EAGAIN);
         return -1;
     };
     let s = &TIMERS[slot];
-    s.clock.store(clk, Ordering::SeqCst);
-    s.expiry.store(DISARMED, Ordering::SeqCst);
-    s.interval.store(0, Ordering::SeqCst);
     if ev.is_null() {
         s.how.store(SIGEV_SIGNAL, Ordering::SeqCst);
         s.signo.store(libc::SIGALRM, Ordering::SeqCst);
@@ -790,8 +827,7 @@ pub unsafe extern "C" fn timer_delete(id: libc::timer_t) -> c_int {
     let Some(slot) = slot_of(id) else {
         return real::timer_delete(id);
     };
-    arm(slot, None, 0);
-    TIMERS[slot].used.store(false, Ordering::SeqCst);
+    release(slot);
     0
 }
 
@@ -1028,6 +1064,7 @@ pub unsafe extern "C" fn kill(pid: libc::pid_t, sig: c_int) -> c_int {
 
 /// A forked child has no timers (POSIX): forget the parent's, whose threads did not follow.
 pub fn forget_all() {
+    crate::timerfd::forget_all();
     for s in &TIMERS {
         s.generation.fetch_add(1, Ordering::SeqCst);
         s.expiry.store(DISARMED, Ordering::SeqCst);

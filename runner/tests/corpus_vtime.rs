@@ -1,5 +1,5 @@
 //! The virtual-time corpus (`tests/corpus/vtime/`): timed waits, sleeps, clock reads, and
-//! the timeouts of `poll`, `select` and `epoll_wait`.
+//! the timeouts of `poll`, `select` and `epoll_wait`, and `timerfd`s.
 //! Correct programs are never flagged in 200 tries of rw, pct3 and pos (and no run takes the
 //! step timeout); buggy ones are found and their saved schedules replay 100 of 100 times.
 
@@ -8,23 +8,22 @@ mod common;
 use common::{outcome_count, poscheck, require_libpos, text};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/vtime")
 }
 
-/// Compile `file` of the corpus with `compiler` into `dir`; returns the binary.
+/// Compile `file` of the corpus with `compiler` (a C or C++ compiler, or `rustc`) into
+/// `dir`; returns the binary.
 fn build(dir: &Path, compiler: &str, file: &str) -> PathBuf {
-    let stem = Path::new(file).file_stem().unwrap().to_str().unwrap();
-    let out = dir.join(format!("{stem}_{}", compiler.replace('+', "x")));
-    let o = Command::new(compiler)
-        .args(["-O1", "-pthread", "-o"])
-        .arg(&out)
-        .arg(corpus().join(file))
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {compiler}: {e}"));
-    assert!(o.status.success(), "{compiler} {file}: {}", text(&o));
+    let out = common::corpus_binary(dir, compiler, file);
+    let args: &[&str] = if compiler == "rustc" {
+        &["-O", "--edition", "2021"]
+    } else {
+        &["-O1", "-pthread"]
+    };
+    common::compile(compiler, args, &out, &corpus().join(file));
     out
 }
 
@@ -58,6 +57,13 @@ const CORRECT: &[(&str, &str, &[&str])] = &[
     ("gcc", "ok_poll_event_loop.c", &[]),
     ("gcc", "ok_epoll_timer.c", &[]),
     ("gcc", "ok_select_sleep.c", &[]),
+    // timerfds in virtual time: blocking reads, epoll with an absolute deadline.
+    ("gcc", "ok_timerfd_periodic.c", &[]),
+    ("clang-14", "ok_timerfd_periodic.c", &[]),
+    ("gcc", "ok_timerfd_epoll.c", &[]),
+    ("g++", "ok_timerfd_cxx.cpp", &[]),
+    ("clang++-14", "ok_timerfd_cxx.cpp", &[]),
+    ("rustc", "ok_timerfd.rs", &[]),
 ];
 
 #[test]
@@ -82,6 +88,7 @@ fn correct_timed_programs_are_never_flagged() {
 const BUGGY: &[(&str, &str, &[&str], &str)] = &[
     ("gcc", "bug_timeout_deadlock.c", &[], "assert"),
     ("gcc", "bug_poll_sleep_lost_update.c", &[], "assert"),
+    ("gcc", "bug_timerfd_lost_update.c", &[], "assert"),
     ("g++", "bug_cxx_try_lock_for.cpp", &[], "assert"),
     ("clang++-14", "bug_cxx_try_lock_for.cpp", &[], "assert"),
     (
