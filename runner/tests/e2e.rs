@@ -116,14 +116,14 @@ fn protected_counter_never_fails_and_racy_counter_always_found() {
             "--algo",
             algo,
             "--tries",
-            "2000",
+            "500",
             "--seed",
             "11",
             good.to_str().unwrap(),
         ]);
         let p = &r["programs"][0];
         assert_eq!(p["hits"], 0, "{algo}: {}", text(&out));
-        assert_eq!(outcomes(p).get("ok"), Some(&2000), "{algo}");
+        assert_eq!(outcomes(p).get("ok"), Some(&500), "{algo}");
         assert_eq!(out.status.code(), Some(0), "{algo}");
         let (r, out) = s.run_json(&[
             "--algo",

@@ -356,12 +356,18 @@ fn model_events(m: &Program) -> Vec<Vec<String>> {
 }
 
 /// Theory vs practice (the issue's claim): for delay-7 and race-twice built with `poscheck
-/// cc`, the hit ratios of rw, pos and basicpos over 10,000 tries agree with the simulator's
-/// probabilities for the same event structure within 4.5 standard errors (plus the
-/// simulator's own when it samples).
+/// cc`, the hit ratios of rw, pos and basicpos over 3,000 tries agree with the simulator's
+/// probabilities for the same event structure within 5.3 standard errors (plus the
+/// simulator's own when it samples): a correct implementation fails one of the six
+/// comparisons less than once in a million seeds. (10,000 tries took 3 of CI's minutes;
+/// `POSCHECK_THEORY_TRIES=10000 cargo test --release --test points hit_ratios` runs that
+/// size, with the tolerance narrowing as the square root of the tries.)
 #[test]
 fn hit_ratios_match_the_simulator() {
-    const TRIES: u64 = 10_000;
+    let tries: u64 = std::env::var("POSCHECK_THEORY_TRIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3_000);
     const SIM_SAMPLES: u64 = 100_000;
     let cases = [
         (
@@ -394,7 +400,7 @@ fn hit_ratios_match_the_simulator() {
                     "--algo",
                     algo,
                     "--tries",
-                    &TRIES.to_string(),
+                    &tries.to_string(),
                     "--seed",
                     "2024",
                     "--jobs",
@@ -402,7 +408,7 @@ fn hit_ratios_match_the_simulator() {
                 ],
             );
             let r = &v["programs"][0];
-            assert_eq!(r["tries"], TRIES, "{}", text(&o));
+            assert_eq!(r["tries"], tries, "{}", text(&o));
             let outcomes = r["outcomes"].as_object().unwrap();
             assert!(
                 outcomes.keys().all(|k| k == "ok" || k == "assert"),
@@ -410,10 +416,10 @@ fn hit_ratios_match_the_simulator() {
                 text(&o)
             );
             let hits = r["hits"].as_u64().unwrap();
-            let measured = hits as f64 / TRIES as f64;
-            let tol = 4.5 * (p * (1.0 - p) / TRIES as f64).sqrt() + 4.5 * sim_se;
+            let measured = hits as f64 / tries as f64;
+            let tol = 5.3 * (p * (1.0 - p) / tries as f64).sqrt() + 5.3 * sim_se;
             let line = format!(
-                "{src} {algo}: measured {measured:.4} ({hits}/{TRIES}), expected {p:.4} \
+                "{src} {algo}: measured {measured:.4} ({hits}/{tries}), expected {p:.4} \
                  (sim se {sim_se:.5}), |diff| {:.4} <= {tol:.4}",
                 (measured - p).abs()
             );

@@ -53,6 +53,19 @@ pub fn run_200(
     extra: &[&str],
     adjust: impl FnOnce(&mut std::process::Command),
 ) -> (serde_json::Value, Output) {
+    run_tries(dir, prog, algo, 200, extra, adjust)
+}
+
+/// [`run_200`] with `tries` tries: for programs whose every run costs a real wait (a thread
+/// set aside after a quarter of the step timeout) and that have only a few schedules.
+pub fn run_tries(
+    dir: &Path,
+    prog: &Path,
+    algo: &str,
+    tries: u32,
+    extra: &[&str],
+    adjust: impl FnOnce(&mut std::process::Command),
+) -> (serde_json::Value, Output) {
     let json = dir.join(format!("{algo}.json"));
     let out = dir.join("out");
     let mut cmd = std::process::Command::new(POSCHECK);
@@ -60,9 +73,8 @@ pub fn run_200(
         .arg(&json)
         .arg("--out-dir")
         .arg(&out)
-        .args([
-            "--algo", algo, "--tries", "200", "--seed", "1", "--jobs", "2",
-        ])
+        .args(["--algo", algo, "--tries", &tries.to_string()])
+        .args(["--seed", "1", "--jobs", "2"])
         .args(extra)
         .arg(prog)
         // A Rust program under test must not inherit the test environment's backtrace
