@@ -186,6 +186,18 @@ fn read_reply(fd: c_int, r: &mut [u8; REPLY_LEN]) -> bool {
     read_exact(fd, r)
 }
 
+thread_local! {
+    /// The connection this thread waits on for the reply to its post (-1: none): a frame
+    /// written there meanwhile cannot cut into the post's own.
+    static AWAITING: std::cell::Cell<c_int> = const { std::cell::Cell::new(-1) };
+}
+
+/// The connection the calling thread waits on for a reply, if it does (a signal handler
+/// may send a frame there: [`crate::signal`]). Async-signal-safe.
+pub fn awaiting_reply() -> Option<c_int> {
+    Some(AWAITING.with(|a| a.get())).filter(|&fd| fd >= 0)
+}
+
 /// CLOCK_MONOTONIC in nanoseconds (vDSO, no system call).
 pub fn now_ns() -> u64 {
     // SAFETY: an all-zero timespec is valid; clock_gettime fills it.
@@ -378,7 +390,7 @@ impl Me {
                 )
             {
                 // Handlers of signals another thread sent this one run now.
-                crate::signal::after_grant(self.tid);
+                crate::signal::after_grant(self.tid, interrupted);
             }
             if interrupted && !crate::signal::returns_eintr(&op) {
                 continue; // the handler ran: wait (or exit) again
@@ -425,7 +437,7 @@ impl Me {
             self.exchange(&Msg::encode_post_at(&op, pc))
         };
         crate::clock::heard(reply.value);
-        crate::signal::after_grant(self.tid);
+        crate::signal::after_grant(self.tid, false);
         reply
     }
 
@@ -441,7 +453,13 @@ impl Me {
         unsafe { pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &mut cancel) };
         let mut r = [0u8; REPLY_LEN];
         crate::tsan::flush_observed(self);
-        if !write_all(self.fd, frame) || !read_reply(self.fd, &mut r) {
+        if !write_all(self.fd, frame) {
+            stop(false);
+        }
+        AWAITING.with(|a| a.set(self.fd));
+        let replied = read_reply(self.fd, &mut r);
+        AWAITING.with(|a| a.set(-1));
+        if !replied {
             stop(false);
         }
         // SAFETY: restores the state saved above.

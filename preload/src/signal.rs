@@ -89,6 +89,13 @@ static MASKS: [AtomicU64; MAX_THREADS] = [NO_THREAD; MAX_THREADS];
 const NOTHING_SENT: AtomicU32 = AtomicU32::new(0);
 static SENT: [AtomicU32; MAX_THREADS] = [NOTHING_SENT; MAX_THREADS];
 
+/// Threads that queued a signal while inside libpos ([`trampoline`]) and have not run its
+/// handler yet, by run-local id: when every thread is blocked, the decider ends the wait of
+/// such a thread for the handler ([`outside_signal`]) instead of reporting a deadlock.
+#[allow(clippy::declare_interior_mutable_const)]
+const NO_SIGNAL: AtomicBool = AtomicBool::new(false);
+static QUEUED: [AtomicBool; MAX_THREADS] = [NO_SIGNAL; MAX_THREADS];
+
 /// Threads controlled without our `pthread_create` (the main thread, a forked child's):
 /// their `pthread_t` and run-local id, for `pthread_kill`.
 static ADOPTED: std::sync::Mutex<Vec<(libc::pthread_t, Tid)>> = std::sync::Mutex::new(Vec::new());
@@ -362,6 +369,13 @@ extern "C" fn trampoline(sig: c_int, info: *mut libc::siginfo_t, uc: *mut c_void
                 }
             }
         });
+        if let Some(flag) = conn::controlled_tid().and_then(|t| QUEUED.get(t as usize)) {
+            flag.store(true, Ordering::SeqCst);
+        }
+        // Over a socket, the coordinator is told (the thread waits for its reply).
+        if let Some(fd) = conn::awaiting_reply() {
+            conn::write_all(fd, &pos_sched::protocol::Msg::Interrupted.encode().0);
+        }
     } else {
         if let Some(me) = conn::me() {
             // A signal a `Kill` sent, not handled yet: its handler step first.
@@ -384,6 +398,9 @@ extern "C" fn trampoline(sig: c_int, info: *mut libc::siginfo_t, uc: *mut c_void
 pub fn drain(handler_step: bool) {
     if DRAINING.with(|d| d.replace(true)) {
         return;
+    }
+    if let Some(flag) = conn::controlled_tid().and_then(|t| QUEUED.get(t as usize)) {
+        flag.store(false, Ordering::SeqCst);
     }
     if handler_step {
         if let Some(me) = conn::me() {
@@ -440,13 +457,19 @@ pub fn drain(handler_step: bool) {
 /// after all) still ends the interruption in the model.
 ///
 /// [`code::EINTR`]: pos_sched::state::code::EINTR
+///
+/// `interrupted`: the grant ended a wait for a signal (an [`Op::Kill`], or one from outside
+/// the run, [`outside_signal`]): a handler step is owed even when no `Kill` is.
 #[inline]
-pub fn after_grant(tid: Tid) {
+pub fn after_grant(tid: Tid, interrupted: bool) {
     let Some(sent) = SENT.get(tid as usize) else {
         return;
     };
     let sent = sent.load(Ordering::SeqCst);
     if sent == ACKED.with(|a| a.get()) {
+        if interrupted {
+            drain(true);
+        }
         return;
     }
     ACKED.with(|a| a.set(sent));
@@ -468,6 +491,32 @@ pub fn after_grant(tid: Tid) {
         }
     }
     drain(true);
+}
+
+/// Whether the program has a handler libpos runs ([`trampoline`]) for some signal: only
+/// then can a signal from outside the run end a wait of the model.
+pub fn handles_any() -> bool {
+    OURS.iter().any(|o| o.load(Ordering::Relaxed))
+}
+
+/// A peer process's thread `t` (a forked child's, over its connection) queued a signal
+/// while waiting for its reply ([`pos_sched::protocol::Msg::Interrupted`]), or (`false`)
+/// posted again, its handlers run.
+pub fn queued_in_peer(t: Tid, queued: bool) {
+    if let Some(flag) = QUEUED.get(t as usize) {
+        flag.store(queued, Ordering::SeqCst);
+    }
+}
+
+/// A controlled thread that queued a signal from outside the run (the kernel, another
+/// process) while blocked in a wait of the model, and has not handled it: its id (the flag
+/// is taken). The decider ends that wait for the handler when every thread is blocked
+/// ([`pos_sched::state::State::interrupt_from_outside`]).
+pub fn outside_signal() -> Option<Tid> {
+    QUEUED
+        .iter()
+        .position(|f| f.swap(false, Ordering::SeqCst))
+        .map(|t| t as Tid)
 }
 
 /// Whether libpos's interrupted wait `op` returns `EINTR` to the program (semaphore and

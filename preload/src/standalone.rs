@@ -45,6 +45,7 @@
 use crate::baton::Baton;
 use crate::conn::{self, read_exact, write_all, Busy, ACK_REPORTS};
 use crate::fds;
+use crate::real;
 use libc::c_int;
 use pos_sched::coordinator::DEFAULT_MAX_STEPS;
 use pos_sched::protocol::inproc::{self, LogRec, Spec, StrategySpec, Verdict};
@@ -1182,6 +1183,10 @@ impl Run {
                     return mine;
                 }
                 Decision::Deadlock(d) => {
+                    if let Some(t) = await_outside_signal(coord, self.cfg) {
+                        self.log.push(LogRec::Interrupted { t });
+                        continue;
+                    }
                     self.conclude(End::Deadlock(d));
                     // SAFETY: nothing can continue; end the process.
                     unsafe { libc::_exit(1) }
@@ -1239,6 +1244,8 @@ impl Run {
             }
             Msg::Post(op) => match self.peers[i].tid {
                 Some(t) => {
+                    // Its signals were handled before this post.
+                    crate::signal::queued_in_peer(t, false);
                     // A forked child's objects live in its own address space (as the
                     // runner's decision loop keeps them apart).
                     if coord.state().left_with_its_process(t) {
@@ -1271,6 +1278,11 @@ impl Run {
                 }
             }
             Msg::At { .. } => {}
+            Msg::Interrupted => {
+                if let Some(t) = self.peers[i].tid {
+                    crate::signal::queued_in_peer(t, true);
+                }
+            }
         }
         None
     }
@@ -1502,4 +1514,54 @@ fn command_line() -> (String, Vec<String>) {
         .filter(|p| !p.is_empty())
         .map(|p| String::from_utf8_lossy(p).into_owned());
     (parts.next().unwrap_or_default(), parts.collect())
+}
+
+/// Every thread is blocked. Before that is a deadlock, a signal from outside the run may
+/// still end a wait, as it would natively (a child's `SIGCHLD` whose handler posts the
+/// semaphore the parent waits on): when the program handles a signal, wait up to
+/// `--blocked-after` (half the step timeout while a child process still runs) for one to
+/// be queued on a blocked thread, and end that thread's wait for its handler
+/// ([`State::interrupt_from_outside`](pos_sched::state::State::interrupt_from_outside)).
+/// Returns that thread; `None`: a deadlock indeed.
+fn await_outside_signal(coord: &mut Coordinator<'static>, cfg: &Config) -> Option<Tid> {
+    if !crate::signal::handles_any() {
+        return None;
+    }
+    let grace = if children_running() {
+        (cfg.step_timeout_ms / 2).max(cfg.blocked_after_ms)
+    } else {
+        cfg.blocked_after_ms
+    };
+    let start = Instant::now();
+    loop {
+        while let Some(t) = crate::signal::outside_signal() {
+            if coord.state_mut().interrupt_from_outside(t) {
+                return Some(t);
+            }
+        }
+        if grace <= 0 || start.elapsed().as_millis() >= grace as u128 {
+            return None;
+        }
+        let ms = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 1_000_000,
+        };
+        // SAFETY: a real 1 ms sleep (not the program's virtual one).
+        unsafe { real::nanosleep(&ms, std::ptr::null_mut()) };
+    }
+}
+
+/// Whether this process has a child that has not exited yet (whose `SIGCHLD` may come).
+fn children_running() -> bool {
+    // SAFETY: a zeroed siginfo is a valid out-parameter; WNOWAIT leaves any status in place.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        real::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        ) == 0
+            && info.si_pid() == 0
+    }
 }

@@ -46,6 +46,9 @@ const CORRECT: &[(&[&str], &str, u32)] = &[
     (C, "ok_raise_sigint.c", 3),
     (C, "ok_kill_process.c", 3),
     (C, "ok_altstack_handler.c", 2),
+    // A signal from outside the run (a child's SIGCHLD) ends the wait its handler posts for.
+    (C, "ok_sigchld_sem.c", 3),
+    (CXX, "ok_sigchld_cpp.cpp", 4),
     (CXX, "ok_kill_cpp.cpp", 3),
     (RUST, "ok_kill.rs", 2),
 ];
@@ -84,4 +87,25 @@ fn a_sem_wait_that_ignores_eintr_is_found() {
     }
     let prog = build(dir.path(), "gcc", file);
     common::assert_pos_finds_and_replays(&prog, "assert");
+}
+
+/// A SIGCHLD handler that forgets to post the semaphore main waits on: still a deadlock
+/// (after the wait for a signal from outside the run), under the in-program decisions (rw,
+/// pos) and the socket ones (surw), and it replays.
+#[test]
+fn a_sigchld_handler_that_forgets_to_post_is_a_deadlock() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    let file = "bug_sigchld_lost.c";
+    let prog = build(dir.path(), "gcc", file);
+    for algo in ["rw", "pos", "surw"] {
+        let (p, o) = common::run_tries(dir.path(), &prog, algo, 20, &[], |_| {});
+        assert_eq!(
+            common::outcome_count(&p, "deadlock"),
+            20,
+            "{algo}: {}",
+            text(&o)
+        );
+    }
+    common::assert_pos_finds_and_replays(&prog, "deadlock");
 }

@@ -80,6 +80,13 @@ pub enum Msg {
     /// main thread's connection at most about once a second, so that the runner can tell a
     /// long run from a stuck one without hearing every step.
     Alive { steps: u64 },
+    /// The sending thread, blocked in a wait of the model (its post waits for a reply), got
+    /// a signal from outside the run (a child's `SIGCHLD`, a `kill` from another process)
+    /// whose handler libpos runs once the thread is granted: the coordinator ends the wait
+    /// for it when every thread is blocked
+    /// ([`crate::state::State::interrupt_from_outside`]). Sent from the signal handler; no
+    /// reply.
+    Interrupted,
 }
 
 /// Environment variable telling libpos whether to send a [`Msg::At`] before each post
@@ -170,6 +177,7 @@ const K_OBSERVED: u32 = 80;
 const K_AT: u32 = 81;
 const K_END: u32 = 82;
 const K_ALIVE: u32 = 83;
+const K_INTERRUPTED: u32 = 84;
 
 /// Bit of a mutex kind's code for a robust mutex (glibc's `PTHREAD_MUTEX_ROBUST_NORMAL_NP`).
 const KIND_ROBUST: u64 = 16;
@@ -490,6 +498,7 @@ impl Msg {
             Msg::At { pc } => (Msg::encode_at(*pc), &[]),
             Msg::End { json } => (frame(K_END, 0, 0, 0, json.len() as u64), json),
             Msg::Alive { steps } => (frame(K_ALIVE, 0, *steps, 0, 0), &[]),
+            Msg::Interrupted => (frame(K_INTERRUPTED, 0, 0, 0, 0), &[]),
         }
     }
 
@@ -564,6 +573,7 @@ impl Msg {
                 return Ok(Err(c as usize));
             }
             K_ALIVE => Msg::Alive { steps: a },
+            K_INTERRUPTED => Msg::Interrupted,
             _ => return Err(ProtocolError(format!("unknown message kind {kind}"))),
         }))
     }
@@ -770,6 +780,7 @@ mod tests {
                 pc: 0x5555_5555_5189,
             },
             Msg::Alive { steps: 12_345 },
+            Msg::Interrupted,
         ] {
             let (h, _) = m.encode();
             assert_eq!(Msg::decode(&h).unwrap(), Ok(m));

@@ -384,6 +384,31 @@ impl State {
         }
     }
 
+    /// Thread `t`, blocked in a wait, was sent a signal from outside the run (the kernel or
+    /// another process: a child's `SIGCHLD`, a `kill` from a shell): as after an
+    /// [`Op::Kill`], its wait ends for the handler, which runs after an [`Op::Handler`] step.
+    /// Not a step itself: the caller (libpos's decider) does this only when every thread is
+    /// blocked, so that a wait the program relies on a signal to end is not a deadlock.
+    /// False (nothing done) when `t` is not blocked in a wait.
+    pub fn interrupt_from_outside(&mut self, t: Tid) -> bool {
+        let Some(th) = self.threads.get(t as usize) else {
+            return false;
+        };
+        let Status::Pending(op) = th.status else {
+            return false;
+        };
+        if th.interrupted
+            || !may_block(&op)
+            || op == Op::Handler
+            || self.why_blocked_here(t, &op).is_none()
+        {
+            return false;
+        }
+        self.threads[t as usize].interrupted = true;
+        self.recheck_blockable();
+        true
+    }
+
     /// Re-check every pending thread whose operation may block, after a change to the
     /// synchronisation state (only those can change between enabled and blocked).
     fn recheck_blockable(&mut self) {
@@ -2140,6 +2165,34 @@ mod tests {
                 "blocked again after the handler: {wait:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_signal_from_outside_ends_a_blocked_wait_once_and_leaves_others_alone() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let t = spawn(&mut s, 0);
+        let sem = 0x40;
+        s.sems.insert(sem, 0);
+        s.post(t, Op::SemWait { s: sem }).unwrap();
+        assert!(!s.is_enabled(t));
+        // Main is running, not waiting: nothing to interrupt there; nor an unknown thread.
+        assert!(!s.interrupt_from_outside(0));
+        assert!(!s.interrupt_from_outside(99));
+        assert!(s.interrupt_from_outside(t));
+        assert!(!s.interrupt_from_outside(t), "once, until the handler step");
+        assert!(s.is_enabled(t), "the wait ends for the handler");
+        assert_eq!(s.execute(t).unwrap().result, code::EINTR);
+        assert_eq!(run(&mut s, t, Op::Handler), 0);
+        s.post(t, Op::SemWait { s: sem }).unwrap();
+        assert!(!s.is_enabled(t), "blocked again after the handler");
+        // An enabled wait is not interrupted: it simply runs.
+        s.sems.insert(0x48, 1);
+        let u = spawn(&mut s, 0);
+        s.post(u, Op::SemWait { s: 0x48 }).unwrap();
+        assert!(s.is_enabled(u));
+        assert!(!s.interrupt_from_outside(u));
+        assert_eq!(s.execute(u).unwrap().result, 0);
     }
 
     #[test]

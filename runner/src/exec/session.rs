@@ -856,6 +856,12 @@ struct Loop<'c> {
     /// Send the start message that says "over the socket" on the main thread's connection
     /// (libpos waits for one, see [`inproc::start_frame`]).
     start_frame: bool,
+    /// Threads that got a signal from outside the run while blocked ([`Msg::Interrupted`]),
+    /// until their next post.
+    interrupted: Vec<Tid>,
+    /// Every thread is blocked and the program handles a signal: until this moment, a
+    /// signal from outside the run may still end a wait ([`Loop::outside_grace`]).
+    grace_until: Option<Instant>,
 }
 
 /// Where to look for a controlled thread in `/proc`.
@@ -897,6 +903,8 @@ impl<'c> Loop<'c> {
             cpu_seen: Vec::new(),
             start_frame: false,
             observed: std::collections::HashSet::new(),
+            interrupted: Vec::new(),
+            grace_until: None,
         }
     }
 
@@ -915,6 +923,9 @@ impl<'c> Loop<'c> {
             };
             let probe_in = self.probe_in(coord);
             let timeout = probe_in.map_or(timeout, |p| p.min(timeout));
+            let timeout = self.grace_until.map_or(timeout, |g| {
+                g.saturating_duration_since(Instant::now()).min(timeout)
+            });
             // Spin only right after a grant, when the granted thread's next post is
             // usually microseconds away; while the program starts up or exits, park. A
             // deadline already passed is one, even if observed accesses keep arriving (a
@@ -939,6 +950,13 @@ impl<'c> Loop<'c> {
             let ev = match next {
                 Ok(ev) => ev,
                 Err(RecvTimeoutError::Timeout) => {
+                    if self.grace_until.is_some_and(|g| Instant::now() >= g) {
+                        // No signal came: the deadlock stands.
+                        if let Some(o) = self.decide(coord) {
+                            return Some(o);
+                        }
+                        continue;
+                    }
                     if let Some((_, at)) = self.vanished.first() {
                         if at.elapsed() >= VANISH_GRACE {
                             for (t, _) in std::mem::take(&mut self.vanished) {
@@ -1144,6 +1162,8 @@ impl<'c> Loop<'c> {
                 let Some(t) = tid else {
                     return Err(format!("post of {op} before hello"));
                 };
+                // Its signals were handled before this post.
+                self.interrupted.retain(|&x| x != t);
                 if let Some(at) = self.granted_at.get_mut(t as usize).and_then(Option::take) {
                     self.latencies.push(at.elapsed().as_nanos() as u64);
                 }
@@ -1187,6 +1207,14 @@ impl<'c> Loop<'c> {
                 }
             }
             Msg::At { .. } => {} // the pump passes only the pc on
+            Msg::Interrupted => {
+                if let Some(t) = tid {
+                    self.interrupted.push(t);
+                    if self.grace_until.is_some() {
+                        return Ok(self.decide(coord));
+                    }
+                }
+            }
             // Only a run decided in the program sends these ([`inproc`]).
             Msg::End { .. } | Msg::Alive { .. } => {}
             Msg::SemInit { .. }
@@ -1232,6 +1260,35 @@ impl<'c> Loop<'c> {
         })
     }
 
+    /// Every thread is blocked. A signal from outside the run may still end a wait, as it
+    /// would natively (a child's `SIGCHLD` whose handler posts the semaphore the parent
+    /// waits on): when a blocked thread reported one ([`Msg::Interrupted`]), its wait ends
+    /// for the handler (true: decide again). Otherwise, when the program handles a signal
+    /// (`SigCgt` in `/proc`), the deadlock waits until [`Loop::grace_until`]: up to
+    /// `--blocked-after`, half the step timeout while a child process still runs.
+    fn outside_grace(&mut self, coord: &mut Coordinator<'_>) -> bool {
+        while let Some(t) = self.interrupted.pop() {
+            if coord.state_mut().interrupt_from_outside(t) {
+                self.grace_until = None;
+                return true;
+            }
+        }
+        if self.grace_until.is_none() && handles_a_signal(self.pid) {
+            let short = self.cfg.blocked_after.unwrap_or(Duration::ZERO);
+            let grace = if children_running(self.pid) {
+                short.max(self.cfg.step_timeout / 2)
+            } else {
+                short
+            };
+            if !grace.is_zero() {
+                self.grace_until = Some(Instant::now() + grace);
+            }
+        } else if self.grace_until.is_some_and(|g| Instant::now() >= g) {
+            self.grace_until = None;
+        }
+        false
+    }
+
     /// Grant events while the coordinator can decide.
     fn decide(&mut self, coord: &mut Coordinator<'_>) -> Option<Outcome> {
         loop {
@@ -1249,6 +1306,7 @@ impl<'c> Loop<'c> {
                     }
                     self.last_granted = Some(tid);
                     self.just_granted = true;
+                    self.grace_until = None;
                     self.observed.clear();
                     self.silence.heard();
                     if self.cfg.record_trace {
@@ -1280,7 +1338,15 @@ impl<'c> Loop<'c> {
                     }
                 }
                 Decision::Wait | Decision::Over => return None,
-                Decision::Deadlock(report) => return Some(Outcome::Deadlock { report }),
+                Decision::Deadlock(report) => {
+                    if self.outside_grace(coord) {
+                        continue;
+                    }
+                    if self.grace_until.is_some() {
+                        return None;
+                    }
+                    return Some(Outcome::Deadlock { report });
+                }
                 Decision::StepLimit => {
                     let st = coord.state();
                     let live = (0..st.num_threads())
@@ -1424,6 +1490,60 @@ impl<'c> Loop<'c> {
             Some(Exit::Code(code)) => Outcome::from_exit(code, &self.cfg.ok_exit_codes),
         }
     }
+}
+
+/// Signals whose handlers libpos runs under control (`preload/src/signal.rs`, `wrapped`):
+/// not the faults, `SIGABRT`, `SIGSYS`, `SIGKILL`, `SIGSTOP` nor glibc's 32 and 33.
+fn wrapped_signals() -> u64 {
+    let not = [
+        libc::SIGSEGV,
+        libc::SIGBUS,
+        libc::SIGFPE,
+        libc::SIGILL,
+        libc::SIGTRAP,
+        libc::SIGABRT,
+        libc::SIGSYS,
+        libc::SIGKILL,
+        libc::SIGSTOP,
+        32,
+        33,
+    ];
+    not.iter().fold(u64::MAX, |m, &s| m & !(1u64 << (s - 1)))
+}
+
+/// Whether process `pid` catches a signal whose handler libpos runs (its `SigCgt` in
+/// `/proc`: libpos's own handlers are for faults only).
+fn handles_a_signal(pid: u32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .is_some_and(|caught| caught & wrapped_signals() != 0)
+}
+
+/// Whether process `pid` has a child that is still running (whose `SIGCHLD` may come).
+fn children_running(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|t| {
+        std::fs::read_to_string(t.path().join("children"))
+            .is_ok_and(|c| c.split_whitespace().any(|child| !is_zombie(child)))
+    })
+}
+
+/// Whether process `pid` (a decimal string) has exited and awaits its parent's wait.
+fn is_zombie(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next().map(|st| st == "Z"))
+        })
+        .unwrap_or(true)
 }
 
 #[cfg(test)]

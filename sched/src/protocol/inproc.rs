@@ -205,6 +205,11 @@ pub enum LogRec {
     Finished {
         t: Tid,
     },
+    /// [`crate::state::State::interrupt_from_outside`]: a signal from outside the run ended
+    /// thread `t`'s wait (only when every thread was blocked).
+    Interrupted {
+        t: Tid,
+    },
     /// [`Coordinator::decide`]: the granted thread, or `None` for any other decision.
     Decide {
         grant: Option<Tid>,
@@ -298,6 +303,11 @@ pub fn replay_log(
             LogRec::Outside { t } => coord
                 .mark_outside(t)
                 .map_err(|e| format!("record {i}: {e}"))?,
+            LogRec::Interrupted { t } => {
+                if !coord.state_mut().interrupt_from_outside(t) {
+                    return Err(format!("record {i}: thread {t} is not blocked in a wait"));
+                }
+            }
             LogRec::Finished { t } => {
                 let st = coord.state_mut();
                 if (t as usize) < st.num_threads() {

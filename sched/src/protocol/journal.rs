@@ -34,6 +34,7 @@ const K_FRAME: u32 = 1;
 const K_OUTSIDE: u32 = 4;
 const K_FINISHED: u32 = 5;
 const K_DECIDE: u32 = 6;
+const K_INTERRUPTED: u32 = 7;
 /// [`LogRec::Decide`] without a grant.
 const NO_TID: u32 = u32::MAX;
 
@@ -132,6 +133,7 @@ pub fn encode(rec: &LogRec) -> [u8; RECORD_LEN] {
         } => record(K_FRAME, t, Msg::encode_observed(write, addr, size, pc), pc),
         LogRec::Outside { t } => record(K_OUTSIDE, t, none, 0),
         LogRec::Finished { t } => record(K_FINISHED, t, none, 0),
+        LogRec::Interrupted { t } => record(K_INTERRUPTED, t, none, 0),
         LogRec::Decide { grant } => record(K_DECIDE, grant.unwrap_or(NO_TID), none, 0),
     }
 }
@@ -169,6 +171,7 @@ pub fn decode(r: &[u8; RECORD_LEN]) -> Result<LogRec, ProtocolError> {
         },
         K_OUTSIDE => LogRec::Outside { t },
         K_FINISHED => LogRec::Finished { t },
+        K_INTERRUPTED => LogRec::Interrupted { t },
         K_DECIDE => LogRec::Decide {
             grant: (t != NO_TID).then_some(t),
         },
@@ -291,6 +294,7 @@ mod tests {
             },
             LogRec::MutexInit { m: 0x80 },
             LogRec::Outside { t: 2 },
+            LogRec::Interrupted { t: 1 },
             LogRec::Finished { t: 4 },
             LogRec::Decide { grant: Some(0) },
             LogRec::Decide { grant: None },
