@@ -389,8 +389,16 @@ impl Me {
                     Op::FutexRequeue { .. } | Op::Exit | Op::ProcessExit { .. }
                 )
             {
-                // Handlers of signals another thread sent this one run now.
+                // Handlers of signals another thread sent this one run now (an exit
+                // interrupted opens its mask for them: see `signal::exiting`).
+                let exit = interrupted && matches!(op, Op::Exit);
+                if exit {
+                    crate::signal::exiting(false);
+                }
                 crate::signal::after_grant(self.tid, interrupted);
+                if exit {
+                    crate::signal::exiting(true);
+                }
             }
             if interrupted && !crate::signal::returns_eintr(&op) {
                 continue; // the handler ran: wait (or exit) again

@@ -493,6 +493,39 @@ pub fn after_grant(tid: Tid, interrupted: bool) {
     drain(true);
 }
 
+thread_local! {
+    /// The thread's mask before [`exiting`] blocked the handled signals.
+    static BEFORE_EXIT: std::cell::Cell<Option<sigset_t>> = const { std::cell::Cell::new(None) };
+}
+
+/// The calling thread is about to post its exit (`true`): block the signals whose handlers
+/// libpos runs, so that one meant for the process (a child's `SIGCHLD`) goes to a thread
+/// that will still be there to run its handler, instead of being queued here and lost when
+/// the thread is gone; or (`false`) its exit was interrupted by a kill whose handler must
+/// run here first: its mask again until it posts the exit anew.
+pub fn exiting(on: bool) {
+    // SAFETY: plain mask switches of the calling thread with valid sets.
+    unsafe {
+        if on {
+            let handled = OURS
+                .iter()
+                .enumerate()
+                .filter(|(i, o)| *i > 0 && o.load(Ordering::Relaxed))
+                .fold(0u64, |m, (i, _)| m | 1u64 << (i - 1));
+            if handled == 0 {
+                return;
+            }
+            let mut old: sigset_t = std::mem::zeroed();
+            real::pthread_sigmask(libc::SIG_BLOCK, &set_of(handled), &mut old);
+            if BEFORE_EXIT.with(|b| b.get()).is_none() {
+                BEFORE_EXIT.with(|b| b.set(Some(old)));
+            }
+        } else if let Some(old) = BEFORE_EXIT.with(|b| b.take()) {
+            real::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        }
+    }
+}
+
 /// Whether the program has a handler libpos runs ([`trampoline`]) for some signal: only
 /// then can a signal from outside the run end a wait of the model.
 pub fn handles_any() -> bool {

@@ -116,6 +116,7 @@ pub(crate) fn exit_thread() {
     if let Some(me) = conn::me() {
         conn::set_site(EXIT_SITE.with(|s| s.get()));
         crate::signal::gone(me.tid);
+        crate::signal::exiting(true);
         me.post(Op::Exit);
         conn::set_site(0);
         conn::release();

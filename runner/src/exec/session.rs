@@ -1273,9 +1273,14 @@ impl<'c> Loop<'c> {
                 return true;
             }
         }
-        if self.grace_until.is_none() && handles_a_signal(self.pid) {
+        // The program's main process (under `debug`, `pid` is gdb's).
+        let pid = match self.tasks.first() {
+            Some(Some(main)) => main.pid,
+            _ => self.pid,
+        };
+        if self.grace_until.is_none() && handles_a_signal(pid) {
             let short = self.cfg.blocked_after.unwrap_or(Duration::ZERO);
-            let grace = if children_running(self.pid) {
+            let grace = if children_running(pid) {
                 short.max(self.cfg.step_timeout / 2)
             } else {
                 short
