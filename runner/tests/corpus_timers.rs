@@ -148,3 +148,33 @@ fn an_alarm_handler_racing_with_a_worker_is_found_by_sampling() {
     let saved = saved.unwrap_or_else(|| panic!("no saved schedule: {}", text(&o)));
     common::assert_replays(&saved, 100);
 }
+
+/// A spin on a flag a timer's handler sets, built with `poscheck cc` and every memory access
+/// a point: main's reads of the flag are steps, so virtual time never passed and the timer
+/// never fired (a step limit in every run of pos and rw with `--points mem`). A thread that
+/// repeats a read with nothing but reads since now lets time pass, as a yield does. (pct3
+/// still runs into the step limit: a spinning thread keeps its priority there.)
+#[test]
+fn a_spin_on_a_timer_flag_lets_virtual_time_pass() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    let prog = dir.path().join("ok_alarm_flag_spin-cc");
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/timers/ok_alarm_flag_spin.c");
+    let o = common::poscheck(&[
+        "cc",
+        "-O1",
+        "-o",
+        prog.to_str().unwrap(),
+        src.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "poscheck cc: {}", text(&o));
+    for algo in ["rw", "pos"] {
+        let (p, o) = common::run_tries(dir.path(), &prog, algo, 50, &["--points", "mem"], |_| {});
+        assert_eq!(outcome_count(&p, "ok"), 50, "{algo}: {}", text(&o));
+        assert!(
+            p["mean_steps"].as_f64().unwrap_or(1e9) < 1_000.0,
+            "{algo}: {p}"
+        );
+    }
+}

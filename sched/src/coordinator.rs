@@ -159,11 +159,12 @@ impl<'s> Coordinator<'s> {
     /// to the earliest pending deadline (see [`crate::state::clock`] for why yields count).
     fn let_time_pass(&mut self) {
         loop {
+            let trace = &self.trace;
             let idle = self
                 .state
                 .enabled_events()
                 .iter()
-                .all(|e| matches!(e.op, Op::Yield | Op::Sleep));
+                .all(|e| matches!(e.op, Op::Yield | Op::Sleep) || spinning(trace, e));
             if !idle || !self.state.advance_clock() {
                 return;
             }
@@ -232,6 +233,34 @@ pub fn schedule_of(state: &State, trace: &[Event]) -> Vec<Step> {
         .collect()
 }
 
+/// Whether `e` is a read its thread already made among the last few steps, with nothing
+/// but reads and yields since (any thread's): a thread spinning on a flag with memory
+/// accesses as points (`while (!done);` built with `poscheck cc`). For the clock it waits
+/// as a yielding thread does: natively the flag's setter (a timer's handler, a sleeper)
+/// comes once time has passed, which here it never would (a step limit).
+fn spinning(trace: &[Event], e: &Event) -> bool {
+    /// How far back a spin's previous read is looked for.
+    const WINDOW: usize = 64;
+    let (Op::Read { addr, size } | Op::AtomicLoad { addr, size, .. }) = e.op else {
+        return false;
+    };
+    for past in trace.iter().rev().take(WINDOW) {
+        match past.op {
+            Op::Read { addr: a, size: s }
+            | Op::AtomicLoad {
+                addr: a, size: s, ..
+            } => {
+                if past.tid == e.tid && a == addr && s == size {
+                    return true;
+                }
+            }
+            Op::Yield => {}
+            _ => return false,
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,5 +300,57 @@ mod tests {
         co.post(a, Op::Exit).unwrap();
         assert!(matches!(co.decide(), Decision::Grant { op: Op::Exit, .. }));
         assert_eq!(co.decide(), Decision::Over);
+    }
+
+    #[test]
+    fn a_thread_spinning_on_a_flag_lets_virtual_time_pass_for_a_sleeper() {
+        let flag = Op::Read {
+            addr: 0x40,
+            size: 4,
+        };
+        let mut rw = RandomWalk::new();
+        let mut co = Coordinator::new(&mut rw, 3, 1_000);
+        co.post(0, Op::Create).unwrap();
+        let Decision::Grant { child: Some(a), .. } = co.decide() else {
+            panic!("create granted")
+        };
+        // a sleeps until 10 µs (it will set the flag); main reads the flag, again and again.
+        co.post(a, Op::SleepUntil { deadline: 10_000 }).unwrap();
+        co.post(0, flag).unwrap();
+        assert!(
+            matches!(co.decide(), Decision::Grant { tid: 0, .. }),
+            "only main"
+        );
+        // Its first read is no spin yet: time stays; then the same read again is one.
+        co.post(0, flag).unwrap();
+        let Decision::Grant { now, .. } = co.decide() else {
+            panic!("a grant")
+        };
+        assert!(now >= 10_000, "time passed: {now}");
+        assert!(co.state().is_enabled(a), "the sleeper's time has come");
+        // A write in between ends the spin: a fresh read of a changed flag is work.
+        let mut rw = RandomWalk::new();
+        let mut co = Coordinator::new(&mut rw, 3, 1_000);
+        co.post(0, Op::Create).unwrap();
+        let Decision::Grant { child: Some(a), .. } = co.decide() else {
+            panic!("create granted")
+        };
+        co.post(a, Op::SleepUntil { deadline: 10_000 }).unwrap();
+        co.post(0, flag).unwrap();
+        co.decide();
+        co.post(
+            0,
+            Op::Write {
+                addr: 0x40,
+                size: 4,
+            },
+        )
+        .unwrap();
+        co.decide();
+        co.post(0, flag).unwrap();
+        assert!(
+            matches!(co.decide(), Decision::Grant { tid: 0, now: 0, .. }),
+            "no spin: main reads at time 0"
+        );
     }
 }
