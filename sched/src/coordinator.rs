@@ -160,11 +160,10 @@ impl<'s> Coordinator<'s> {
     fn let_time_pass(&mut self) {
         loop {
             let trace = &self.trace;
-            let idle = self
-                .state
-                .enabled_events()
-                .iter()
-                .all(|e| matches!(e.op, Op::Yield | Op::Sleep) || spinning(trace, e));
+            let idle =
+                self.state.enabled_events().iter().all(|e| {
+                    matches!(e.op, Op::Yield | Op::Sleep) || crate::spin::spinning(trace, e)
+                });
             if !idle || !self.state.advance_clock() {
                 return;
             }
@@ -231,34 +230,6 @@ pub fn schedule_of(state: &State, trace: &[Event]) -> Vec<Step> {
         .iter()
         .map(|e| Step::new(e.tid, state.name(e.tid).clone(), e.op.to_string()))
         .collect()
-}
-
-/// Whether `e` is a read its thread already made among the last few steps, with nothing
-/// but reads and yields since (any thread's): a thread spinning on a flag with memory
-/// accesses as points (`while (!done);` built with `poscheck cc`). For the clock it waits
-/// as a yielding thread does: natively the flag's setter (a timer's handler, a sleeper)
-/// comes once time has passed, which here it never would (a step limit).
-fn spinning(trace: &[Event], e: &Event) -> bool {
-    /// How far back a spin's previous read is looked for.
-    const WINDOW: usize = 64;
-    let (Op::Read { addr, size } | Op::AtomicLoad { addr, size, .. }) = e.op else {
-        return false;
-    };
-    for past in trace.iter().rev().take(WINDOW) {
-        match past.op {
-            Op::Read { addr: a, size: s }
-            | Op::AtomicLoad {
-                addr: a, size: s, ..
-            } => {
-                if past.tid == e.tid && a == addr && s == size {
-                    return true;
-                }
-            }
-            Op::Yield => {}
-            _ => return false,
-        }
-    }
-    false
 }
 
 #[cfg(test)]

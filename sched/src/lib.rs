@@ -17,6 +17,7 @@ pub mod rng;
 pub mod schedule;
 pub mod silent;
 pub mod sim;
+pub mod spin;
 pub mod state;
 pub mod strategy;
 

@@ -21,7 +21,8 @@
 //!   without replacement; fewer when `k < d-1`), which only removes wasted collisions.
 //! * Yield rule (as Coyote's and Shuttle's PCT do): a thread that executes a yield or sleep
 //!   ([`crate::event::Op::is_yield`]) drops below every other thread's priority, so a
-//!   spin-waiting thread lets the thread it waits for run.
+//!   spin-waiting thread lets the thread it waits for run; so does a thread spinning on a
+//!   memory location ([`crate::spin::SpinWatch`]: the same read eight times in a row).
 
 use super::{Divergence, Strategy};
 use crate::event::{Event, Op};
@@ -46,6 +47,8 @@ pub struct Pct {
     step: u64,
     /// The priority the next yielding thread gets: below everything assigned so far.
     next_low: i64,
+    /// Spin-waits on memory count as yields.
+    spins: crate::spin::SpinWatch,
 }
 
 impl Pct {
@@ -63,6 +66,7 @@ impl Pct {
             change_points: Vec::new(),
             step: 0,
             next_low: 0,
+            spins: Default::default(),
         }
     }
 
@@ -129,7 +133,7 @@ impl Pct {
                 self.lower(t, p);
             }
         }
-        if ev.op.is_yield() {
+        if self.spins.executed(ev) || ev.op.is_yield() {
             self.next_low -= 1;
             self.lower(t, self.next_low);
         } else if ev.op == Op::Exit {
@@ -163,6 +167,7 @@ impl Strategy for Pct {
         self.change_points.clear();
         self.step = 0;
         self.next_low = 0;
+        self.spins.clear();
         if let Some(k) = self.k {
             let want = (self.depth as u64 - 1).min(k);
             for i in 1..=want {

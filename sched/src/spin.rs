@@ -1,0 +1,119 @@
+//! Spin-waits on memory: a thread that reads the same location again and again with
+//! nothing but reads in between (`while (!flag);` built with `poscheck cc`, where every
+//! access is a scheduling point). Natively such a thread waits for time to pass or for
+//! another core; under control it would keep the turn for ever. The clock rules
+//! ([`crate::coordinator`]) and PCT's yield rule ([`crate::strategy::pct`]) treat it as a
+//! thread that yields.
+
+use crate::event::{Event, Op};
+
+/// Whether `e` is a read its thread already made among the last few steps, with nothing
+/// but reads and yields since (any thread's): a thread spinning on a flag with memory
+/// accesses as points (`while (!done);` built with `poscheck cc`). For the clock it waits
+/// as a yielding thread does: natively the flag's setter (a timer's handler, a sleeper)
+/// comes once time has passed, which here it never would (a step limit).
+pub fn spinning(trace: &[Event], e: &Event) -> bool {
+    /// How far back a spin's previous read is looked for.
+    const WINDOW: usize = 64;
+    let (Op::Read { addr, size } | Op::AtomicLoad { addr, size, .. }) = e.op else {
+        return false;
+    };
+    for past in trace.iter().rev().take(WINDOW) {
+        match past.op {
+            Op::Read { addr: a, size: s }
+            | Op::AtomicLoad {
+                addr: a, size: s, ..
+            } => {
+                if past.tid == e.tid && a == addr && s == size {
+                    return true;
+                }
+            }
+            Op::Yield => {}
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// A read's location, if `op` is a plain or atomic read.
+fn read_of(op: &Op) -> Option<(u64, u32)> {
+    match *op {
+        Op::Read { addr, size } | Op::AtomicLoad { addr, size, .. } => Some((addr, size)),
+        _ => None,
+    }
+}
+
+/// Spin detection over executed events, one at a time (for a strategy, which sees no
+/// trace): an event is a spin once its thread has made the same read [`SpinWatch::REPEATS`]
+/// times in a row with only reads and yields executed since the first.
+/// A read's location (address, size), how many times in a row, and the count of other
+/// events when the streak began.
+type Streak = ((u64, u32), u32, u64);
+
+#[derive(Debug, Default)]
+pub struct SpinWatch {
+    /// Per thread: its last read, how many times in a row, and [`SpinWatch::others`] then.
+    last: Vec<Option<Streak>>,
+    /// Events that were neither reads nor yields, so far.
+    others: u64,
+}
+
+impl SpinWatch {
+    /// Identical reads in a row that make a spin: with points at racing sites only, straight
+    /// code re-reads a racing location a few times with no point between (a check, then the
+    /// act: `atomicity_violation` reads `g_log` four times in a row).
+    pub const REPEATS: u32 = 8;
+
+    pub fn clear(&mut self) {
+        self.last.clear();
+        self.others = 0;
+    }
+
+    /// `ev` executed: whether it continues a spin.
+    pub fn executed(&mut self, ev: &Event) -> bool {
+        let t = ev.tid as usize;
+        if self.last.len() <= t {
+            self.last.resize(t + 1, None);
+        }
+        let Some(at) = read_of(&ev.op) else {
+            if ev.op != Op::Yield {
+                self.others += 1;
+            }
+            self.last[t] = None;
+            return false;
+        };
+        let n = match self.last[t] {
+            Some((prev, n, others)) if prev == at && others == self.others => n + 1,
+            _ => 1,
+        };
+        self.last[t] = Some((at, n, self.others));
+        n >= Self::REPEATS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_repeated_with_only_reads_between_is_a_spin_a_write_ends_it() {
+        let read = |t| Event::new(t, Op::Read { addr: 8, size: 4 });
+        let mut w = SpinWatch::default();
+        assert!(
+            !w.executed(&read(1)),
+            "another thread's read changes nothing"
+        );
+        for _ in 1..SpinWatch::REPEATS {
+            assert!(!w.executed(&read(0)));
+        }
+        assert!(w.executed(&read(0)), "the REPEATS-th in a row");
+        assert!(w.executed(&read(0)));
+        assert!(!w.executed(&Event::new(1, Op::Write { addr: 8, size: 4 })));
+        assert!(
+            !w.executed(&read(0)),
+            "a write in between: counting starts again"
+        );
+        assert!(!w.executed(&Event::new(0, Op::Read { addr: 16, size: 4 })));
+        assert!(!w.executed(&read(0)), "another location in between");
+    }
+}
