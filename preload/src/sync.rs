@@ -53,12 +53,15 @@ pub unsafe fn mutex_kind(m: *const pthread_mutex_t) -> MutexKind {
     }
 }
 
-/// The model's address of mutex `m` of kind `kind`: a robust mutex in `MAP_SHARED` memory
-/// gets [`pos_sched::event::SHARED_BIT`], so that a forked child and its parent lock the
-/// same object (its owner process's end frees it with `EOWNERDEAD`, as the kernel does).
-/// Every other mutex keeps its plain address (an object per process, as before).
+/// The model's address of mutex `m` of kind `kind`: a process-shared mutex
+/// (`PTHREAD_PROCESS_SHARED`) or a robust mutex in `MAP_SHARED` memory gets
+/// [`pos_sched::event::SHARED_BIT`], so that a forked child and its parent lock the same
+/// object (a robust one's owner process's end frees it with `EOWNERDEAD`, as the kernel
+/// does). Every other mutex keeps its plain address (an object per process).
 fn mutex_addr(m: *const pthread_mutex_t, kind: MutexKind) -> u64 {
-    if kind.robust() && in_shared_mapping(m as u64) {
+    // SAFETY: `m` points to a mutex (the caller's contract); glibc's kind word.
+    let raw = unsafe { std::ptr::read_volatile((m as *const u8).add(KIND_OFFSET) as *const c_int) };
+    if raw & KIND_PSHARED != 0 || (kind.robust() && in_shared_mapping(m as u64)) {
         m as u64 | pos_sched::event::SHARED_BIT
     } else {
         m as u64
@@ -131,6 +134,38 @@ unsafe fn mutex(m: *const pthread_mutex_t) -> (u64, MutexKind) {
 
 fn addr<T>(p: *const T) -> u64 {
     p as u64
+}
+
+/// glibc's `PTHREAD_MUTEX_PSHARED_BIT` in a mutex's kind word.
+const KIND_PSHARED: c_int = 128;
+
+/// The model's address of semaphore `s`: a process-shared one (`sem_init(s, 1, n)` in
+/// shared memory, `sem_open`) gets [`pos_sched::event::SHARED_BIT`], so that a forked
+/// child's `sem_post` wakes its parent's `sem_wait` in the model too (before, two objects:
+/// a false deadlock in every run). glibc's `struct new_sem` holds the count, then `private`:
+/// `FUTEX_SHARED` (128, the futex private flag: glibc's naming is the other way round) for
+/// a process-shared semaphore, 0 otherwise.
+fn sem_addr(s: *const sem_t) -> u64 {
+    // SAFETY: `s` points to an initialised semaphore (the caller's contract).
+    let private = unsafe { std::ptr::read_volatile((s as *const u8).add(8) as *const c_int) };
+    if private == 128 {
+        s as u64 | pos_sched::event::SHARED_BIT
+    } else {
+        s as u64
+    }
+}
+
+/// The model's address of condition variable `c`: a process-shared one
+/// (`PTHREAD_PROCESS_SHARED`) gets [`pos_sched::event::SHARED_BIT`], as [`sem_addr`]. glibc
+/// keeps that in bit 0 of `__wrefs` (byte 36).
+fn cond_addr(c: *const pthread_cond_t) -> u64 {
+    // SAFETY: `c` points to a condition variable (the caller's contract).
+    let wrefs = unsafe { std::ptr::read_volatile((c as *const u8).add(36) as *const u32) };
+    if wrefs & 1 != 0 {
+        c as u64 | pos_sched::event::SHARED_BIT
+    } else {
+        c as u64
+    }
 }
 
 /// Map a granted result to the `-1`/`errno` convention of the semaphore functions.
@@ -320,7 +355,7 @@ point! {
 /// wakeup.
 fn cond_wait(me: Me, c: *mut pthread_cond_t, m: *mut pthread_mutex_t, deadline: u64) -> c_int {
     // SAFETY: `m` is the caller's mutex.
-    let (c, m) = (addr(c), unsafe { mutex(m) }.0);
+    let (c, m) = (cond_addr(c), unsafe { mutex(m) }.0);
     let r = me.post(Op::CondWait { c, m }).result;
     if r != 0 {
         return r;
@@ -364,12 +399,12 @@ point! {
 }
 point! {
     /// `pthread_cond_signal`: `Op::CondSignal`.
-    fn pthread_cond_signal(c: *mut pthread_cond_t) => |me| lock_op(me, Op::CondSignal { c: addr(c) })
+    fn pthread_cond_signal(c: *mut pthread_cond_t) => |me| lock_op(me, Op::CondSignal { c: cond_addr(c) })
 }
 point! {
     /// `pthread_cond_broadcast`: `Op::CondBroadcast`.
     fn pthread_cond_broadcast(c: *mut pthread_cond_t) =>
-        |me| lock_op(me, Op::CondBroadcast { c: addr(c) })
+        |me| lock_op(me, Op::CondBroadcast { c: cond_addr(c) })
 }
 
 /// `pthread_cond_init`: always real (exported so that the versioned real one is used).
@@ -401,7 +436,10 @@ pub unsafe extern "C" fn pthread_cond_destroy(c: *mut pthread_cond_t) -> c_int {
 pub unsafe extern "C" fn sem_init(s: *mut sem_t, pshared: c_int, value: c_uint) -> c_int {
     let r = real::sem_init(s, pshared, value);
     if let (0, Some(me)) = (r, conn::me()) {
-        me.notify(&Msg::SemInit { s: addr(s), value });
+        me.notify(&Msg::SemInit {
+            s: sem_addr(s),
+            value,
+        });
     }
     r
 }
@@ -428,7 +466,7 @@ pub unsafe extern "C" fn sem_open(
             let mut now: c_int = 0;
             if real::sem_getvalue(s, &mut now) == 0 {
                 me.notify(&Msg::SemInit {
-                    s: addr(s),
+                    s: sem_addr(s),
                     value: now.max(0) as c_uint,
                 });
             }
@@ -453,11 +491,11 @@ unsafe fn sem_op(me: Me, s: *mut sem_t, op: Op) -> c_int {
 
 point! {
     /// `sem_wait`: `Op::SemWait`.
-    fn sem_wait(s: *mut sem_t) => |me| sem_op(me, s, Op::SemWait { s: addr(s) })
+    fn sem_wait(s: *mut sem_t) => |me| sem_op(me, s, Op::SemWait { s: sem_addr(s) })
 }
 point! {
     /// `sem_trywait`: `Op::SemTryWait` (-1/EAGAIN when the count is zero).
-    fn sem_trywait(s: *mut sem_t) => |me| sem_op(me, s, Op::SemTryWait { s: addr(s) })
+    fn sem_trywait(s: *mut sem_t) => |me| sem_op(me, s, Op::SemTryWait { s: sem_addr(s) })
 }
 point! {
     /// `sem_timedwait`: `Op::SemTimedWait` with the `CLOCK_REALTIME` deadline (-1/ETIMEDOUT
@@ -481,7 +519,7 @@ unsafe fn sem_timed(me: Me, s: *mut sem_t, c: clockid_t, t: *const timespec) -> 
             me,
             s,
             Op::SemTimedWait {
-                s: addr(s),
+                s: sem_addr(s),
                 deadline,
             },
         ),
@@ -490,7 +528,7 @@ unsafe fn sem_timed(me: Me, s: *mut sem_t, c: clockid_t, t: *const timespec) -> 
 }
 point! {
     /// `sem_post`: `Op::SemPost`.
-    fn sem_post(s: *mut sem_t) => |me| sem_op(me, s, Op::SemPost { s: addr(s) })
+    fn sem_post(s: *mut sem_t) => |me| sem_op(me, s, Op::SemPost { s: sem_addr(s) })
 }
 
 /// `pthread_barrier_init`: the real initialisation, then `Msg::BarrierInit`.

@@ -43,6 +43,10 @@ fn correct_forking_programs_are_never_flagged() {
         "ok_fork_exec.c",
         "ok_nested_fork.c",
         "ok_atfork.c",
+        // Process-shared semaphores, mutexes and condvars: one object in parent and child.
+        "ok_pshared_sem.c",
+        "ok_pshared_cond.c",
+        "ok_sem_open.c",
     ] {
         let prog = build(dir.path(), file);
         for algo in common::ALGOS {
@@ -93,6 +97,11 @@ const BUGGY: &[(&str, &str, &str)] = &[
         "bug_fork_while_locked.c",
         "deadlock",
         "waits for process p1 to exit",
+    ),
+    (
+        "bug_pshared_sem_short.c",
+        "deadlock",
+        "waits for semaphore shared:",
     ),
 ];
 
