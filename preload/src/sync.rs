@@ -61,7 +61,14 @@ pub unsafe fn mutex_kind(m: *const pthread_mutex_t) -> MutexKind {
 fn mutex_addr(m: *const pthread_mutex_t, kind: MutexKind) -> u64 {
     // SAFETY: `m` points to a mutex (the caller's contract); glibc's kind word.
     let raw = unsafe { std::ptr::read_volatile((m as *const u8).add(KIND_OFFSET) as *const c_int) };
-    if raw & KIND_PSHARED != 0 || (kind.robust() && in_shared_mapping(m as u64)) {
+    // glibc sets the pshared bit on every robust mutex (the kernel's robust-list wakes are
+    // never private): for those, shared memory decides.
+    let shared = if kind.robust() {
+        in_shared_mapping(m as u64)
+    } else {
+        raw & KIND_PSHARED != 0
+    };
+    if shared {
         m as u64 | pos_sched::event::SHARED_BIT
     } else {
         m as u64
@@ -636,6 +643,31 @@ mod tests {
             assert_eq!(mutex_kind(sm), MutexKind::RobustRecursive);
             assert_eq!(mutex(sm).0, addr(sm) | pos_sched::event::SHARED_BIT);
             libc::munmap(p, len);
+        }
+        // A process-shared mutex (not robust), a semaphore and a condvar: the shared bit
+        // from glibc's own marks; private ones keep their address.
+        unsafe {
+            let mut attr: libc::pthread_mutexattr_t = std::mem::zeroed();
+            libc::pthread_mutexattr_init(&mut attr);
+            libc::pthread_mutexattr_setpshared(&mut attr, libc::PTHREAD_PROCESS_SHARED);
+            let (mut m, mut p): (pthread_mutex_t, pthread_mutex_t) = std::mem::zeroed();
+            libc::pthread_mutex_init(&mut m, &attr);
+            libc::pthread_mutex_init(&mut p, std::ptr::null());
+            assert_eq!(mutex(&m).0, addr(&m) | pos_sched::event::SHARED_BIT);
+            assert_eq!(mutex(&p).0, addr(&p));
+            let (mut a, mut b): (sem_t, sem_t) = std::mem::zeroed();
+            libc::sem_init(&mut a, 1, 0);
+            libc::sem_init(&mut b, 0, 0);
+            assert_eq!(sem_addr(&a), addr(&a) | pos_sched::event::SHARED_BIT);
+            assert_eq!(sem_addr(&b), addr(&b));
+            let mut cattr: libc::pthread_condattr_t = std::mem::zeroed();
+            libc::pthread_condattr_init(&mut cattr);
+            libc::pthread_condattr_setpshared(&mut cattr, libc::PTHREAD_PROCESS_SHARED);
+            let (mut c, mut d): (pthread_cond_t, pthread_cond_t) = std::mem::zeroed();
+            libc::pthread_cond_init(&mut c, &cattr);
+            libc::pthread_cond_init(&mut d, std::ptr::null());
+            assert_eq!(cond_addr(&c), addr(&c) | pos_sched::event::SHARED_BIT);
+            assert_eq!(cond_addr(&d), addr(&d));
         }
         assert_eq!(
             maps_line_shared(b"1000-2000 rw-s 00000000 00:01 5", 0x1fff),
