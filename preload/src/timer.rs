@@ -661,16 +661,6 @@ pub(crate) fn release(slot: usize) {
     TIMERS[slot].used.store(false, Ordering::SeqCst);
 }
 
-/// Timer `slot`'s clock, next expiry (virtual, [`DISARMED`] when disarmed) and interval.
-pub(crate) fn setting(slot: usize) -> (clockid_t, u64, u64) {
-    let s = &TIMERS[slot];
-    (
-        s.clock.load(Ordering::SeqCst),
-        s.expiry.load(Ordering::SeqCst),
-        s.interval.load(Ordering::SeqCst),
-    )
-}
-
 /// Whether timer `slot` is armed.
 pub(crate) fn armed(slot: usize) -> bool {
     TIMERS[slot].expiry.load(Ordering::SeqCst) != DISARMED
@@ -755,6 +745,22 @@ pub unsafe extern "C" fn timer_settime(
     let (Some(slot), Some(now)) = (slot_of(id), clock::virtual_now()) else {
         return real::timer_settime(id, flags, new, old);
     };
+    settime(slot, now, flags & libc::TIMER_ABSTIME != 0, new, old)
+}
+
+/// Set virtual timer `slot` at virtual time `now` from `*new` (absolute on the timer's
+/// clock with `abs`), the old setting to `*old` when not NULL: `timer_settime` and
+/// `timerfd_settime` once they know the slot. 0, or -1 with `errno` (`EFAULT`, `EINVAL`).
+///
+/// # Safety
+/// `new` is NULL or points to an itimerspec; `old` is NULL or writable.
+pub(crate) unsafe fn settime(
+    slot: usize,
+    now: u64,
+    abs: bool,
+    new: *const itimerspec,
+    old: *mut itimerspec,
+) -> c_int {
     if new.is_null() {
         crate::conn::set_errno(libc::EFAULT);
         return -1;
@@ -768,7 +774,7 @@ pub unsafe extern "C" fn timer_settime(
     };
     let expiry = if value == 0 {
         None
-    } else if flags & libc::TIMER_ABSTIME != 0 {
+    } else if abs {
         let clk = TIMERS[slot].clock.load(Ordering::SeqCst);
         Some(clock::virtual_of(clk, value).unwrap_or(0))
     } else {
@@ -793,6 +799,15 @@ pub unsafe extern "C" fn timer_gettime(id: libc::timer_t, cur: *mut itimerspec) 
     let (Some(slot), Some(now)) = (slot_of(id), clock::virtual_now()) else {
         return real::timer_gettime(id, cur);
     };
+    gettime(slot, now, cur)
+}
+
+/// Virtual timer `slot`'s setting at virtual time `now` to `*cur`: `timer_gettime` and
+/// `timerfd_gettime` once they know the slot. 0, or -1 with `EFAULT`.
+///
+/// # Safety
+/// `cur` is NULL or writable.
+pub(crate) unsafe fn gettime(slot: usize, now: u64, cur: *mut itimerspec) -> c_int {
     if cur.is_null() {
         crate::conn::set_errno(libc::EFAULT);
         return -1;

@@ -176,39 +176,15 @@ pub unsafe extern "C" fn timerfd_settime(
     let (Some(slot), Some(now)) = (slot_of(fd), clock::virtual_now()) else {
         return real::timerfd_settime(fd, flags, new, old);
     };
-    if new.is_null() {
-        crate::conn::set_errno(libc::EFAULT);
-        return -1;
-    }
-    let known = libc::TFD_TIMER_ABSTIME | libc::TFD_TIMER_CANCEL_ON_SET;
-    let (Some(value), Some(interval)) = (
-        clock::to_ns(&(*new).it_value),
-        clock::to_ns(&(*new).it_interval),
-    ) else {
-        crate::conn::set_errno(libc::EINVAL);
-        return -1;
-    };
-    if flags & !known != 0 {
+    if flags & !(libc::TFD_TIMER_ABSTIME | libc::TFD_TIMER_CANCEL_ON_SET) != 0 {
         crate::conn::set_errno(libc::EINVAL);
         return -1;
     }
-    let (clk, _, _) = timer::setting(slot);
-    let expiry = if value == 0 {
-        None
-    } else if flags & libc::TFD_TIMER_ABSTIME != 0 {
-        Some(clock::virtual_of(clk, value).unwrap_or(0))
-    } else {
-        Some(now.saturating_add(value))
-    };
-    reset_count(OWN[slot].load(Ordering::SeqCst));
-    let (was, every) = timer::arm(slot, expiry, interval);
-    if !old.is_null() {
-        *old = itimerspec {
-            it_interval: clock::to_timespec(every),
-            it_value: clock::to_timespec(timer::left(was, now)),
-        };
+    // Setting the timer resets its count, as the kernel does (not when the call fails).
+    if !new.is_null() && clock::to_ns(&(*new).it_value).is_some() {
+        reset_count(OWN[slot].load(Ordering::SeqCst));
     }
-    0
+    timer::settime(slot, now, flags & libc::TFD_TIMER_ABSTIME != 0, new, old)
 }
 
 /// `timerfd_gettime` of a virtual timerfd (others passed on).
@@ -220,16 +196,7 @@ pub unsafe extern "C" fn timerfd_gettime(fd: c_int, cur: *mut itimerspec) -> c_i
     let (Some(slot), Some(now)) = (slot_of(fd), clock::virtual_now()) else {
         return real::timerfd_gettime(fd, cur);
     };
-    if cur.is_null() {
-        crate::conn::set_errno(libc::EFAULT);
-        return -1;
-    }
-    let (_, expiry, interval) = timer::setting(slot);
-    *cur = itimerspec {
-        it_interval: clock::to_timespec(interval),
-        it_value: clock::to_timespec(timer::left(expiry, now)),
-    };
-    0
+    timer::gettime(slot, now, cur)
 }
 
 /// A controlled thread's blocking read of virtual timerfd `fd` with a zero count: wait in

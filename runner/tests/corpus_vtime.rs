@@ -10,21 +10,10 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/vtime")
-}
-
 /// Compile `file` of the corpus with `compiler` (a C or C++ compiler, or `rustc`) into
 /// `dir`; returns the binary.
 fn build(dir: &Path, compiler: &str, file: &str) -> PathBuf {
-    let out = common::corpus_binary(dir, compiler, file);
-    let args: &[&str] = if compiler == "rustc" {
-        &["-O", "--edition", "2021"]
-    } else {
-        &["-O1", "-pthread"]
-    };
-    common::compile(compiler, args, &out, &corpus().join(file));
-    out
+    common::build_corpus("vtime", dir, compiler, file)
 }
 
 /// `poscheck run` of 200 tries with a JSON report ([`common::run_200`]).

@@ -279,48 +279,42 @@ mod tests {
             addr: 0x40,
             size: 4,
         };
-        let mut rw = RandomWalk::new();
-        let mut co = Coordinator::new(&mut rw, 3, 1_000);
-        co.post(0, Op::Create).unwrap();
-        let Decision::Grant { child: Some(a), .. } = co.decide() else {
-            panic!("create granted")
+        // Main creates a, which sleeps until 10 µs (it will set the flag); main reads the
+        // flag. `between`: what main does after that first read.
+        let spin = |between: Option<Op>| {
+            let mut rw = RandomWalk::new();
+            let mut co = Coordinator::new(&mut rw, 3, 1_000);
+            co.post(0, Op::Create).unwrap();
+            let Decision::Grant { child: Some(a), .. } = co.decide() else {
+                panic!("create granted")
+            };
+            co.post(a, Op::SleepUntil { deadline: 10_000 }).unwrap();
+            co.post(0, flag).unwrap();
+            assert!(
+                matches!(co.decide(), Decision::Grant { tid: 0, now: 0, .. }),
+                "only main, and its first read is no spin"
+            );
+            if let Some(op) = between {
+                co.post(0, op).unwrap();
+                co.decide();
+            }
+            co.post(0, flag).unwrap();
+            let Decision::Grant { now, .. } = co.decide() else {
+                panic!("a grant")
+            };
+            (now, co.state().is_enabled(a))
         };
-        // a sleeps until 10 µs (it will set the flag); main reads the flag, again and again.
-        co.post(a, Op::SleepUntil { deadline: 10_000 }).unwrap();
-        co.post(0, flag).unwrap();
-        assert!(
-            matches!(co.decide(), Decision::Grant { tid: 0, .. }),
-            "only main"
-        );
-        // Its first read is no spin yet: time stays; then the same read again is one.
-        co.post(0, flag).unwrap();
-        let Decision::Grant { now, .. } = co.decide() else {
-            panic!("a grant")
-        };
-        assert!(now >= 10_000, "time passed: {now}");
-        assert!(co.state().is_enabled(a), "the sleeper's time has come");
+        // The same read again is a spin: the sleeper's time comes.
+        let (now, woken) = spin(None);
+        assert!(now >= 10_000 && woken, "time passed: {now}");
         // A write in between ends the spin: a fresh read of a changed flag is work.
-        let mut rw = RandomWalk::new();
-        let mut co = Coordinator::new(&mut rw, 3, 1_000);
-        co.post(0, Op::Create).unwrap();
-        let Decision::Grant { child: Some(a), .. } = co.decide() else {
-            panic!("create granted")
+        let write = Op::Write {
+            addr: 0x40,
+            size: 4,
         };
-        co.post(a, Op::SleepUntil { deadline: 10_000 }).unwrap();
-        co.post(0, flag).unwrap();
-        co.decide();
-        co.post(
-            0,
-            Op::Write {
-                addr: 0x40,
-                size: 4,
-            },
-        )
-        .unwrap();
-        co.decide();
-        co.post(0, flag).unwrap();
-        assert!(
-            matches!(co.decide(), Decision::Grant { tid: 0, now: 0, .. }),
+        assert_eq!(
+            spin(Some(write)),
+            (0, false),
             "no spin: main reads at time 0"
         );
     }
