@@ -640,13 +640,13 @@ pub struct RunDir {
     _dir: tempfile::TempDir,
 }
 
-/// A fresh `poscheck-XXXX` temp dir (in [`run_dir_parent`]) with a Unix socket named `sock`
-/// listening in it: a run's, or a fork server's (named alike, see
+/// A fresh `poscheck-PID-XXXX` temp dir (in [`run_dir_parent`], PID this process's) with a
+/// Unix socket named `sock` listening in it: a run's, or a fork server's (named alike, see
 /// [`pos_sched::protocol::fork::ENV_FORK_SERVER`]).
 pub fn socket_dir() -> Result<(RunDir, PathBuf, UnixListener)> {
     let (dir, guard) = cleanup::dir_with(|| {
         let d = tempfile::Builder::new()
-            .prefix("poscheck-")
+            .prefix(&format!("poscheck-{}-", std::process::id()))
             .tempdir_in(run_dir_parent())?;
         let path = d.path().to_path_buf();
         Ok((d, path))
@@ -668,26 +668,58 @@ pub fn socket_dir() -> Result<(RunDir, PathBuf, UnixListener)> {
 /// Where each run's temp dir goes: `$TMPDIR` when the user set it, else `/dev/shm` (a
 /// tmpfs: creating and removing a directory and a socket there costs a fraction of what it
 /// costs on a disk file system, and a run does it every time), else the system temp dir.
+/// The first use also removes the run dirs that a poscheck killed outright left behind
+/// ([`sweep_stale_run_dirs`]).
 fn run_dir_parent() -> PathBuf {
     static PARENT: OnceLock<PathBuf> = OnceLock::new();
     PARENT
         .get_or_init(|| {
-            if std::env::var_os("TMPDIR").is_some() {
-                return std::env::temp_dir();
-            }
-            let shm = Path::new("/dev/shm");
-            let writable = shm.is_dir()
-                && tempfile::Builder::new()
-                    .prefix("poscheck-probe-")
-                    .tempdir_in(shm)
-                    .is_ok();
-            if writable {
-                shm.to_path_buf()
-            } else {
+            let parent = if std::env::var_os("TMPDIR").is_some() {
                 std::env::temp_dir()
-            }
+            } else {
+                let shm = Path::new("/dev/shm");
+                let writable = shm.is_dir()
+                    && tempfile::Builder::new()
+                        .prefix("poscheck-probe-")
+                        .tempdir_in(shm)
+                        .is_ok();
+                if writable {
+                    shm.to_path_buf()
+                } else {
+                    std::env::temp_dir()
+                }
+            };
+            sweep_stale_run_dirs(&parent);
+            parent
         })
         .clone()
+}
+
+/// Remove the `poscheck-PID-*` run dirs in `parent` whose poscheck is gone: a poscheck
+/// killed by `SIGKILL` (the OOM killer, a CI timeout) cannot remove its own, and each held a
+/// socket in `/dev/shm` for good. Best effort: what cannot be read or removed stays.
+fn sweep_stale_run_dirs(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("poscheck-"))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: signal 0 only checks that the process exists.
+        let gone = pid > 0
+            && unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 fn preload_value(cfg: &RunConfig) -> OsString {
@@ -1559,6 +1591,24 @@ mod tests {
     use crossbeam_channel::Sender;
     use pos_sched::strategy::rw::RandomWalk;
     use std::io::Read;
+
+    #[test]
+    fn stale_run_dirs_of_dead_poschecks_are_swept_and_live_ones_kept() {
+        let parent = tempfile::tempdir().unwrap();
+        let mine = parent
+            .path()
+            .join(format!("poscheck-{}-live", std::process::id()));
+        // Beyond any pid_max: no such process.
+        let dead = parent.path().join("poscheck-999999999-dead");
+        let other = parent.path().join("poscheck-probe-x");
+        for d in [&mine, &dead, &other] {
+            std::fs::create_dir(d).unwrap();
+            std::fs::write(d.join("sock"), b"").unwrap();
+        }
+        sweep_stale_run_dirs(parent.path());
+        assert!(mine.is_dir() && other.is_dir());
+        assert!(!dead.exists());
+    }
 
     fn cfg() -> RunConfig {
         let mut c = RunConfig::new(PathBuf::from("/bin/true"), Vec::new(), PathBuf::new());
