@@ -98,11 +98,6 @@ const BUGGY: &[(&str, &str, &str)] = &[
         "deadlock",
         "waits for process p1 to exit",
     ),
-    (
-        "bug_pshared_sem_short.c",
-        "deadlock",
-        "waits for semaphore shared:",
-    ),
 ];
 
 #[test]
@@ -206,6 +201,34 @@ fn explore_finds_the_bugs_of_children_and_nothing_else() {
             String::from_utf8_lossy(&r.stdout)
                 .contains(&format!("recorded outcome {kind}: reproduced 100 of 100")),
             "{}",
+            text(&r)
+        );
+    }
+}
+
+/// A process-shared semaphore the parent waits on twice and its child posts once: a
+/// deadlock, found by every algorithm, and its schedule replays. With `--no-minimize`: the
+/// minimiser can take tens of GB on this cross-process deadlock's schedule (an open
+/// defect, see the closing note of 2026-11-28), which would take the CI machine down.
+#[test]
+fn a_process_shared_semaphore_posted_too_few_times_is_a_deadlock() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "bug_pshared_sem_short.c");
+    for algo in common::ALGOS {
+        let (p, o) = common::run_200(dir.path(), &prog, algo, &["--no-minimize"], |_| {});
+        assert_eq!(outcome_count(&p, "deadlock"), 200, "{algo}: {}", text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("waits for semaphore shared:"),
+            "{algo}: {}",
+            text(&o)
+        );
+        let schedule = p["schedule"].as_str().expect("a saved schedule");
+        let r = poscheck(&["replay", "--times", "100", schedule]);
+        assert!(
+            String::from_utf8_lossy(&r.stdout)
+                .contains("recorded outcome deadlock: reproduced 100 of 100 times"),
+            "{algo}: {}",
             text(&r)
         );
     }
