@@ -15,21 +15,15 @@ use crate::event::{Event, Op};
 pub fn spinning(trace: &[Event], e: &Event) -> bool {
     /// How far back a spin's previous read is looked for.
     const WINDOW: usize = 64;
-    let (Op::Read { addr, size } | Op::AtomicLoad { addr, size, .. }) = e.op else {
+    let Some(at) = read_of(&e.op) else {
         return false;
     };
     for past in trace.iter().rev().take(WINDOW) {
-        match past.op {
-            Op::Read { addr: a, size: s }
-            | Op::AtomicLoad {
-                addr: a, size: s, ..
-            } => {
-                if past.tid == e.tid && a == addr && s == size {
-                    return true;
-                }
-            }
-            Op::Yield => {}
-            _ => return false,
+        match read_of(&past.op) {
+            Some(was) if past.tid == e.tid && was == at => return true,
+            Some(_) => {}
+            None if past.op == Op::Yield => {}
+            None => return false,
         }
     }
     false
@@ -43,13 +37,13 @@ fn read_of(op: &Op) -> Option<(u64, u32)> {
     }
 }
 
-/// Spin detection over executed events, one at a time (for a strategy, which sees no
-/// trace): an event is a spin once its thread has made the same read [`SpinWatch::REPEATS`]
-/// times in a row with only reads and yields executed since the first.
 /// A read's location (address, size), how many times in a row, and the count of other
 /// events when the streak began.
 type Streak = ((u64, u32), u32, u64);
 
+/// Spin detection over executed events, one at a time (for a strategy, which sees no
+/// trace): an event is a spin once its thread has made the same read [`SpinWatch::REPEATS`]
+/// times in a row with only reads and yields executed since the first.
 #[derive(Debug, Default)]
 pub struct SpinWatch {
     /// Per thread: its last read, how many times in a row, and [`SpinWatch::others`] then.
