@@ -36,26 +36,11 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize
 /// Signals 1..=64 (bit `sig - 1` of the masks below).
 const NSIG: usize = 65;
 
-/// Whether libpos runs the program's handler for `sig` through [`trampoline`]: not the
-/// faults (they must run where they happen, and libpos reports them), not `SIGABRT`
-/// (libpos's crash report), not `SIGSYS` (trap.rs), not glibc's internal signals (32, 33),
-/// and not those no handler can catch.
+/// Whether libpos runs the program's handler for `sig` through [`trampoline`]: the policy of
+/// [`pos_sched::signals`] (not the faults, `SIGABRT`, `SIGSYS`, glibc's 32 and 33, nor those
+/// no handler can catch), which the runner reads a program's caught signals with too.
 pub fn wrapped(sig: c_int) -> bool {
-    (1..NSIG as c_int).contains(&sig)
-        && !matches!(
-            sig,
-            libc::SIGSEGV
-                | libc::SIGBUS
-                | libc::SIGFPE
-                | libc::SIGILL
-                | libc::SIGTRAP
-                | libc::SIGABRT
-                | libc::SIGSYS
-                | libc::SIGKILL
-                | libc::SIGSTOP
-                | 32
-                | 33
-        )
+    pos_sched::signals::handled_under_control(sig)
 }
 
 /// The program's action for each signal whose handler is the trampoline.

@@ -15,6 +15,7 @@ pub mod protocol;
 pub mod race;
 pub mod rng;
 pub mod schedule;
+pub mod signals;
 pub mod silent;
 pub mod sim;
 pub mod spin;

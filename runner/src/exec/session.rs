@@ -1529,25 +1529,6 @@ impl<'c> Loop<'c> {
     }
 }
 
-/// Signals whose handlers libpos runs under control (`preload/src/signal.rs`, `wrapped`):
-/// not the faults, `SIGABRT`, `SIGSYS`, `SIGKILL`, `SIGSTOP` nor glibc's 32 and 33.
-fn wrapped_signals() -> u64 {
-    let not = [
-        libc::SIGSEGV,
-        libc::SIGBUS,
-        libc::SIGFPE,
-        libc::SIGILL,
-        libc::SIGTRAP,
-        libc::SIGABRT,
-        libc::SIGSYS,
-        libc::SIGKILL,
-        libc::SIGSTOP,
-        32,
-        33,
-    ];
-    not.iter().fold(u64::MAX, |m, &s| m & !(1u64 << (s - 1)))
-}
-
 /// Whether process `pid` catches a signal whose handler libpos runs (its `SigCgt` in
 /// `/proc`: libpos's own handlers are for faults only).
 fn handles_a_signal(pid: u32) -> bool {
@@ -1558,7 +1539,7 @@ fn handles_a_signal(pid: u32) -> bool {
         .lines()
         .find_map(|l| l.strip_prefix("SigCgt:"))
         .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
-        .is_some_and(|caught| caught & wrapped_signals() != 0)
+        .is_some_and(|caught| caught & pos_sched::signals::handled_under_control_mask() != 0)
 }
 
 /// Whether process `pid` has a child that is still running (whose `SIGCHLD` may come).
