@@ -1011,7 +1011,6 @@ impl Run {
         self.probed = Instant::now();
         // As the runner: a thread running user code for a quarter of the step
         // timeout (a spin-wait) is set aside too when another could use the turn.
-        let millis = |m: i32| std::time::Duration::from_millis(m.max(0) as u64);
         let spin = silent::spin_after(millis(cfg.blocked_after_ms), millis(cfg.step_timeout_ms));
         let spun = cfg.blocked_after_ms > 0 && self.quiet.elapsed() >= spin;
         for (t, fd_there, ktid, seat) in self.silent() {
@@ -1527,11 +1526,11 @@ fn await_outside_signal(coord: &mut Coordinator<'static>, cfg: &Config) -> Optio
     if !crate::signal::handles_any() {
         return None;
     }
-    let grace = if children_running() {
-        (cfg.step_timeout_ms / 2).max(cfg.blocked_after_ms)
-    } else {
-        cfg.blocked_after_ms
-    };
+    let grace = silent::outside_signal_grace(
+        millis(cfg.blocked_after_ms),
+        millis(cfg.step_timeout_ms),
+        children_running(),
+    );
     let start = Instant::now();
     loop {
         while let Some(t) = crate::signal::outside_signal() {
@@ -1539,7 +1538,7 @@ fn await_outside_signal(coord: &mut Coordinator<'static>, cfg: &Config) -> Optio
                 return Some(t);
             }
         }
-        if grace <= 0 || start.elapsed().as_millis() >= grace as u128 {
+        if start.elapsed() >= grace {
             return None;
         }
         let ms = libc::timespec {
@@ -1564,4 +1563,9 @@ fn children_running() -> bool {
         ) == 0
             && info.si_pid() == 0
     }
+}
+
+/// `m` milliseconds of the configuration (negative: none).
+fn millis(m: i32) -> std::time::Duration {
+    std::time::Duration::from_millis(m.max(0) as u64)
 }

@@ -65,6 +65,22 @@ pub fn spin_after(blocked_after: Duration, step_timeout: Duration) -> Duration {
     (step_timeout / 4).max(blocked_after)
 }
 
+/// How long a program that handles a signal gets, once every thread is blocked, for a
+/// signal from outside the run to end a wait before that is a deadlock: `blocked_after`, or
+/// half the step timeout (at least `blocked_after`) while a child process still runs (its
+/// `SIGCHLD` may yet come).
+pub fn outside_signal_grace(
+    blocked_after: Duration,
+    step_timeout: Duration,
+    children_running: bool,
+) -> Duration {
+    if children_running {
+        (step_timeout / 2).max(blocked_after)
+    } else {
+        blocked_after
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1311,12 +1311,11 @@ impl<'c> Loop<'c> {
             _ => self.pid,
         };
         if self.grace_until.is_none() && handles_a_signal(pid) {
-            let short = self.cfg.blocked_after.unwrap_or(Duration::ZERO);
-            let grace = if children_running(pid) {
-                short.max(self.cfg.step_timeout / 2)
-            } else {
-                short
-            };
+            let grace = silent::outside_signal_grace(
+                self.cfg.blocked_after.unwrap_or(Duration::ZERO),
+                self.cfg.step_timeout,
+                children_running(pid),
+            );
             if !grace.is_zero() {
                 self.grace_until = Some(Instant::now() + grace);
             }
