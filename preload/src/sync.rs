@@ -68,11 +68,7 @@ fn mutex_addr(m: *const pthread_mutex_t, kind: MutexKind) -> u64 {
     } else {
         raw & KIND_PSHARED != 0
     };
-    if shared {
-        m as u64 | pos_sched::event::SHARED_BIT
-    } else {
-        m as u64
-    }
+    model_addr(m, shared)
 }
 
 /// Whether `addr` lies in a `MAP_SHARED` mapping of this process: its `/proc/self/maps`
@@ -145,34 +141,45 @@ fn addr<T>(p: *const T) -> u64 {
 
 /// glibc's `PTHREAD_MUTEX_PSHARED_BIT` in a mutex's kind word.
 const KIND_PSHARED: c_int = 128;
+/// glibc's `struct new_sem`: the count word, then `private` at this offset.
+const SEM_PRIVATE_OFFSET: usize = 8;
+/// `private` of a process-shared semaphore: glibc's `FUTEX_SHARED`, 128, the futex private
+/// flag (glibc's naming is the other way round).
+const SEM_SHARED: c_int = 128;
+/// glibc's `pthread_cond_t`: `__wrefs` at this offset, its bit 0 set when process-shared.
+const COND_WREFS_OFFSET: usize = 36;
+
+/// The model's address of the object at `p`: with [`pos_sched::event::SHARED_BIT`] when it
+/// is `shared` between processes (one object for a forked child and its parent), else the
+/// plain address (an object per process).
+fn model_addr<T>(p: *const T, shared: bool) -> u64 {
+    if shared {
+        p as u64 | pos_sched::event::SHARED_BIT
+    } else {
+        p as u64
+    }
+}
 
 /// The model's address of semaphore `s`: a process-shared one (`sem_init(s, 1, n)` in
 /// shared memory, `sem_open`) gets [`pos_sched::event::SHARED_BIT`], so that a forked
 /// child's `sem_post` wakes its parent's `sem_wait` in the model too (before, two objects:
-/// a false deadlock in every run). glibc's `struct new_sem` holds the count, then `private`:
-/// `FUTEX_SHARED` (128, the futex private flag: glibc's naming is the other way round) for
-/// a process-shared semaphore, 0 otherwise.
+/// a false deadlock in every run): glibc marks it in `private` ([`SEM_SHARED`]).
 fn sem_addr(s: *const sem_t) -> u64 {
     // SAFETY: `s` points to an initialised semaphore (the caller's contract).
-    let private = unsafe { std::ptr::read_volatile((s as *const u8).add(8) as *const c_int) };
-    if private == 128 {
-        s as u64 | pos_sched::event::SHARED_BIT
-    } else {
-        s as u64
-    }
+    let private = unsafe {
+        std::ptr::read_volatile((s as *const u8).add(SEM_PRIVATE_OFFSET) as *const c_int)
+    };
+    model_addr(s, private == SEM_SHARED)
 }
 
 /// The model's address of condition variable `c`: a process-shared one
-/// (`PTHREAD_PROCESS_SHARED`) gets [`pos_sched::event::SHARED_BIT`], as [`sem_addr`]. glibc
-/// keeps that in bit 0 of `__wrefs` (byte 36).
+/// (`PTHREAD_PROCESS_SHARED`) gets [`pos_sched::event::SHARED_BIT`], as [`sem_addr`]
+/// (glibc's mark: bit 0 of `__wrefs`).
 fn cond_addr(c: *const pthread_cond_t) -> u64 {
     // SAFETY: `c` points to a condition variable (the caller's contract).
-    let wrefs = unsafe { std::ptr::read_volatile((c as *const u8).add(36) as *const u32) };
-    if wrefs & 1 != 0 {
-        c as u64 | pos_sched::event::SHARED_BIT
-    } else {
-        c as u64
-    }
+    let wrefs =
+        unsafe { std::ptr::read_volatile((c as *const u8).add(COND_WREFS_OFFSET) as *const u32) };
+    model_addr(c, wrefs & 1 != 0)
 }
 
 /// Map a granted result to the `-1`/`errno` convention of the semaphore functions.
