@@ -109,7 +109,7 @@ impl Symbols {
 /// ELF symbols of the file mapped there; `None` for heap or stack memory.
 fn data_symbol(addr: u64, maps: &[Mapping]) -> Option<String> {
     let (file, vaddr) = elf::locate(addr, maps)?;
-    let bytes = std::fs::read(&file).ok()?;
+    let bytes = elf::mapped_file(&file)?;
     let e = goblin::elf::Elf::parse(&bytes).ok()?;
     e.syms
         .iter()

@@ -271,7 +271,9 @@ pub struct Mapping {
     pub path: String,
 }
 
-/// Parse the file-backed mappings of `/proc/<pid>/maps` text.
+/// Parse the file-backed mappings of `/proc/<pid>/maps` text. A mapping whose file is gone
+/// (`(deleted)`: shared anonymous memory shows as `/dev/zero (deleted)`, a memfd or System V
+/// segment likewise) has no file to read symbols from: left out.
 pub fn parse_maps(text: &str) -> Vec<Mapping> {
     text.lines()
         .filter_map(|l| {
@@ -282,7 +284,7 @@ pub fn parse_maps(text: &str) -> Vec<Mapping> {
             let _dev = it.next()?;
             let _inode = it.next()?;
             let path = it.next()?;
-            if !path.starts_with('/') {
+            if !path.starts_with('/') || it.next() == Some("(deleted)") {
                 return None;
             }
             let (s, e) = range.split_once('-')?;
@@ -296,11 +298,22 @@ pub fn parse_maps(text: &str) -> Vec<Mapping> {
         .collect()
 }
 
+/// The bytes of a mapped file, when it is a regular file: a mapping of a device (`/dev/zero`,
+/// a GPU's) would read for ever or block, and none of them holds symbols.
+pub fn mapped_file(path: &str) -> Option<Vec<u8>> {
+    regular_file(path).then(|| fs::read(path).ok()).flatten()
+}
+
+/// Whether `path` names a regular file (see [`mapped_file`]).
+pub fn regular_file(path: &str) -> bool {
+    fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
 /// The mapped file holding the absolute `pc` and the address of `pc` in that file's own
 /// terms (its link-time virtual address: what `addr2line -e FILE` takes).
 pub fn locate(pc: u64, maps: &[Mapping]) -> Option<(String, u64)> {
     let m = maps.iter().find(|m| m.start <= pc && pc < m.end)?;
-    let bytes = fs::read(&m.path).ok()?;
+    let bytes = mapped_file(&m.path)?;
     let elf = Elf::parse(&bytes).ok()?;
     let bias = load_bias(m, maps, elf.header.e_type == header::ET_DYN)?;
     Some((m.path.clone(), pc.checked_sub(bias)?))
@@ -324,7 +337,7 @@ pub fn symbolise(pc: u64, maps: &[Mapping]) -> Option<String> {
     let m = maps.iter().find(|m| m.start <= pc && pc < m.end)?;
     let file = Path::new(&m.path);
     let short = file.file_name()?.to_string_lossy().into_owned();
-    let bytes = fs::read(file).ok()?;
+    let bytes = mapped_file(&m.path)?;
     let elf = Elf::parse(&bytes).ok()?;
     let bias = load_bias(m, maps, elf.header.e_type == header::ET_DYN)?;
     let vaddr = pc.checked_sub(bias)?;
@@ -397,7 +410,7 @@ pub fn data_symbol(addr: u64, maps: &[Mapping]) -> Option<String> {
             continue;
         }
         seen.push(&m.path);
-        let Ok(bytes) = fs::read(&m.path) else {
+        let Some(bytes) = mapped_file(&m.path) else {
             continue;
         };
         let Ok(elf) = Elf::parse(&bytes) else {
@@ -501,10 +514,30 @@ mod tests {
     fn parses_maps_lines() {
         let maps = parse_maps(
             "555555554000-555555555000 r--p 00000000 08:01 123 /usr/bin/x\n\
-             7ffff7fc3000-7ffff7fc7000 r--p 00000000 00:00 0 [vvar]\n",
+             7ffff7fc3000-7ffff7fc7000 r--p 00000000 00:00 0 [vvar]\n\
+             7ffff7de6000-7ffff7de7000 rw-s 00000000 00:01 2052 /dev/zero (deleted)\n\
+             7ffff7de5000-7ffff7de6000 rw-s 00000000 00:01 2053 /memfd:ring (deleted)\n",
         );
         assert_eq!(maps.len(), 1);
         assert_eq!(maps[0].start, 0x555555554000);
         assert_eq!(maps[0].path, "/usr/bin/x");
+    }
+
+    /// A run's report once read `/dev/zero` (a `MAP_SHARED | MAP_ANONYMOUS` mapping) to find
+    /// a semaphore's symbol, until the runner ran out of memory: devices are never read.
+    #[test]
+    fn only_regular_files_are_read_for_symbols() {
+        assert!(mapped_file("/dev/zero").is_none());
+        assert!(mapped_file("/proc/self").is_none());
+        assert!(mapped_file("/proc/self/exe").is_some_and(|b| b.starts_with(b"\x7fELF")));
+        let maps = vec![Mapping {
+            start: 0x7fff_f7de_6000,
+            end: 0x7fff_f7de_7000,
+            offset: 0,
+            path: "/dev/zero".into(),
+        }];
+        assert_eq!(data_symbol(0x7fff_f7de_6000, &maps), None);
+        assert_eq!(symbolise(0x7fff_f7de_6000, &maps), None);
+        assert_eq!(locate(0x7fff_f7de_6000, &maps), None);
     }
 }

@@ -34,13 +34,17 @@ impl Symbols {
     fn loader(&mut self, module: &str) -> Option<&addr2line::Loader> {
         self.loaders
             .entry(module.to_string())
-            .or_insert_with(|| addr2line::Loader::new(module).ok())
+            .or_insert_with(|| {
+                elf::regular_file(module)
+                    .then(|| addr2line::Loader::new(module).ok())
+                    .flatten()
+            })
             .as_ref()
     }
 
     fn is_pie(&mut self, module: &str) -> Option<bool> {
         *self.pie.entry(module.to_string()).or_insert_with(|| {
-            let bytes = std::fs::read(module).ok()?;
+            let bytes = elf::mapped_file(module)?;
             let elf = Elf::parse(&bytes).ok()?;
             Some(elf.header.e_type == header::ET_DYN)
         })
