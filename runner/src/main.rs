@@ -228,8 +228,8 @@ fn targets(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
         if !info.makes_threads {
             eprintln!(
                 "poscheck: warning: {} creates no thread (neither it nor its libraries import \
-                 pthread_create, thrd_create, std::thread or an OpenMP parallel region); \
-                 nothing will be scheduled",
+                 pthread_create, thrd_create, std::thread, an OpenMP parallel region, a timer \
+                 or fork); nothing will be scheduled",
                 p.display()
             );
         }

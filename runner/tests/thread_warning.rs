@@ -1,6 +1,7 @@
 //! The "creates no thread" warning (`tests/corpus/threads_warning/`): never for programs
 //! whose threads come from libstdc++ (`std::thread`, g++ and clang++-14), C11
-//! `<threads.h>`, Rust's std, OpenMP (libgomp) or a shared library of the program's own;
+//! `<threads.h>`, Rust's std, OpenMP (libgomp), a shared library of the program's own or a
+//! forked child process;
 //! still given for genuinely single-threaded C, C++ and Rust programs.
 
 mod common;
@@ -68,6 +69,7 @@ fn threads_from_runtimes_and_own_libraries_are_not_warned_about() {
         build(d, "clang-14", &["-O1"], "c11_threads.c", "c11_clang"),
         build(d, "gcc", &["-O1", "-fopenmp"], "openmp.c", "openmp"),
         build(d, "rustc", &["-O"], "rust_threads.rs", "rust_threads"),
+        build(d, "gcc", &["-O1", "-pthread"], "fork_only.c", "fork_only"),
         build(
             d,
             "gcc",
@@ -87,7 +89,7 @@ fn threads_from_runtimes_and_own_libraries_are_not_warned_about() {
         assert!(!warned, "{}: {t}", prog.display());
     }
     // The library's threads really are scheduled (more points than the lone main thread).
-    let (_, t) = warns(d, &threaded[6]);
+    let (_, t) = warns(d, &threaded[7]);
     assert!(t.contains("ok=1"), "{t}");
 }
 

@@ -127,9 +127,11 @@ fn links_rust_std(elf: &Elf) -> bool {
 /// `thrd_create`, libstdc++'s `std::thread` (its members start the thread inside libstdc++,
 /// so a C++ program may import no pthread function at all; `std::jthread` and `std::async`
 /// use them too), or an OpenMP parallel region (libgomp's `GOMP_parallel*`/`GOMP_teams*`,
-/// LLVM libomp's `__kmpc_fork_*`), or a timer (`timer_create`, `alarm`, `setitimer`: libpos
-/// runs an armed timer on a thread of the run). Synchronisation functions alone (a mutex, `pthread_self`,
-/// which Rust's std imports in every program) make no thread.
+/// LLVM libomp's `__kmpc_fork_*`), a timer (`timer_create`, `timerfd_create`, `alarm`,
+/// `setitimer`: libpos runs an armed timer on a thread of the run), or `fork` (the child
+/// process's thread is scheduled with the parent's: process-shared objects, cross-process
+/// deadlocks). Synchronisation functions alone (a mutex, `pthread_self`, which Rust's std
+/// imports in every program) make no thread.
 fn makes_threads(name: &str) -> bool {
     const PREFIXES: &[&str] = &[
         "pthread_create",
@@ -140,8 +142,11 @@ fn makes_threads(name: &str) -> bool {
         "__kmpc_fork_",
         // Under libpos an armed timer is a thread of the run (`preload/src/timer.rs`).
         "timer_create",
+        "timerfd_create",
         "alarm",
         "setitimer",
+        // A forked child is a thread of the run (`preload/src/fork.rs`); `forkpty` too.
+        "fork",
     ];
     PREFIXES.iter().any(|p| name.starts_with(p))
 }
