@@ -373,6 +373,7 @@ impl Me {
     /// Post `op` and block until the coordinator grants it; returns the grant.
     #[inline]
     pub fn post(self, op: Op) -> Reply {
+        crate::timer::back_in_control();
         loop {
             if crate::signal::queued() && !matches!(op, Op::FutexRequeued { .. } | Op::Start) {
                 // A signal came while this thread was inside libpos: its handler runs now,
@@ -439,6 +440,7 @@ impl Me {
     /// [`Msg::encode_post_at`]) and block until it is granted.
     #[inline]
     pub fn post_at(self, op: Op, pc: u64) -> Reply {
+        crate::timer::back_in_control();
         let reply = if self.fd == LOCAL_FD {
             self.local(op, pc) // the pc is for the runner's trace only
         } else {
