@@ -273,12 +273,12 @@ impl Names {
     }
 
     /// The key of the run's Mazurkiewicz trace: its events and the order of its dependent
-    /// pairs.
+    /// pairs of different threads (a thread's own order is fixed by its events).
     fn trace_key(&self, hb: &Hb) -> Key {
         let mut k: Key = 0;
         for j in (0..hb.len()).filter(|&j| !self.skip[j]) {
             k = k.wrapping_add(wide(self.ev[j]));
-            for &i in hb.dependent_before(j).iter().filter(|&&i| !self.skip[i]) {
+            for i in hb.dependent_before(j).filter(|&i| !self.skip[i]) {
                 k = k.wrapping_add(self.pair(i, j));
             }
         }
@@ -296,9 +296,8 @@ impl Names {
         }
         let mut k = key;
         for x in (lo..lo + window.len()).filter(|&x| !self.skip[x]) {
-            let tx = hb.trace[x].tid();
-            for &y in hb.dependent_before(x).iter().take_while(|&&y| y >= lo) {
-                if !self.skip[y] && hb.trace[y].tid() != tx && pos[y - lo] > pos[x - lo] {
+            for y in hb.dependent_before(x).take_while(|&y| y >= lo) {
+                if !self.skip[y] && pos[y - lo] > pos[x - lo] {
                     k = k
                         .wrapping_sub(self.pair(y, x))
                         .wrapping_add(self.pair(x, y));

@@ -6,7 +6,7 @@
 //! with no event in between in happens-before, `notdep(e, E)` is the subsequence of events after
 //! `e` that do not happen after `e`, `I(w)` the initials and `WI(w)` the weak initials of `w`.
 
-use crate::event::{Event, MutexKind, Obj, ObjKind, Op, Tid};
+use crate::event::{Access, Event, MutexKind, Obj, ObjKind, Op, Tid};
 use crate::state::State;
 use std::collections::HashMap;
 
@@ -295,6 +295,64 @@ pub fn dependent(a: &TEv, b: &TEv) -> bool {
         || kills(b, a)
 }
 
+/// What [`dependent`] looks at, computed once per event of a trace: happens-before compares
+/// every pair of a run's events, and most pairs (two threads, no process operation, no
+/// create, no kill, no robust exit) only need their objects compared.
+struct DepKey {
+    tid: Tid,
+    objects: [Option<Obj>; 2],
+    read: bool,
+    /// The pair rule of [`dependent`] that makes two such events of different threads
+    /// independent whatever their objects (read-mode rwlock operations, open barrier
+    /// arrivals, nested recursive locks).
+    reader: bool,
+    barrier: bool,
+    nested: bool,
+    /// A create, kill, process operation or robust exit: [`dependent`] itself decides.
+    special: bool,
+}
+
+impl DepKey {
+    fn of(e: &TEv) -> Self {
+        DepKey {
+            tid: e.tid(),
+            objects: e.ev.objects(),
+            read: e.ev.op.access() == Access::Read,
+            reader: e.reader,
+            barrier: barrier_commutes(e),
+            nested: e.nested,
+            special: e.child.is_some()
+                || e.robust_exit
+                || ends_or_copies_processes(&e.ev.op)
+                || matches!(e.ev.op, Op::Kill { .. }),
+        }
+    }
+
+    /// `dependent(a, b)` for the events `a` and `b` these keys were made of.
+    #[inline]
+    fn dependent(&self, other: &DepKey, a: &TEv, b: &TEv) -> bool {
+        if self.tid == other.tid {
+            return true;
+        }
+        if self.special || other.special {
+            return dependent(a, b);
+        }
+        if (self.reader && other.reader)
+            || (self.barrier && other.barrier)
+            || self.nested
+            || other.nested
+        {
+            return false;
+        }
+        !(self.read && other.read)
+            && self
+                .objects
+                .iter()
+                .flatten()
+                .any(|x| other.objects.iter().flatten().any(|y| x.overlaps(y)))
+    }
+}
+
 /// `k` is a `pthread_kill` of `e`'s thread: where the handler runs among that thread's
 /// events, and whether a wait it is blocked in ends with `EINTR`, depends on their order.
 fn kills(k: &TEv, e: &TEv) -> bool {
@@ -479,6 +537,23 @@ fn join_into(c: &mut [u32], o: &[u32]) {
     }
 }
 
+/// No event (see [`Hb::prev`]).
+const NONE: u32 = u32::MAX;
+
+/// Events between two saved states of [`AsRun`].
+const SNAP: usize = 64;
+
+/// The state machine before every [`SNAP`]-th event of a trace replayed as it ran (from
+/// `initial` threads), up to the first event whose replay failed (`fails_at`; the trace's
+/// length when none did). Each race's feasibility check replays the prefix before its first
+/// event: from the nearest saved state, that is at most `SNAP` steps instead of the whole
+/// prefix, which made race detection quadratic in a long run's length.
+struct AsRun {
+    initial: usize,
+    states: Vec<State>,
+    fails_at: usize,
+}
+
 /// Vector-clock happens-before of a trace.
 pub struct Hb {
     pub trace: Vec<TEv>,
@@ -486,8 +561,14 @@ pub struct Hb {
     idx: Vec<u32>,
     /// Vector clock of each event (indexed by tid).
     vc: Vec<Vec<u32>>,
-    /// Direct dependency predecessors of each event (earlier, dependent), latest first.
-    preds: Vec<Vec<usize>>,
+    /// Dependency predecessors of each event in other threads (earlier, dependent), latest
+    /// first. Its own thread's earlier events, all dependent, are reached through `prev`:
+    /// listing them made this quadratic in memory for long runs.
+    preds: Vec<Vec<u32>>,
+    /// The previous event of each event's thread (`NONE`: its first).
+    prev: Vec<u32>,
+    /// States of the trace replayed as it ran, made at the first [`Hb::feasible`].
+    as_run: std::sync::OnceLock<AsRun>,
     /// The recorded initialisations, by position.
     inits: Vec<Init>,
     /// Semaphores without a recorded initialisation: the values the trace implies (see
@@ -545,6 +626,8 @@ impl Hb {
             idx: Vec::new(),
             vc: Vec::new(),
             preds: Vec::new(),
+            prev: Vec::new(),
+            as_run: std::sync::OnceLock::new(),
             inits,
             sem_fallback,
             barrier_fallback,
@@ -566,10 +649,13 @@ impl Hb {
         let mut idx = Vec::with_capacity(trace.len());
         let mut vc: Vec<Vec<u32>> = Vec::with_capacity(trace.len());
         let mut preds = Vec::with_capacity(trace.len());
+        let mut prev = Vec::with_capacity(trace.len());
+        let mut last = vec![NONE; nthreads];
         // The join of the clocks of the first `before.len() - 1` events (kept only when some
         // event waited for the clock).
         let timed = cuts.iter().any(Option::is_some);
         let mut before: Vec<Vec<u32>> = vec![vec![0u32; nthreads]];
+        let keys: Vec<DepKey> = trace.iter().map(DepKey::of).collect();
         for (j, e) in trace.iter().enumerate() {
             let t = e.tid() as usize;
             counts[t] += 1;
@@ -579,11 +665,20 @@ impl Hb {
                 None => vec![0u32; nthreads],
             };
             let mut p = Vec::new();
+            let mine = std::mem::replace(&mut last[t], j as u32);
+            prev.push(mine);
+            if mine != NONE {
+                join_into(&mut clock, &vc[mine as usize]);
+            }
             for k in (0..j).rev() {
-                if dependent(&trace[k], e) {
-                    p.push(k);
-                    for (c, &o) in clock.iter_mut().zip(&vc[k]) {
-                        *c = (*c).max(o);
+                if keys[k].tid != keys[j].tid && keys[k].dependent(&keys[j], &trace[k], e) {
+                    p.push(k as u32);
+                    // Latest first: an earlier event already in the clock's past adds
+                    // nothing (its clock is below the one that has it).
+                    if clock[trace[k].tid() as usize] < idx[k] {
+                        for (c, &o) in clock.iter_mut().zip(&vc[k]) {
+                            *c = (*c).max(o);
+                        }
                     }
                 }
             }
@@ -599,6 +694,7 @@ impl Hb {
         hb.idx = idx;
         hb.vc = vc;
         hb.preds = preds;
+        hb.prev = prev;
     }
 
     /// The clock's part of happens-before (`state::clock`): a sleep ends, and a timed wait
@@ -672,10 +768,10 @@ impl Hb {
         self.trace.is_empty()
     }
 
-    /// The earlier events that `trace[j]` depends on (every one, by [`dependent`]), latest
-    /// first.
-    pub fn dependent_before(&self, j: usize) -> &[usize] {
-        &self.preds[j]
+    /// The earlier events of other threads that `trace[j]` depends on (by [`dependent`]),
+    /// latest first. (Every earlier event of its own thread is dependent too.)
+    pub fn dependent_before(&self, j: usize) -> impl Iterator<Item = usize> + '_ {
+        self.preds[j].iter().map(|&k| k as usize)
     }
 
     /// `trace[i] →E trace[k]` (reflexive).
@@ -688,10 +784,21 @@ impl Hb {
     /// Whether `i` happens before some direct predecessor of `j` later than `i`, ignoring
     /// those `skip` selects — then `i` and `j` are not adjacent in happens-before.
     fn covered(&self, i: usize, j: usize, skip: impl Fn(usize) -> bool) -> bool {
-        self.preds[j]
+        let others = self.preds[j]
             .iter()
-            .take_while(|&&k| k > i)
-            .any(|&k| !skip(k) && self.hb(i, k))
+            .map(|&k| k as usize)
+            .take_while(|&k| k > i)
+            .any(|k| !skip(k) && self.hb(i, k));
+        // `j`'s own thread: happens-before grows along it, so its latest event after `i`
+        // that `skip` keeps decides.
+        let mut k = self.prev[j];
+        while !others && k != NONE && k as usize > i {
+            if !skip(k as usize) {
+                return self.hb(i, k as usize);
+            }
+            k = self.prev[k as usize];
+        }
+        others
     }
 
     /// The races `(e, j)` whose second event is `j` (POPL'14 Def. of `⋖E`), restricted to
@@ -715,14 +822,18 @@ impl Hb {
     pub fn races_of(&self, j: usize, initial: usize) -> Vec<usize> {
         let ej = &self.trace[j];
         let mut out: Vec<usize> = Vec::new();
-        for &i in &self.preds[j] {
+        for i in self.preds[j].iter().map(|&i| i as usize) {
             let ei = &self.trace[i];
-            if ei.tid() == ej.tid() || ei.child == Some(ej.tid()) {
+            if ei.child == Some(ej.tid()) {
                 continue;
             }
-            if !self.covered(i, j, |_| false) {
-                out.push(i);
+            if self.covered(i, j, |_| false) {
+                // A later predecessor `k` of `j` happens after `i`, hence after the
+                // acquisition of the critical section `i` may end (it comes before `i` in
+                // `i`'s thread, and `k` is outside the section): no race below either.
+                continue;
             }
+            out.push(i);
             if let Some(m) = blocking_acquire(&ej.ev.op) {
                 // The exit of a robust mutex's owner releases it too (see `robust_exit`).
                 let robust_release = ei.robust_exit && matches!(m, Res::Mutex(_));
@@ -825,10 +936,9 @@ impl Hb {
     /// initialisation was not recorded). An initialisation that follows an event left out of
     /// the sequence is not applied: it happens after `e` in program order.
     fn feasible(&self, e: usize, e2: usize, initial: usize) -> bool {
-        let mut s = self.initial_state(initial);
-        if !(0..e).all(|k| self.step_as_run(&mut s, k).is_some()) {
+        let Some(mut s) = self.as_run_before(e, initial) else {
             return false;
-        }
+        };
         let rest = self.reversal_indices(e, e2, true);
         let mut done = vec![false; self.len()];
         done[..e].iter_mut().for_each(|d| *d = true);
@@ -839,6 +949,48 @@ impl Hb {
             done[k] = true;
         }
         true
+    }
+
+    /// The state before event `e` of the trace replayed as it ran from `initial` threads
+    /// ([`Self::step_as_run`]); `None` when an event before `e` cannot be replayed so.
+    fn as_run_before(&self, e: usize, initial: usize) -> Option<State> {
+        let saved = self.as_run.get_or_init(|| self.replay_as_run(initial));
+        let (mut s, from) = if saved.initial == initial {
+            if saved.fails_at < e {
+                return None;
+            }
+            let c = e / SNAP;
+            (saved.states[c].clone(), c * SNAP)
+        } else {
+            (self.initial_state(initial), 0)
+        };
+        (from..e)
+            .all(|k| self.step_as_run(&mut s, k).is_some())
+            .then_some(s)
+    }
+
+    /// [`AsRun`] of this trace from `initial` threads.
+    fn replay_as_run(&self, initial: usize) -> AsRun {
+        let mut s = self.initial_state(initial);
+        let mut states = Vec::with_capacity(self.len() / SNAP + 1);
+        let mut fails_at = self.len();
+        for k in 0..=self.len() {
+            if k % SNAP == 0 {
+                states.push(s.clone());
+            }
+            if k == self.len() {
+                break;
+            }
+            if self.step_as_run(&mut s, k).is_none() {
+                fails_at = k;
+                break;
+            }
+        }
+        AsRun {
+            initial,
+            states,
+            fails_at,
+        }
     }
 
     /// [`Self::step`] for an event of a reordered sequence, by the clock rule: when it is
