@@ -384,10 +384,14 @@ impl Me {
             // A wait (or the thread's exit) that ended for a signal handler (`Op::Kill`).
             let interrupted =
                 reply.result == code::EINTR && (may_block(&op) || matches!(op, Op::Exit));
+            // A handler step is itself the acknowledgement of the kills so far (see
+            // `signal::acknowledge`, which its poster calls next): looking for their
+            // signals again here posted a second handler step for the same kill, which
+            // waited for ever.
             if interrupted
                 || !matches!(
                     op,
-                    Op::FutexRequeue { .. } | Op::Exit | Op::ProcessExit { .. }
+                    Op::FutexRequeue { .. } | Op::Exit | Op::ProcessExit { .. } | Op::Handler
                 )
             {
                 // Handlers of signals another thread sent this one run now (an exit

@@ -365,9 +365,9 @@ extern "C" fn trampoline(sig: c_int, info: *mut libc::siginfo_t, uc: *mut c_void
         if let Some(me) = conn::me() {
             // A signal a `Kill` sent, not handled yet: its handler step first.
             if let Some(sent) = SENT.get(me.tid as usize) {
-                let sent = sent.load(Ordering::SeqCst);
-                if ACKED.with(|a| a.replace(sent)) != sent {
+                if ACKED.with(|a| a.get()) != sent.load(Ordering::SeqCst) {
                     me.post(Op::Handler);
+                    acknowledge(me.tid);
                 }
             }
         }
@@ -375,6 +375,16 @@ extern "C" fn trampoline(sig: c_int, info: *mut libc::siginfo_t, uc: *mut c_void
         unsafe { call_program(sig, action, info, uc) };
     }
     conn::set_errno(saved);
+}
+
+/// A handler step of thread `tid` was granted: it stands for every kill the model ran up to
+/// now (one interruption, however many kills), so their signals, when the kernel delivers
+/// them apart after all, take no step of their own: one more would wait for a kill that
+/// will never come (a false deadlock of two `pthread_kill`s to a thread in `read`).
+fn acknowledge(tid: Tid) {
+    if let Some(sent) = SENT.get(tid as usize) {
+        ACKED.with(|a| a.set(sent.load(Ordering::SeqCst)));
+    }
 }
 
 /// Run the handlers of the signals queued for this thread under their `sigaction` masks,
@@ -390,6 +400,7 @@ pub fn drain(handler_step: bool) {
     if handler_step {
         if let Some(me) = conn::me() {
             me.post(Op::Handler);
+            acknowledge(me.tid);
         }
     }
     loop {

@@ -58,6 +58,32 @@ fn correct_programs_that_signal_waiting_threads_are_never_flagged() {
     common::assert_all_never_flagged(CORRECT, build);
 }
 
+/// Two `pthread_kill`s to a thread blocked in `read` (outside control, so its runs are
+/// partial): its handler runs once per signal, under every algorithm, never merged into one
+/// call and never waiting for a kill already handled.
+#[test]
+fn a_thread_blocked_in_read_handles_each_of_two_kills() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    for (compilers, file) in [
+        (C, "ok_kill_twice_read.c"),
+        (CXX, "ok_kill_twice_read_cpp.cpp"),
+    ] {
+        for cc in compilers {
+            let prog = build(dir.path(), cc, file);
+            for algo in ["rw", "pos", "surw", "auto"] {
+                let (p, o) = common::run_tries(dir.path(), &prog, algo, 30, &[], |_| {});
+                assert_eq!(
+                    common::outcome_count(&p, "ok"),
+                    30,
+                    "{cc} {file} {algo}: {}",
+                    text(&o)
+                );
+            }
+        }
+    }
+}
+
 /// ODPOR explores the correct C programs completely and finds no bug: a kill depends on
 /// every event of its target, and a handler step never comes before its kill.
 #[test]

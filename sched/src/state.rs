@@ -1392,10 +1392,20 @@ impl State {
             },
             TestCancel => OK,
             Kill { target } => {
+                let mut back = false;
                 if let Some(th) = self.threads.get_mut(target as usize) {
                     if th.status != Status::Finished && target != t {
                         th.interrupted = true;
+                        back = th.status == Status::Outside;
                     }
+                }
+                if back {
+                    // A thread blocked outside control (in `read`, say) runs the handler
+                    // now, for real: wait for its handler step as for a running thread's
+                    // post (set aside again if none comes). Deciding on without it, a
+                    // second kill reached it before the first was handled, and the
+                    // kernel merged the two signals into one handler call.
+                    self.set_status(target, Status::Running);
                 }
                 OK
             }
@@ -2193,6 +2203,26 @@ mod tests {
         assert!(s.is_enabled(u));
         assert!(!s.interrupt_from_outside(u));
         assert_eq!(s.execute(u).unwrap().result, 0);
+    }
+
+    #[test]
+    fn a_kill_brings_a_thread_blocked_outside_back_for_its_handler() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let t = spawn(&mut s, 0);
+        s.mark_outside(t).unwrap();
+        s.post(0, Op::Kill { target: t }).unwrap();
+        assert!(s.all_posted(), "decisions go on without a thread set aside");
+        assert_eq!(s.execute(0).unwrap().result, 0);
+        assert_eq!(s.status(t), Status::Running);
+        s.post(0, Op::Yield).unwrap();
+        assert!(
+            !s.all_posted(),
+            "the next decision waits for its handler step"
+        );
+        s.post(t, Op::Handler).unwrap();
+        assert!(s.is_enabled(t));
+        assert_eq!(s.execute(t).unwrap().result, 0);
     }
 
     #[test]
