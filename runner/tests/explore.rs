@@ -280,6 +280,11 @@ fn rt_and_odpor(name: &str, args: &[&str]) -> (u64, u64, u64) {
     for e in [&od, &rt] {
         assert_eq!(e.json["complete"], true, "{name}: {}", text(&e.out));
         assert_eq!(e.blocked(), 0, "{name}");
+        // Complete over synchronisation only: said so.
+        assert!(
+            text(&e.out).contains("points sync: the exploration covers"),
+            "{name}"
+        );
     }
     (
         od.executions(),
@@ -410,6 +415,11 @@ fn odpor_finds_the_bugs_of_small_suite_programs_with_replayable_schedules() {
         let e = explore_prog(&suite_program(name), name, &[], "odpor", points, &[]);
         assert_eq!(e.code(), Some(1), "{name}: {}", text(&e.out));
         assert_eq!(e.json["complete"], true, "{name}");
+        assert_eq!(
+            text(&e.out).contains("points sync: the exploration covers"),
+            points == "sync",
+            "{name}"
+        );
         let bug = e.json["bugs"]
             .as_array()
             .unwrap()

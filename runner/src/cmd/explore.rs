@@ -458,6 +458,20 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
     let report = explore::explore_with(algo, &mut exec, limits, opts);
     let doc = summarise(a, algo, &prepared.recorded(), &report, &exec, elf.rust_std)?;
     print_summary(&doc, &report);
+    if doc.points == crate::points::SYNC
+        && prepared.cfg.backend != crate::exec::session::Backend::Ptrace
+        && report.complete
+        && !elf.rust_std
+    {
+        // A plain build's atomics and shared variables are no events: the orders of what
+        // runs between two synchronisation operations are not explored (a lost update
+        // across a `sched_yield` window: odpor explored 1 execution and said complete).
+        sayln!(
+            "points sync: the exploration covers the orders of synchronisation operations; \
+             atomics and shared variables accessed between them are not reordered (a \
+             `poscheck cc` build explores them with --points races or mem)"
+        );
+    }
     if prepared.cfg.backend == crate::exec::session::Backend::Ptrace {
         sayln!(
             "backend ptrace: the exploration covers the orders of its points only: system \
