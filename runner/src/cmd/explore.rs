@@ -460,7 +460,7 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
     print_summary(&doc, &report);
     if doc.points == crate::points::SYNC
         && prepared.cfg.backend != crate::exec::session::Backend::Ptrace
-        && report.complete
+        && doc.complete
         && !elf.rust_std
     {
         // A plain build's atomics and shared variables are no events: the orders of what
@@ -605,6 +605,7 @@ fn summarise(
                 },
                 pct_k: None,
                 cwd: crate::report::current_dir(),
+                env: Some(crate::report::scheduling_env()),
                 detail: Some(b.description.clone()),
                 partial: None,
                 backend: Some(exec.cfg.backend),
