@@ -86,6 +86,51 @@ fn rust_lost_updates_are_found_with_poscheck_rustc() {
     }
 }
 
+/// A schedule recorded without `RUST_BACKTRACE` replays from a shell that sets it: the
+/// file records the variables that change how threads run, and `replay` sets them as they
+/// were (capturing the panic's backtrace took locks the recorded run had not taken: the
+/// replay diverged, probe 16).
+#[test]
+fn a_panic_schedule_replays_whatever_rust_backtrace_the_shell_sets() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    let prog = build(dir.path(), "poscheck-rustc", "bug_split_mutex.rs");
+    let out = dir.path().join("out");
+    let o = std::process::Command::new(POSCHECK)
+        .env_remove("RUST_BACKTRACE")
+        .args([
+            "run",
+            "--algo",
+            "pos",
+            "--tries",
+            "200",
+            "--seed",
+            "1",
+            "--out-dir",
+        ])
+        .arg(&out)
+        .arg(&prog)
+        .output()
+        .unwrap();
+    let name = prog.file_name().unwrap().to_str().unwrap();
+    let saved = out.join(format!("{name}.pos.seed1.json"));
+    assert!(saved.is_file(), "{}", text(&o));
+    for backtrace in ["1", "full"] {
+        let r = std::process::Command::new(POSCHECK)
+            .env("RUST_BACKTRACE", backtrace)
+            .args(["replay", "--times", "20"])
+            .arg(&saved)
+            .output()
+            .unwrap();
+        let t = text(&r);
+        assert!(
+            t.contains("environment as recorded for RUST_BACKTRACE"),
+            "{t}"
+        );
+        assert!(t.contains("reproduced 20 of 20"), "{backtrace}: {t}");
+    }
+}
+
 /// A panic's schedule is minimised and traced. The first panic's unwinding made libgcc's
 /// one-time `pthread_once` a step of the run, while `replay --trace` and `minimize` (which
 /// walk the stack for caller pcs) had completed it before: "not minimised: the schedule does

@@ -279,6 +279,7 @@ fn save(cfg: &RunConfig, points: &str, r: &RunResult, path: &Path, index: u64) -
         },
         pct_k: None,
         cwd: crate::report::current_dir(),
+        env: Some(crate::report::scheduling_env()),
         detail: Some(r.outcome.to_string()),
         partial: (r.outside > 0).then_some(r.outside),
         backend: Some(cfg.backend),

@@ -315,6 +315,7 @@ pub fn run_program(s: &Session, algo: &str, job: &Job) -> Result<ProgramRun> {
             },
             pct_k: tally.pct_k,
             cwd: report::current_dir(),
+            env: Some(report::scheduling_env()),
             detail: Some(r.outcome.to_string()),
             partial: (r.outside > 0).then_some(r.outside),
             backend: Some(plan.cfg.backend),

@@ -53,6 +53,12 @@ pub fn prepare(path: &Path, control: &ControlArgs, args: &[String]) -> Result<Pr
             }
         }
     }
+    if let Some(env) = &saved.env {
+        let changed = crate::report::restore_scheduling_env(env);
+        if !changed.is_empty() {
+            sayln!("replay: environment as recorded for {}", changed.join(", "));
+        }
+    }
     let args = if args.is_empty() {
         sch.args.clone()
     } else {

@@ -59,6 +59,55 @@ pub struct SavedSchedule {
     /// `poscheck minimize`: the schedule file this one was minimised from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub minimized_from: Option<String>,
+    /// The environment variables that change how the program's threads run, as the
+    /// recorded run had them ([`scheduling_env`]); `replay` sets exactly these (absent:
+    /// a file saved before they were recorded, replayed in the current environment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<BTreeMap<String, String>>,
+}
+
+/// Whether environment variable `name` changes how a program's threads run: Rust's
+/// backtraces (a panic that captures one takes locks the other runs do not: a schedule
+/// recorded without `RUST_BACKTRACE` went off track when replayed from a shell that sets
+/// it), its thread stacks, OpenMP's team sizes and waiting (`OMP_*`, libgomp's `GOMP_*`,
+/// LLVM's `KMP_*`) and glibc's tunables.
+fn schedules_threads(name: &str) -> bool {
+    matches!(
+        name,
+        "RUST_BACKTRACE" | "RUST_LIB_BACKTRACE" | "RUST_MIN_STACK" | "GLIBC_TUNABLES"
+    ) || ["OMP_", "GOMP_", "KMP_"]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
+/// The variables of [`schedules_threads`] set in this process's environment, which the
+/// programs it runs inherit: what a saved schedule records.
+pub fn scheduling_env() -> BTreeMap<String, String> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| schedules_threads(k))
+        .collect()
+}
+
+/// Make the variables of [`schedules_threads`] in this process's environment (inherited by
+/// the programs it runs) exactly `recorded`; returns the names it changed.
+pub fn restore_scheduling_env(recorded: &BTreeMap<String, String>) -> Vec<String> {
+    let mut changed = Vec::new();
+    for (k, _) in std::env::vars_os() {
+        if let Ok(k) = k.into_string() {
+            if schedules_threads(&k) && !recorded.contains_key(&k) {
+                std::env::remove_var(&k);
+                changed.push(k);
+            }
+        }
+    }
+    for (k, v) in recorded {
+        if std::env::var(k).ok().as_deref() != Some(v.as_str()) {
+            std::env::set_var(k, v);
+            changed.push(k.clone());
+        }
+    }
+    changed
 }
 
 /// [`SavedSchedule::call_points`] of a run with `cfg`.
@@ -319,6 +368,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn only_variables_that_change_threads_are_recorded() {
+        for n in [
+            "RUST_BACKTRACE",
+            "OMP_NUM_THREADS",
+            "GOMP_SPINCOUNT",
+            "KMP_BLOCKTIME",
+        ] {
+            assert!(schedules_threads(n), "{n}");
+        }
+        for n in ["HOME", "PATH", "LD_PRELOAD", "POS_SEED", "RUSTFLAGS"] {
+            assert!(!schedules_threads(n), "{n}");
+        }
+    }
+
+    #[test]
     fn schedule_names_are_file_safe() {
         let p = schedule_path(Path::new("out"), "a b", "pos*", 7);
         assert_eq!(p, Path::new("out/a_b.poss.seed7.json"));
@@ -331,6 +395,7 @@ mod tests {
             backend: Some(crate::exec::session::Backend::Ptrace),
             call_points: Some(false),
             minimized_from: None,
+            env: Some(BTreeMap::from([("OMP_NUM_THREADS".into(), "3".into())])),
             schedule: Schedule {
                 program: "/bin/x".into(),
                 algo: "pct3".into(),
@@ -348,6 +413,7 @@ mod tests {
         let back = SavedSchedule::load(&p).unwrap();
         assert_eq!(back.schedule, s.schedule);
         assert_eq!(back.pct_k, Some(12));
+        assert_eq!(back.env, s.env);
         assert_eq!(back.backend, Some(crate::exec::session::Backend::Ptrace));
         assert_eq!(back.call_points, Some(false));
         std::fs::write(&p, "{").unwrap();
