@@ -1,6 +1,7 @@
-//! Spin-waits on memory: a thread that reads the same location again and again with
-//! nothing but reads in between (`while (!flag);` built with `poscheck cc`, where every
-//! access is a scheduling point). Natively such a thread waits for time to pass or for
+//! Spin-waits: a thread that reads the same location again and again with nothing but
+//! reads in between (`while (!flag);` built with `poscheck cc`, where every access is a
+//! scheduling point), polls a try-operation (`while (pthread_mutex_trylock(&m));`), or,
+//! for PCT only, polls under a mutex (see [`SpinWatch::POLLS`]). Natively such a thread waits for time to pass or for
 //! another core; under control it would keep the turn for ever. The clock rules
 //! ([`crate::coordinator`]) and PCT's yield rule ([`crate::strategy::pct`]) treat it as a
 //! thread that yields.
@@ -58,6 +59,11 @@ pub struct SpinWatch {
     last: Vec<Option<Streak>>,
     /// Events that were neither reads nor yields, so far.
     others: u64,
+    /// A lock-polling loop (see [`SpinWatch::POLLS`]): thread, mutex, pairs in a row, and
+    /// [`SpinWatch::others`] after the last pair's unlock.
+    poll: Option<(u32, u64, u32, u64)>,
+    /// The last lock: thread, mutex, and [`SpinWatch::others`] before it.
+    locked: Option<(u32, u64, u64)>,
 }
 
 impl SpinWatch {
@@ -66,13 +72,59 @@ impl SpinWatch {
     /// act: `atomicity_violation` reads `g_log` four times in a row).
     pub const REPEATS: u32 = 8;
 
+    /// Lock-unlock pairs of one mutex by one thread in a row, nothing but its reads between
+    /// and no other thread's event, that make a spin: `for (;;) { lock; empty = !n; unlock;
+    /// if (empty) break; }` waits for the other threads, which PCT never ran while the
+    /// poller had the top priority (a C++ `lock_guard` drain loop: step limit, 2 of 50
+    /// runs). With sync points a loop of short critical sections looks the same, so the bar
+    /// is high: a work loop that long with no other thread running is unusual.
+    pub const POLLS: u32 = 1_000;
+
     pub fn clear(&mut self) {
         self.last.clear();
         self.others = 0;
+        self.poll = None;
+        self.locked = None;
     }
 
     /// `ev` executed: whether it continues a spin.
     pub fn executed(&mut self, ev: &Event) -> bool {
+        let polled = self.lock_poll(ev);
+        self.read_spin(ev) || polled
+    }
+
+    /// Lock-polling bookkeeping for `ev`, before it is counted: whether it is the unlock
+    /// of the [`Self::POLLS`]-th pair in a row (or a later one). A pair is a lock and an
+    /// unlock of one mutex by one thread with only reads between; pairs are in a row when
+    /// only yields and reads come between them.
+    fn lock_poll(&mut self, ev: &Event) -> bool {
+        match ev.op {
+            Op::Lock { m, .. } => {
+                self.locked = Some((ev.tid, m, self.others));
+                false
+            }
+            Op::Unlock { m, .. } => {
+                let pair = self
+                    .locked
+                    .take()
+                    .filter(|&(t, lm, before)| t == ev.tid && lm == m && self.others == before + 1);
+                let Some((t, _, before)) = pair else {
+                    self.poll = None;
+                    return false;
+                };
+                let n = match self.poll {
+                    Some((pt, pm, n, after)) if pt == t && pm == m && after == before => n + 1,
+                    _ => 1,
+                };
+                self.poll = Some((t, m, n, self.others + 1));
+                n >= Self::POLLS
+            }
+            _ => false,
+        }
+    }
+
+    /// The read-spin part of [`Self::executed`].
+    fn read_spin(&mut self, ev: &Event) -> bool {
         let t = ev.tid as usize;
         if self.last.len() <= t {
             self.last.resize(t + 1, None);
@@ -117,6 +169,33 @@ mod tests {
         );
         assert!(!w.executed(&Event::new(0, Op::Read { addr: 16, size: 4 })));
         assert!(!w.executed(&read(0)), "another location in between");
+    }
+
+    #[test]
+    fn a_long_lock_polling_loop_is_a_spin_and_another_thread_ends_it() {
+        let kind = crate::MutexKind::Normal;
+        let lock = |t| Event::new(t, Op::Lock { m: 0x40, kind });
+        let unlock = |t| Event::new(t, Op::Unlock { m: 0x40, kind });
+        let read = |t| Event::new(t, Op::Read { addr: 8, size: 4 });
+        let mut w = SpinWatch::default();
+        for _ in 1..SpinWatch::POLLS {
+            assert!(!w.executed(&lock(0)));
+            assert!(!w.executed(&read(0)), "the loop's test of the queue");
+            assert!(!w.executed(&unlock(0)));
+        }
+        assert!(!w.executed(&lock(0)));
+        assert!(w.executed(&unlock(0)), "the POLLS-th pair in a row");
+        // Another thread's step between two pairs starts the count again.
+        assert!(!w.executed(&Event::new(1, Op::Write { addr: 8, size: 4 })));
+        assert!(!w.executed(&lock(0)));
+        assert!(!w.executed(&unlock(0)));
+        // So does a write inside the critical section: a work loop.
+        let mut w = SpinWatch::default();
+        for _ in 0..2 * SpinWatch::POLLS {
+            assert!(!w.executed(&lock(0)));
+            assert!(!w.executed(&Event::new(0, Op::Write { addr: 8, size: 4 })));
+            assert!(!w.executed(&unlock(0)));
+        }
     }
 
     #[test]

@@ -22,7 +22,9 @@
 //! * Yield rule (as Coyote's and Shuttle's PCT do): a thread that executes a yield or sleep
 //!   ([`crate::event::Op::is_yield`]) drops below every other thread's priority, so a
 //!   spin-waiting thread lets the thread it waits for run; so does a thread spinning on a
-//!   memory location ([`crate::spin::SpinWatch`]: the same read eight times in a row).
+//!   memory location or a try-operation ([`crate::spin::SpinWatch`]: the same read or failed
+//!   trylock eight times in a row), or polling under a mutex (a thousand lock-unlock pairs in
+//!   a row with only reads inside).
 
 use super::{Divergence, Strategy};
 use crate::event::{Event, Op};
