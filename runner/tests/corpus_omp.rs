@@ -179,7 +179,9 @@ fn openmp_programs_get_no_pthread_warning() {
 /// ODPOR finds the order bug and the split critical section: OpenMP's team threads sleep in
 /// a futex until the team starts, and replays posted those waits only when they returned,
 /// after the wake that woke them in the run, so every reversal past the team's start was
-/// judged infeasible: 1 execution, no bug, "complete", for any OpenMP program.
+/// judged infeasible: 1 execution, no bug, "complete", for any OpenMP program. The first
+/// bug's saved schedule replays 100 of 100 times (it once stopped at the team's first futex
+/// wait, 4 steps, for `atomic_window_bug.c`).
 #[test]
 fn odpor_reorders_what_openmp_threads_do_after_the_team_starts() {
     require_libpos();
@@ -187,7 +189,7 @@ fn odpor_reorders_what_openmp_threads_do_after_the_team_starts() {
     if !have_openmp(dir.path()) {
         return;
     }
-    for file in ["order_bug.c", "split_critical_bug.c"] {
+    for file in ["order_bug.c", "split_critical_bug.c", "atomic_window_bug.c"] {
         let prog = build(dir.path(), "gcc", file);
         let o = poscheck(&[
             "explore",
@@ -206,6 +208,17 @@ fn odpor_reorders_what_openmp_threads_do_after_the_team_starts() {
             .and_then(|n| n.trim().parse::<u64>().ok())
             .unwrap_or(0);
         assert!(executions > 1, "{file}: {out}");
-        eprintln!("odpor {file}: {executions} executions");
+        let schedule = out
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("schedule: "))
+            .and_then(|l| l.split_whitespace().next())
+            .unwrap_or_else(|| panic!("{file}: no bug schedule: {out}"));
+        let r = poscheck(&["replay", "--times", "100", schedule]);
+        assert!(
+            String::from_utf8_lossy(&r.stdout).contains("reproduced 100 of 100 times"),
+            "{file}: {}",
+            text(&r)
+        );
+        eprintln!("odpor {file}: {executions} executions, its bug replays 100/100");
     }
 }

@@ -401,6 +401,8 @@ fn schedule(steps: &[Rec], inits: &[trace::Init], initial: usize) -> Vec<Step> {
         }
     };
     init_at(&mut s, 0);
+    let evs: Vec<trace::TEv> = steps.iter().map(|r| r.ev).collect();
+    let next_wait = trace::futex_waits_posted_after(&evs);
     let mut out = Vec::with_capacity(steps.len());
     for (k, r) in steps.iter().enumerate() {
         let t = r.ev.tid();
@@ -414,6 +416,15 @@ fn schedule(steps: &[Rec], inits: &[trace::Init], initial: usize) -> Vec<Step> {
             break;
         }
         init_at(&mut s, k + 1);
+        // A thread reaching a futex wait posts it at once (an OpenMP barrier's wait, then
+        // the other thread's wake): posted only at its turn, it missed its wake and the
+        // saved schedule of an odpor bug stopped there (4 steps of an OpenMP program).
+        for &w in &next_wait[k] {
+            let u = steps[w].ev.tid();
+            if s.pending(u).is_none() {
+                let _ = s.post(u, steps[w].ev.ev.op);
+            }
+        }
     }
     out
 }

@@ -537,6 +537,29 @@ fn join_into(c: &mut [u32], o: &[u32]) {
     }
 }
 
+/// For each event of `trace`, the futex waits its thread (or the thread it created) posts
+/// right after it: a futex wait registers its waiter when it is posted, which a thread does
+/// as soon as it reaches it, long before the wait returns (the event the trace records, once
+/// a wake woke it). A replay of the trace on the state machine posts these at once, or the
+/// wake that woke them in the run finds no waiter (see [`Hb::execute`]).
+pub fn futex_waits_posted_after(trace: &[TEv]) -> Vec<Vec<usize>> {
+    let mut next_wait = vec![Vec::new(); trace.len()];
+    // The event after which each thread's next event is posted: its previous one, or the
+    // create of the thread.
+    let mut last: HashMap<Tid, usize> = HashMap::new();
+    for (k, e) in trace.iter().enumerate() {
+        if let Some(p) = last.insert(e.tid(), k) {
+            if matches!(e.ev.op, Op::FutexWait { .. }) {
+                next_wait[p].push(k);
+            }
+        }
+        if let Some(c) = e.child {
+            last.insert(c, k);
+        }
+    }
+    next_wait
+}
+
 /// No event (see [`Hb::prev`]).
 const NONE: u32 = u32::MAX;
 
@@ -606,20 +629,7 @@ impl Hb {
         sem_fallback.retain(|&a, _| !known(ObjKind::Sem, a));
         let mut barrier_fallback = infer_barrier_counts(&trace);
         barrier_fallback.retain(|&a, _| !known(ObjKind::Barrier, a));
-        let mut next_wait = vec![Vec::new(); trace.len()];
-        // The event after which each thread's next event is posted: its previous one, or
-        // the create of the thread.
-        let mut last: HashMap<Tid, usize> = HashMap::new();
-        for (k, e) in trace.iter().enumerate() {
-            if let Some(p) = last.insert(e.tid(), k) {
-                if matches!(e.ev.op, Op::FutexWait { .. }) {
-                    next_wait[p].push(k);
-                }
-            }
-            if let Some(c) = e.child {
-                last.insert(c, k);
-            }
-        }
+        let next_wait = futex_waits_posted_after(&trace);
         Hb {
             trace,
             next_wait,
