@@ -40,7 +40,28 @@ const KIND_ROBUST: c_int = 16;
 /// # Safety
 /// `m` must point to a `pthread_mutex_t`.
 pub unsafe fn mutex_kind(m: *const pthread_mutex_t) -> MutexKind {
-    let kind = std::ptr::read_volatile((m as *const u8).add(KIND_OFFSET) as *const c_int);
+    kind_of(kind_word(m))
+}
+
+/// glibc's `__kind` word of mutex `m`.
+///
+/// # Safety
+/// `m` must point to a `pthread_mutex_t`.
+unsafe fn kind_word(m: *const pthread_mutex_t) -> c_int {
+    glibc_word(m, KIND_OFFSET)
+}
+
+/// The 32-bit word at byte `offset` of glibc's object at `p` (a field of its layout, read
+/// as the program's threads may be changing it).
+///
+/// # Safety
+/// `p + offset` must be a readable, aligned 4-byte word.
+unsafe fn glibc_word<T>(p: *const T, offset: usize) -> c_int {
+    std::ptr::read_volatile((p as *const u8).add(offset) as *const c_int)
+}
+
+/// [`mutex_kind`] of a mutex whose `__kind` word is `kind`.
+fn kind_of(kind: c_int) -> MutexKind {
     let base = match kind & 3 {
         1 => MutexKind::Recursive,
         2 => MutexKind::ErrorCheck,
@@ -53,20 +74,18 @@ pub unsafe fn mutex_kind(m: *const pthread_mutex_t) -> MutexKind {
     }
 }
 
-/// The model's address of mutex `m` of kind `kind`: a process-shared mutex
+/// The model's address of mutex `m` whose `__kind` word is `kind`: a process-shared mutex
 /// (`PTHREAD_PROCESS_SHARED`) or a robust mutex in `MAP_SHARED` memory gets
 /// [`pos_sched::event::SHARED_BIT`], so that a forked child and its parent lock the same
 /// object (a robust one's owner process's end frees it with `EOWNERDEAD`, as the kernel
 /// does). Every other mutex keeps its plain address (an object per process).
-fn mutex_addr(m: *const pthread_mutex_t, kind: MutexKind) -> u64 {
-    // SAFETY: `m` points to a mutex (the caller's contract); glibc's kind word.
-    let raw = unsafe { std::ptr::read_volatile((m as *const u8).add(KIND_OFFSET) as *const c_int) };
+fn mutex_addr(m: *const pthread_mutex_t, kind: c_int) -> u64 {
     // glibc sets the pshared bit on every robust mutex (the kernel's robust-list wakes are
     // never private): for those, shared memory decides.
-    let shared = if kind.robust() {
+    let shared = if kind & KIND_ROBUST != 0 {
         in_shared_mapping(m as u64)
     } else {
-        raw & KIND_PSHARED != 0
+        kind & KIND_PSHARED != 0
     };
     model_addr(m, shared)
 }
@@ -131,8 +150,8 @@ fn maps_line_shared(head: &[u8], addr: u64) -> Option<bool> {
 /// # Safety
 /// `m` must point to a `pthread_mutex_t`.
 unsafe fn mutex(m: *const pthread_mutex_t) -> (u64, MutexKind) {
-    let kind = mutex_kind(m);
-    (mutex_addr(m, kind), kind)
+    let kind = kind_word(m);
+    (mutex_addr(m, kind), kind_of(kind))
 }
 
 fn addr<T>(p: *const T) -> u64 {
@@ -166,9 +185,7 @@ fn model_addr<T>(p: *const T, shared: bool) -> u64 {
 /// a false deadlock in every run): glibc marks it in `private` ([`SEM_SHARED`]).
 fn sem_addr(s: *const sem_t) -> u64 {
     // SAFETY: `s` points to an initialised semaphore (the caller's contract).
-    let private = unsafe {
-        std::ptr::read_volatile((s as *const u8).add(SEM_PRIVATE_OFFSET) as *const c_int)
-    };
+    let private = unsafe { glibc_word(s, SEM_PRIVATE_OFFSET) };
     model_addr(s, private == SEM_SHARED)
 }
 
@@ -177,8 +194,7 @@ fn sem_addr(s: *const sem_t) -> u64 {
 /// (glibc's mark: bit 0 of `__wrefs`).
 fn cond_addr(c: *const pthread_cond_t) -> u64 {
     // SAFETY: `c` points to a condition variable (the caller's contract).
-    let wrefs =
-        unsafe { std::ptr::read_volatile((c as *const u8).add(COND_WREFS_OFFSET) as *const u32) };
+    let wrefs = unsafe { glibc_word(c, COND_WREFS_OFFSET) };
     model_addr(c, wrefs & 1 != 0)
 }
 
