@@ -16,9 +16,10 @@
 //! | `FUTEX_LOCK_PI`, `FUTEX_LOCK_PI2`, `FUTEX_UNLOCK_PI`, `FUTEX_TRYLOCK_PI`, `FUTEX_WAIT_REQUEUE_PI`, `FUTEX_CMP_REQUEUE_PI`, `FUTEX_FD`, others | not modelled: passed to the kernel, said once per process and operation on stderr |
 //!
 //! - Waits: the word is compared with the expected value now, while this thread is the
-//!   only controlled one running (EAGAIN if it differs, no scheduling point); otherwise the
-//!   wait is posted and registers the waiter at once, so no wake is lost between the check
-//!   and the wait. Timeouts are virtual deadlines (relative on `CLOCK_MONOTONIC` for
+//!   only controlled one running (EAGAIN if it differs, no further point; with memory
+//!   points the comparison is itself one, an atomic load of the word, see
+//!   [`crate::tsan::futex_word`]); otherwise the wait is posted and registers the waiter at
+//!   once, so no wake is lost between the check and the wait. Timeouts are virtual deadlines (relative on `CLOCK_MONOTONIC` for
 //!   `FUTEX_WAIT`, absolute for `FUTEX_WAIT_BITSET`, on `CLOCK_REALTIME` with
 //!   `FUTEX_CLOCK_REALTIME`).
 //! - Wakes: which waiters wake is the strategy's choice; the kernel is woken too for
@@ -129,6 +130,7 @@ pub(crate) unsafe fn futex(me: Me, args: Args) -> Option<c_long> {
             if bitset == 0 || uaddr == 0 || uaddr % 4 != 0 {
                 return Some(fail(libc::EINVAL));
             }
+            crate::tsan::futex_word(uaddr as u64, false);
             // SAFETY: the caller passes a futex word (the kernel would fault otherwise).
             let word = &*(uaddr as *const AtomicU32);
             if word.load(Ordering::SeqCst) != val as u32 {

@@ -4,10 +4,11 @@
 //! only kernel waiters, never the controlled threads the model holds in their waits — a
 //! correct program would end in a false deadlock.
 //!
-//! Modelled as the wake of `uaddr` (a scheduling point), then, while this thread still runs
-//! alone, the atomic update, then the wake of `uaddr2` if the comparison holds (a second
-//! point). A thread that starts waiting on `uaddr2` between the two points may be woken by
-//! the second wake where the kernel would not have woken it: a spurious wake-up, which futex
+//! Modelled as the atomic update (in the kernel it comes first; with memory points it is
+//! one, an atomic read-modify-write of `uaddr2`, see [`crate::tsan::futex_word`]), then the
+//! wake of `uaddr` (a scheduling point), then the wake of `uaddr2` if the comparison holds
+//! (a second point). A thread that starts waiting between the update and a wake may be
+//! woken by it where the kernel would not have woken it: a spurious wake-up, which futex
 //! users must tolerate anyway; nothing the kernel could do is excluded.
 
 use crate::conn::Me;
@@ -87,12 +88,13 @@ pub(crate) unsafe fn wake_op(me: Me, a: Args) -> c_long {
         return fail(libc::EINVAL);
     }
     let n2 = a.timeout as c_int;
-    let mut total = wake(me, a.uaddr, a.op, a.val, u32::MAX);
+    crate::tsan::futex_word(a.uaddr2 as u64, true);
     // SAFETY: the caller passes a futex word (the kernel would fault otherwise).
     let word = &*(a.uaddr2 as *const AtomicU32);
     let old = word
         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| Some(update(e, w)))
         .unwrap_or_else(|w| w);
+    let mut total = wake(me, a.uaddr, a.op, a.val, u32::MAX);
     if holds(e, old) {
         total += wake(me, a.uaddr2, a.op, n2, u32::MAX);
     }

@@ -3,9 +3,9 @@
 //!
 //! Which accesses are points is chosen by `POSCHECK_POINTS`:
 //! - `sync` (default): none; the callbacks return at once (atomics still do their operation).
-//! - `mem`: every access of a controlled thread that is not on its own stack posts
-//!   `Op::Read/Write{addr, size}` or `Op::AtomicLoad/AtomicStore/AtomicRmw{addr, size, mo..}`
-//!   (with the memory order the program asked for) before it happens.
+//! - `mem`: every access of a controlled thread posts `Op::Read/Write{addr, size}` or
+//!   `Op::AtomicLoad/AtomicStore/AtomicRmw{addr, size, mo..}` (with the memory order the
+//!   program asked for) before it happens, except a plain access to the thread's own stack.
 //! - `races`: atomic operations and the accesses whose instrumented pc is listed in
 //!   `POSCHECK_RACES_FILE` post; the others are decided locally, with no round trip.
 //! - `auto`: as `races` (the races file may be empty), and every other plain access off the
@@ -227,6 +227,31 @@ pub fn point(addr: usize, size: usize, kind: Kind) {
     }
 }
 
+/// libpos is about to read (a futex wait's comparison) or update (`FUTEX_WAKE_OP`) the futex
+/// word at `addr` on the program's behalf: in `mem`, `races` and `auto` mode that access is
+/// an atomic one of the word, a point like the program's own atomics, so the exploration
+/// orders it against the other threads' accesses. Done at the previous point instead, a
+/// store that came before it in one run and after it in the next turned an `EAGAIN` into a
+/// sleep, and the run left its forced prefix (a libstdc++ `atomic::wait` diverged under
+/// `--points mem`). No point in `sync` mode, where the program's own accesses are none.
+pub fn futex_word(addr: u64, update: bool) {
+    if MODE.load(Ordering::Relaxed) == SYNC {
+        return;
+    }
+    let Some(me) = conn::me() else { return };
+    let (size, mo) = (4, MemOrder::SeqCst);
+    me.post(if update {
+        Op::AtomicRmw {
+            addr,
+            size,
+            mo,
+            fail: None,
+        }
+    } else {
+        Op::AtomicLoad { addr, size, mo }
+    });
+}
+
 /// Whether `pc` is listed in the races file.
 fn is_race_pc(pc: u64) -> bool {
     RACE_PCS
@@ -244,9 +269,14 @@ fn slow_point(addr: u64, size: usize, kind: Kind, mode: u8) {
     if !post && mode != AUTO {
         return;
     }
-    let (lo, hi) = stack_bounds();
-    if (lo..hi).contains(&addr) {
-        return;
+    // A plain access to the thread's own stack is taken as private to it; an atomic one is
+    // not: a `std::atomic` local that `main` shares with its threads (a lambda capturing by
+    // reference) is on main's stack, and main's loads and stores of it must be points too.
+    if !kind.is_atomic() {
+        let (lo, hi) = stack_bounds();
+        if (lo..hi).contains(&addr) {
+            return;
+        }
     }
     let size = u32::try_from(size).unwrap_or(u32::MAX);
     if post {

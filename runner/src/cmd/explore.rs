@@ -454,6 +454,7 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
     let opts = explore::Options {
         start,
         approximate: a.approximate,
+        futex_arrivals: prepared.mode != crate::points::SYNC,
     };
     let report = explore::explore_with(algo, &mut exec, limits, opts);
     let doc = summarise(a, algo, &prepared.recorded(), &report, &exec, elf.rust_std)?;

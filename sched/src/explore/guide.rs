@@ -69,6 +69,8 @@ pub struct GuideSpec {
     pub sleep_at: usize,
     pub sleep_init: Vec<TEv>,
     pub approximate: bool,
+    #[serde(default)]
+    pub futex_arrivals: bool,
 }
 
 impl GuideSpec {
@@ -77,6 +79,7 @@ impl GuideSpec {
         let mut g = Guide::new(self.rule, self.use_sleep, self.initial_threads);
         g.plan(self.prefix.clone(), self.sleep_at, self.sleep_init.clone());
         g.approximate = self.approximate;
+        g.futex_arrivals = self.futex_arrivals;
         g
     }
 }
@@ -111,6 +114,9 @@ pub struct Guide {
     pub diverged: Option<Divergence>,
     /// Follow the prefix approximately (see the module doc) instead of diverging.
     pub approximate: bool,
+    /// Mark the event before a posted futex wait ([`TEv::futex_arrival`], see
+    /// [`super::Options::futex_arrivals`]).
+    pub futex_arrivals: bool,
     /// Approximate mode: target events skipped in the last run.
     pub skipped: u64,
     /// Approximate mode: the step at which the last run first skipped a target event (the
@@ -144,6 +150,7 @@ impl Guide {
             waiting: Vec::new(),
             diverged: None,
             approximate: false,
+            futex_arrivals: false,
             skipped: 0,
             first_skip: None,
             cursor: 0,
@@ -235,6 +242,28 @@ impl Guide {
         self.sleep.retain(|q| !wanted.contains(&q.tid()));
     }
 
+    /// Thread `t` posted a futex wait on `addr`: the wait registered its waiter now, right
+    /// after the thread's last step (or the create of the thread), which so joins the futex
+    /// (see [`TEv::futex_arrival`]). A sleeping event that this makes dependent is woken, as
+    /// it would have been at that step.
+    fn futex_arrival(&mut self, t: Tid, addr: u64) {
+        let Some(rec) = self
+            .steps
+            .iter_mut()
+            .rev()
+            .find(|r| r.ev.tid() == t || r.ev.child == Some(t))
+        else {
+            return;
+        };
+        if rec.ev.futex_arrival.is_some() {
+            return;
+        }
+        rec.ev.futex_arrival = Some(addr);
+        let done = rec.ev;
+        self.sleep
+            .retain(|s| s.tid() == done.tid() || !dependent_anywhere(s, &done));
+    }
+
     fn by_rule(&self, enabled: &[Event]) -> Option<usize> {
         let allowed = |e: &Event| self.allow.as_ref().is_none_or(|a| a(&self.steps, e));
         let free: Vec<usize> = (0..enabled.len())
@@ -290,6 +319,7 @@ impl Strategy for Guide {
             sleep_at: self.sleep_at,
             sleep_init: self.sleep_init.clone(),
             approximate: self.approximate,
+            futex_arrivals: self.futex_arrivals,
         }))
     }
 
@@ -315,6 +345,11 @@ impl Strategy for Guide {
             self.waiting.resize(t + 1, None);
         }
         self.waiting[t] = Some(*ev);
+        if let Op::FutexWait { addr, .. } = ev.op {
+            if self.futex_arrivals {
+                self.futex_arrival(ev.tid, addr);
+            }
+        }
     }
 
     fn choose(&mut self, enabled: &[Event]) -> Result<usize, Divergence> {

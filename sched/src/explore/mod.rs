@@ -220,7 +220,7 @@ pub fn explore_from(
         limits,
         Options {
             start,
-            approximate: false,
+            ..Default::default()
         },
     )
 }
@@ -244,6 +244,14 @@ pub struct Options {
     /// can exceed the number of traces) or missed: a complete approximate exploration with
     /// divergent runs is a thorough bug search, not a proof.
     pub approximate: bool,
+    /// The event after which a thread posts a futex wait depends on the other threads' wakes
+    /// of that futex and writes of its word ([`trace::TEv::futex_arrival`]). Right when the
+    /// program's atomics are points (`--points mem`/`races`): which thread waits and which
+    /// wakes is then decided at points. With synchronisation points only, it is decided by
+    /// atomics between them (the last thread into an OpenMP barrier wakes the others), so a
+    /// wake moved before an arrival often meets a thread that now waits instead, a
+    /// divergence; there the arrivals are left out, as before.
+    pub futex_arrivals: bool,
 }
 
 /// [`explore`] with [`Options`].
@@ -251,6 +259,7 @@ pub fn explore_with(algo: Algo, exec: &mut dyn Executor, limits: Limits, opts: O
     let mut ctx = Ctx::new(algo, exec, limits);
     ctx.first = opts.start;
     ctx.approximate = opts.approximate;
+    ctx.futex_arrivals = opts.futex_arrivals;
     match algo {
         Algo::Dfs => dfs::run(&mut ctx),
         Algo::Dpor => sdpor::run(&mut ctx),
@@ -294,6 +303,8 @@ pub(crate) struct Ctx<'e> {
     pub first: Vec<Event>,
     /// Guides replay their prefixes approximately ([`Options::approximate`]).
     pub approximate: bool,
+    /// Guides mark futex arrivals ([`Options::futex_arrivals`]).
+    pub futex_arrivals: bool,
 }
 
 impl<'e> Ctx<'e> {
@@ -311,6 +322,7 @@ impl<'e> Ctx<'e> {
             cut_short: false,
             first: Vec::new(),
             approximate: false,
+            futex_arrivals: false,
         }
     }
 
@@ -318,6 +330,7 @@ impl<'e> Ctx<'e> {
     pub fn guide(&self, rule: guide::Rule, use_sleep: bool) -> Guide {
         let mut g = Guide::new(rule, use_sleep, self.initial as Tid);
         g.approximate = self.approximate;
+        g.futex_arrivals = self.futex_arrivals;
         g
     }
 

@@ -882,3 +882,65 @@ fn threads_woken_from_a_futex_match_the_independent_count() {
         assert_eq!(d.distinct, c.traces, "dpor, set_word {set_word}: {d:?}");
     }
 }
+
+/// A lost wake-up through a futex: the waker wakes, then (after a critical section) sets
+/// the word, so a waiter that reads the word before the store and sleeps after the wake
+/// sleeps for ever. The word is plain memory between scheduling points (`sync_only`, as
+/// with `--points sync`): the waiter's read and its wait's registration happen right after
+/// its previous event (see `TEv::futex_arrival`, marked as the runner does for memory
+/// points), which so depends on the wake. Without that, odpor and dpor ran the wake after
+/// the registration only (1 run) and called the buggy program correct; with the store
+/// before the wake (the fix) nothing is lost.
+#[test]
+fn a_wake_before_the_waiter_arrives_is_explored() {
+    use super::testprog::{k, reg, with_main, Interp, I};
+    use super::{explore_with, Limits, Options};
+    for buggy in [true, false] {
+        let waiter = vec![
+            I::Load { addr: k(0), dst: 1 },
+            // The word is still 0: wait; else done.
+            I::Jz {
+                cond: reg(1),
+                target: 3,
+            },
+            I::Jmp(5),
+            I::FutexWait {
+                addr: k(0),
+                val: k(0),
+            },
+            I::Jmp(0),
+            // 5: done
+        ];
+        let wake = I::FutexWake { addr: k(0), n: 1 };
+        let store = I::Store {
+            addr: k(0),
+            val: k(1),
+        };
+        let section = [I::Lock(k(0)), I::Unlock(k(0))];
+        let waker = if buggy {
+            [vec![wake], section.to_vec(), vec![store]].concat()
+        } else {
+            [vec![store, wake], section.to_vec()].concat()
+        };
+        // The waker is created first, so the first run (lowest thread first) is a good one.
+        let mut p = with_main(vec![waiter, waker], &[(1, 0), (0, 0)]);
+        p.sync_only = true;
+        for algo in [Algo::Dfs, Algo::Odpor, Algo::Dpor] {
+            let opts = Options {
+                futex_arrivals: true,
+                ..Default::default()
+            };
+            let r = explore_with(algo, &mut Interp::new(p.clone()), Limits::default(), opts);
+            eprintln!(
+                "buggy {buggy} {algo:?}: {} runs, {} buggy",
+                r.executions, r.buggy
+            );
+            assert!(r.complete, "{algo:?}: {r:?}");
+            assert_eq!(r.buggy > 0, buggy, "{algo:?}, buggy {buggy}: {r:?}");
+            if buggy {
+                let bug = format!("{:?}", r.bugs[0]);
+                assert!(bug.contains("deadlock") && bug.contains("futex"), "{bug}");
+            }
+        }
+    }
+}

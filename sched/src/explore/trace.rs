@@ -36,6 +36,16 @@ pub struct TEv {
     /// other thread's mutex operation. Absent in traces recorded before it: `false`.
     #[serde(default)]
     pub robust_exit: bool,
+    /// The futex word whose wait its thread (or, for a create, the thread it created) posts
+    /// right after this event: the wait compares the word and registers its waiter when it
+    /// is posted, long before the wait returns (the event the trace records). So this event
+    /// reads the word and joins its waiters: it depends on the other threads' wakes and
+    /// requeues of that futex and on their writes to the word (see [`meets_arrival`]).
+    /// Without it a wake run just before the waiter came (a lost wake-up) was not tried:
+    /// dpor called `notify_one` before the store correct after 35 executions. Marked by the
+    /// guide when [`super::Options::futex_arrivals`] asks for it, else `None`.
+    #[serde(default)]
+    pub futex_arrival: Option<u64>,
 }
 
 impl TEv {
@@ -52,6 +62,7 @@ impl TEv {
             barrier_open: false,
             nested: false,
             robust_exit: false,
+            futex_arrival: None,
         }
     }
     pub fn tid(&self) -> Tid {
@@ -293,6 +304,35 @@ pub fn dependent(a: &TEv, b: &TEv) -> bool {
         || b.child == Some(a.ev.tid)
         || kills(a, b)
         || kills(b, a)
+        || meets_arrival(a, b)
+        || meets_arrival(b, a)
+}
+
+/// `b` changes what a futex wait posted right after `a` finds (see [`TEv::futex_arrival`]):
+/// a wake or requeue of that futex (before the arrival it does not wake the waiter, after it
+/// it may), or a write to the word (before the arrival the wait returns `EAGAIN` at once).
+fn meets_arrival(a: &TEv, b: &TEv) -> bool {
+    let Some(w) = a.futex_arrival else {
+        return false;
+    };
+    if a.tid() == b.tid() {
+        return false;
+    }
+    match b.ev.op {
+        Op::FutexWake { addr, .. } => addr == w,
+        Op::FutexRequeue { addr, addr2, .. } | Op::FutexRequeued { addr, addr2, .. } => {
+            addr == w || addr2 == w
+        }
+        Op::FutexWait { .. } => false,
+        ref op => {
+            op.access() == Access::Write
+                && op
+                    .objects()
+                    .iter()
+                    .flatten()
+                    .any(|o| o.overlaps(&Obj::mem(w, 4)))
+        }
+    }
 }
 
 /// What [`dependent`] looks at, computed once per event of a trace: happens-before compares
@@ -323,6 +363,7 @@ impl DepKey {
             nested: e.nested,
             special: e.child.is_some()
                 || e.robust_exit
+                || e.futex_arrival.is_some()
                 || ends_or_copies_processes(&e.ev.op)
                 || matches!(e.ev.op, Op::Kill { .. }),
         }
