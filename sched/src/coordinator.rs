@@ -42,6 +42,20 @@ pub struct Coordinator<'s> {
     trace: Vec<Event>,
     /// By step: whether it was a preemption (see [`Step::preempt`]).
     preempted: Vec<bool>,
+    /// Rounds in a row in which only spins were enabled ([`Coordinator::let_time_pass`]).
+    spin_rounds: u32,
+}
+
+/// The first quantum of virtual time a round of spinning threads lets pass (1 µs, about a
+/// `sched_yield` natively); each further round in a row doubles it.
+pub const SPIN_QUANTUM_NS: u64 = 1_000;
+
+/// The quantum stops doubling at `SPIN_QUANTUM_NS << 40` (about 13 days).
+const MAX_SPIN_DOUBLINGS: u32 = 40;
+
+/// A step that makes no progress of its own: a yield, a real sleep, a spin's repeated read.
+fn is_spin(trace: &[Event], e: &Event) -> bool {
+    matches!(e.op, Op::Yield | Op::Sleep) || crate::spin::spinning(trace, e)
 }
 
 impl<'s> Coordinator<'s> {
@@ -67,6 +81,7 @@ impl<'s> Coordinator<'s> {
             max_steps,
             trace: Vec::new(),
             preempted: Vec::new(),
+            spin_rounds: 0,
         }
     }
 
@@ -137,6 +152,9 @@ impl<'s> Coordinator<'s> {
             Err(d) => return Decision::Diverged(d),
         };
         let preempt = is_preemption(self.trace.last(), ev.tid, enabled);
+        if !is_spin(&self.trace, &ev) {
+            self.spin_rounds = 0;
+        }
         let done = self.state.execute_enabled(i);
         self.steps += 1;
         self.trace.push(ev);
@@ -155,18 +173,32 @@ impl<'s> Coordinator<'s> {
     }
 
     /// Virtual time passes when no thread can make progress otherwise: nothing is enabled, or
-    /// only yields are (threads spinning on `sched_yield`, real sleeps). The clock then jumps
-    /// to the earliest pending deadline (see [`crate::state::clock`] for why yields count).
+    /// only spins are (threads yielding with `sched_yield`, real sleeps, repeated reads; see
+    /// [`crate::state::clock`] for why they count).
+    /// - Nothing enabled: the clock jumps to the earliest pending deadline.
+    /// - Only spins: it moves by a quantum, [`SPIN_QUANTUM_NS`] doubled at each such round
+    ///   in a row, at most to that deadline, and a spinner runs before the next round. A
+    ///   spinner that polls the clock so sees its own short deadline pass before a far one
+    ///   (`while (!flag && now() < t + 1 ms) sched_yield();` against a 50 ms sleeper), and
+    ///   one whose flag is already set sees it before any time passes (a thread that yields
+    ///   once while another, holding a lock, starts a 20 ms sleep: with the jump its 2 ms
+    ///   timed lock took the lock after the sleep instead of timing out). A spin for a far
+    ///   deadline costs a round per doubling: about 20 for one second.
     fn let_time_pass(&mut self) {
-        loop {
-            let trace = &self.trace;
-            let idle =
-                self.state.enabled_events().iter().all(|e| {
-                    matches!(e.op, Op::Yield | Op::Sleep) || crate::spin::spinning(trace, e)
-                });
-            if !idle || !self.state.advance_clock() {
-                return;
-            }
+        if self.state.enabled_events().is_empty() {
+            while self.state.enabled_events().is_empty() && self.state.advance_clock() {}
+            return;
+        }
+        let trace = &self.trace;
+        let idle = self
+            .state
+            .enabled_events()
+            .iter()
+            .all(|e| is_spin(trace, e));
+        if idle {
+            let quantum = SPIN_QUANTUM_NS << self.spin_rounds.min(MAX_SPIN_DOUBLINGS);
+            self.spin_rounds += 1;
+            self.state.advance_clock_within(quantum);
         }
     }
 
@@ -280,7 +312,8 @@ mod tests {
             size: 4,
         };
         // Main creates a, which sleeps until 10 µs (it will set the flag); main reads the
-        // flag. `between`: what main does after that first read.
+        // flag. `between`: what main does after that first read. Returns the time of each
+        // of main's further reads until a is woken (at most 10).
         let spin = |between: Option<Op>| {
             let mut rw = RandomWalk::new();
             let mut co = Coordinator::new(&mut rw, 3, 1_000);
@@ -298,24 +331,84 @@ mod tests {
                 co.post(0, op).unwrap();
                 co.decide();
             }
+            // The time of each decision until the sleeper is woken.
+            let mut times = Vec::new();
             co.post(0, flag).unwrap();
-            let Decision::Grant { now, .. } = co.decide() else {
-                panic!("a grant")
-            };
-            (now, co.state().is_enabled(a))
+            for _ in 0..10 {
+                let Decision::Grant { tid, now, .. } = co.decide() else {
+                    panic!("a grant")
+                };
+                times.push(now);
+                if tid == a || co.state().is_enabled(a) {
+                    break;
+                }
+                co.post(0, flag).unwrap();
+            }
+            times
         };
-        // The same read again is a spin: the sleeper's time comes.
-        let (now, woken) = spin(None);
-        assert!(now >= 10_000 && woken, "time passed: {now}");
-        // A write in between ends the spin: a fresh read of a changed flag is work.
+        // The same read again is a spin: time passes by a quantum that doubles each round,
+        // up to the sleeper's deadline, and main reads the clock in between.
+        assert_eq!(spin(None), [1_000, 3_000, 7_000, 10_000]);
+        // A write in between ends the spin: a fresh read of a changed flag is work, and no
+        // time passes for it.
         let write = Op::Write {
             addr: 0x40,
             size: 4,
         };
-        assert_eq!(
-            spin(Some(write)),
-            (0, false),
-            "no spin: main reads at time 0"
-        );
+        assert_eq!(spin(Some(write))[0], 0, "no spin: main reads at time 0");
+    }
+
+    /// A thread that yields once while another starts a sleep holding a lock sees the lock
+    /// held before any time passes: its short timed lock then times out during the sleep.
+    /// With the clock jumping to the sleep's end at the first yield, the holder's unlock
+    /// came first and the 2 ms timed lock succeeded (probe 17: a C11 `mtx_timedlock` false
+    /// alarm in every run).
+    #[test]
+    fn a_yield_does_not_let_a_far_sleep_end_before_a_near_deadline() {
+        let mut rw = RandomWalk::new();
+        let mut co = Coordinator::new(&mut rw, 1, 1_000);
+        co.post(0, Op::Create).unwrap();
+        let Decision::Grant { child: Some(a), .. } = co.decide() else {
+            panic!("create granted")
+        };
+        let m = Op::Lock {
+            m: 8,
+            kind: crate::event::MutexKind::Normal,
+        };
+        co.post(a, m).unwrap();
+        co.post(0, Op::Yield).unwrap();
+        // a takes the lock (the only choice besides the yield: force it by order).
+        loop {
+            match co.decide() {
+                Decision::Grant { tid, .. } if tid == a => break,
+                Decision::Grant { .. } => co.post(0, Op::Yield).unwrap(),
+                d => panic!("{d:?}"),
+            }
+        }
+        co.post(
+            a,
+            Op::SleepUntil {
+                deadline: 20_000_000,
+            },
+        )
+        .unwrap();
+        // Main yields once more, sees the lock held and asks for it until 2 ms.
+        let Decision::Grant { tid: 0, now, .. } = co.decide() else {
+            panic!("main's yield runs before the sleep ends")
+        };
+        assert!(now < 2_000_000, "{now}");
+        co.post(
+            0,
+            Op::TimedLock {
+                m: 8,
+                kind: crate::event::MutexKind::Normal,
+                deadline: now + 2_000_000,
+            },
+        )
+        .unwrap();
+        let Decision::Grant { tid: 0, result, .. } = co.decide() else {
+            panic!("main's timed lock ends first")
+        };
+        assert_eq!(result, crate::state::code::ETIMEDOUT);
     }
 }

@@ -1455,6 +1455,14 @@ impl State {
     /// that it has not reached yet, and re-check who is enabled. The coordinator calls this
     /// when no thread can make progress otherwise (see [`clock`]). Returns whether it moved.
     pub fn advance_clock(&mut self) -> bool {
+        self.advance_clock_within(u64::MAX)
+    }
+
+    /// [`Self::advance_clock`], by at most `quantum` nanoseconds: the clock moves to the
+    /// earliest deadline not reached yet or to `now + quantum`, whichever comes first (the
+    /// coordinator lets time pass so while threads spin, see `Coordinator::let_time_pass`).
+    /// Returns whether it moved.
+    pub fn advance_clock_within(&mut self, quantum: u64) -> bool {
         if self.timed == 0 {
             return false;
         }
@@ -1473,7 +1481,7 @@ impl State {
             .min();
         match next {
             Some(d) => {
-                self.clock.advance_to(d);
+                self.clock.advance_to(d.min(now.saturating_add(quantum)));
                 self.recheck_blockable();
                 true
             }
