@@ -246,6 +246,26 @@ pub unsafe extern "C" fn clock_gettime(c: clockid_t, tp: *mut timespec) -> c_int
     real::clock_gettime(c, tp)
 }
 
+/// C11's `TIME_UTC` (`<time.h>`), the one base `timespec_get` knows.
+const TIME_UTC: c_int = 1;
+
+/// C11 `timespec_get`: virtual `CLOCK_REALTIME` for a controlled thread. glibc reads the
+/// clock through its internal `__clock_gettime64`, past the interposed `clock_gettime`, so
+/// without this C11 deadlines (`cnd_timedwait`, `mtx_timedlock`, `thrd_sleep` elapsed
+/// times) were computed from real time, seconds away from the virtual clock that the waits
+/// themselves follow: a 2 ms `mtx_timedlock` never timed out.
+///
+/// # Safety
+/// As `timespec_get(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn timespec_get(tp: *mut timespec, base: c_int) -> c_int {
+    if base == TIME_UTC && !tp.is_null() && virtual_me().is_some() {
+        *tp = to_timespec(base_ns(libc::CLOCK_REALTIME, &BASE_REALTIME) + read());
+        return base;
+    }
+    real::timespec_get(tp, base)
+}
+
 /// `time`: virtual `CLOCK_REALTIME` seconds for a controlled thread.
 ///
 /// # Safety

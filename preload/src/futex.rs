@@ -56,8 +56,9 @@ pub(crate) const FUTEX_PRIVATE_FLAG: c_int = 128;
 const FUTEX_CLOCK_REALTIME: c_int = 256;
 const FUTEX_BITSET_MATCH_ANY: u32 = u32::MAX;
 
-/// `syscall`: futex operations of controlled threads are scheduling points; every other
-/// call (and every call of an uncontrolled or busy thread) goes to the real `syscall`.
+/// `syscall`: futex operations of controlled threads are scheduling points and a clock read
+/// is virtual as `clock_gettime` is; every other call (and every call of an uncontrolled or
+/// busy thread) goes to the real `syscall`.
 /// Declared with the six argument registers a variadic x86-64 call passes; unused ones
 /// carry whatever the caller left there, as they would to the real function.
 ///
@@ -87,6 +88,14 @@ pub unsafe extern "C" fn syscall(
                 return r;
             }
         }
+    }
+    if nr == libc::SYS_clock_gettime {
+        // The clock read as `clock_gettime` would (virtual for a controlled thread): a raw
+        // `syscall(SYS_clock_gettime, ...)` read real time, seconds from the virtual clock.
+        return c_long::from(crate::clock::clock_gettime(
+            a1 as libc::clockid_t,
+            a2 as *mut libc::timespec,
+        ));
     }
     real::syscall(nr, a1, a2, a3, a4, a5, a6)
 }

@@ -136,6 +136,7 @@ real_fns! {
     fn clock_nanosleep(c: libc::clockid_t, flags: c_int, req: Ts, rem: *mut libc::timespec) -> c_int;
     fn clock_gettime(c: libc::clockid_t, t: *mut libc::timespec) -> c_int;
     fn time(t: *mut libc::time_t) -> libc::time_t;
+    fn timespec_get(t: *mut libc::timespec, base: c_int) -> c_int;
     fn gettimeofday(tv: *mut libc::timeval, tz: *mut c_void) -> c_int;
     fn pthread_timedjoin_np(t: libc::pthread_t, ret: *mut *mut c_void, abs: Ts) -> c_int;
     fn pthread_clockjoin_np(t: libc::pthread_t, ret: *mut *mut c_void, c: libc::clockid_t, abs: Ts) -> c_int;
