@@ -57,6 +57,14 @@ const CORRECT: &[(&[&str], &str, u32)] = &[
     (C, "c11/exit_detach.c", 3),
     (C, "c11/prodcons.c", 4),
     (C, "c11/tss.c", 4),
+    // A once routine left by pthread_exit or cancellation returns its control to never run
+    // (glibc's cleanup handler): the next pthread_once / std::call_once / C11 call_once runs
+    // it again. The model kept the control "run by" the dead thread: a false deadlock in
+    // every run.
+    (C, "once_exit_rerun.c", 2),
+    (C, "once_cancel_rerun.c", 2),
+    (CXX, "cpp/call_once_exit.cpp", 3),
+    (C, "c11/call_once_exit.c", 2),
 ];
 
 #[test]
@@ -112,6 +120,14 @@ const BUGGY: &[(&[&str], &str, &str, &[&str])] = &[
         &["waits for a signal"],
     ),
     (C, "c11/lazy_init.c", "assert", &["table initialised twice"]),
+    // A cancelled once routine is not done: using its result without calling pthread_once
+    // again (once_cancel_rerun.c does) reads a half-initialised table.
+    (
+        C,
+        "bug_once_cancel_assumed.c",
+        "assert",
+        &["initialised && table[0] && table[1]"],
+    ),
     // An uncaught exception aborts (SIGABRT): the `abort` outcome, with its type and what().
     (
         CXX,

@@ -686,6 +686,22 @@ impl State {
         freed
     }
 
+    /// Thread `t` ends while it runs once routines (it was cancelled in one, or the routine
+    /// called `pthread_exit`): as glibc's cleanup handler does, each such control returns to
+    /// never run, and a thread waiting in its `pthread_once` runs the routine itself.
+    /// Without it the waiters waited for the dead thread for ever (a false deadlock).
+    /// Returns whether any was.
+    fn abandon_onces(&mut self, t: Tid) -> bool {
+        let mut any = false;
+        for once in self.onces.values_mut() {
+            if once.running == Some(t) {
+                once.running = None;
+                any = true;
+            }
+        }
+        any
+    }
+
     /// `sem_init`: not a scheduling point.
     pub fn init_sem(&mut self, s: u64, value: u32) {
         self.sems.insert(s, value as i64);
@@ -1082,7 +1098,8 @@ impl State {
             AtomicRmw { .. } => OK,
             Exit => {
                 self.set_status(t, Status::Finished);
-                if self.owner_died(t) {
+                let robust = self.owner_died(t);
+                if self.abandon_onces(t) || robust {
                     self.recheck_blockable();
                 }
                 OK
@@ -2048,6 +2065,27 @@ mod tests {
         assert!(!s.is_enabled(a));
         run(&mut s, 0, Op::OnceEnd { o: 4 });
         assert_eq!(s.execute(a).unwrap().result, code::ONCE_DONE);
+    }
+
+    #[test]
+    fn a_thread_that_ends_inside_its_once_routine_leaves_the_once_to_a_waiter() {
+        // The routine called pthread_exit, or its thread was cancelled in it: the control
+        // returns to never run, the waiter runs the routine, and others then see it done.
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let a = spawn(&mut s, 0);
+        let b = spawn(&mut s, 0);
+        assert_eq!(run(&mut s, a, Op::OnceBegin { o: 4 }), 0);
+        s.post(0, Op::OnceBegin { o: 4 }).unwrap();
+        assert!(!s.is_enabled(0));
+        run(&mut s, a, Op::Exit);
+        assert!(s.is_enabled(0));
+        assert_eq!(s.execute(0).unwrap().result, 0, "main runs the routine");
+        s.post(b, Op::OnceBegin { o: 4 }).unwrap();
+        assert!(!s.is_enabled(b));
+        run(&mut s, 0, Op::OnceEnd { o: 4 });
+        assert_eq!(s.execute(b).unwrap().result, code::ONCE_DONE);
+        assert!(s.deadlock().is_none());
     }
 
     #[test]

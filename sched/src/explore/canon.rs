@@ -16,7 +16,8 @@
 
 use super::testprog::{Interp, Prog};
 use super::trace::{
-    barrier_open, dependent, exits_after_robust_lock, nested_in_owner, rw_unlock_reads, TEv,
+    barrier_open, dependent, exits_after_robust_lock, exits_in_once, nested_in_owner,
+    rw_unlock_reads, TEv,
 };
 use super::{explore, Algo, Execution, Executor, Limits, Report};
 use crate::event::{Event, Op, Tid};
@@ -44,7 +45,10 @@ pub fn annotate(trace: &[Event], initial: usize, barriers: &HashMap<u64, u32>) -
             Op::Lock { .. } | Op::Unlock { .. } | Op::TryLock { .. } | Op::TimedLock { .. } => {
                 t.nested = nested_in_owner(out.iter().rev(), e)
             }
-            Op::Exit => t.robust_exit = exits_after_robust_lock(out.iter().rev(), e),
+            Op::Exit => {
+                t.robust_exit = exits_after_robust_lock(out.iter().rev(), e);
+                t.once_exit = exits_in_once(out.iter().rev(), e);
+            }
             Op::BarrierWait { b } => {
                 t.barrier_open = barrier_open(out.iter().rev(), b, barriers.get(&b).copied())
             }

@@ -21,8 +21,8 @@
 //! [`Guide::skipped`]); once the target is used up the rule takes over.
 
 use super::trace::{
-    barrier_open, dependent_anywhere, exits_after_robust_lock, nested_in_owner, rw_unlock_reads,
-    thread_indices, Init, TEv,
+    barrier_open, dependent_anywhere, exits_after_robust_lock, exits_in_once, nested_in_owner,
+    rw_unlock_reads, thread_indices, Init, TEv,
 };
 use crate::event::{Event, Obj, ObjKind, Op, Tid};
 use crate::strategy::{Divergence, Strategy};
@@ -443,6 +443,7 @@ impl Strategy for Guide {
         }
         done.nested = nested_in_owner(before.iter().rev().map(|r| &r.ev), ev);
         done.robust_exit = exits_after_robust_lock(before.iter().rev().map(|r| &r.ev), ev);
+        done.once_exit = exits_in_once(before.iter().rev().map(|r| &r.ev), ev);
         let count = |b: u64| {
             self.inits
                 .iter()

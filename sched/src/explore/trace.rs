@@ -36,6 +36,11 @@ pub struct TEv {
     /// other thread's mutex operation. Absent in traces recorded before it: `false`.
     #[serde(default)]
     pub robust_exit: bool,
+    /// The exit of a thread that may be inside a once routine (see [`exits_in_once`]): it
+    /// returns that control to never run, for the thread waiting in its `pthread_once`, so
+    /// it depends on every other thread's once operation. Absent in older traces: `false`.
+    #[serde(default)]
+    pub once_exit: bool,
     /// The futex word whose wait its thread (or, for a create, the thread it created) posts
     /// right after this event: the wait compares the word and registers its waiter when it
     /// is posted, long before the wait returns (the event the trace records). So this event
@@ -62,6 +67,7 @@ impl TEv {
             barrier_open: false,
             nested: false,
             robust_exit: false,
+            once_exit: false,
             futex_arrival: None,
         }
     }
@@ -212,6 +218,30 @@ impl Holders {
     }
 }
 
+/// Whether `ev`, after the events `before` (latest first), is the exit of a thread inside a
+/// once routine: it began a control (no thread had ended that control's routine before,
+/// so the begin ran it) and has not ended it.
+pub fn exits_in_once<'a>(before: impl Iterator<Item = &'a TEv>, ev: &Event) -> bool {
+    if ev.op != Op::Exit {
+        return false;
+    }
+    let mut past: Vec<&TEv> = before.collect();
+    past.reverse();
+    let mut done: Vec<u64> = Vec::new();
+    let mut running: Vec<u64> = Vec::new();
+    for e in past {
+        match e.ev.op {
+            Op::OnceEnd { o } => {
+                done.push(o);
+                running.retain(|&r| r != o);
+            }
+            Op::OnceBegin { o } if e.tid() == ev.tid && !done.contains(&o) => running.push(o),
+            _ => {}
+        }
+    }
+    !running.is_empty()
+}
+
 /// Whether `ev`, after the events `before` (latest first; other threads' events are
 /// skipped), is the exit of a thread that may hold a robust mutex: its locks of one
 /// outnumber its unlocks (condition waits on it count both ways), or it tried or timed a
@@ -248,6 +278,10 @@ pub fn exits_after_robust_lock<'a>(before: impl Iterator<Item = &'a TEv>, ev: &E
 }
 
 /// Whether `op` operates on a mutex (a robust owner's exit may change what it returns).
+fn on_once(op: &Op) -> bool {
+    matches!(op, Op::OnceBegin { .. } | Op::OnceEnd { .. })
+}
+
 fn on_mutex(op: &Op) -> bool {
     op.objects()
         .iter()
@@ -298,6 +332,8 @@ pub fn dependent(a: &TEv, b: &TEv) -> bool {
     a.ev.dependent(&b.ev)
         || (a.robust_exit && on_mutex(&b.ev.op))
         || (b.robust_exit && on_mutex(&a.ev.op))
+        || (a.once_exit && on_once(&b.ev.op))
+        || (b.once_exit && on_once(&a.ev.op))
         || ends_or_copies_processes(&a.ev.op)
         || ends_or_copies_processes(&b.ev.op)
         || a.child == Some(b.ev.tid)
@@ -363,6 +399,7 @@ impl DepKey {
             nested: e.nested,
             special: e.child.is_some()
                 || e.robust_exit
+                || e.once_exit
                 || e.futex_arrival.is_some()
                 || ends_or_copies_processes(&e.ev.op)
                 || matches!(e.ev.op, Op::Kill { .. }),
