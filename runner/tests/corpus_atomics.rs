@@ -13,10 +13,9 @@
 
 mod common;
 
-use common::{outcome_count, poscheck, require_libpos, text, POSCHECK};
+use common::{outcome_count, poscheck, require_libpos, text};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/atomics")
@@ -26,21 +25,7 @@ fn corpus() -> PathBuf {
 fn build(dir: &Path, compiler: &str, file: &str) -> PathBuf {
     let stem = Path::new(file).file_stem().unwrap().to_str().unwrap();
     let out = dir.join(format!("{stem}_{}", compiler.replace('+', "x")));
-    let cxx = file.ends_with(".cpp");
-    let mut cmd = Command::new(POSCHECK);
-    if cxx {
-        cmd.args(["c++", "-std=c++17"])
-            .env("POSCHECK_CXX", compiler);
-    } else {
-        cmd.arg("cc").env("POSCHECK_CC", compiler);
-    }
-    let o = cmd
-        .args(["-O1", "-pthread", "-o"])
-        .arg(&out)
-        .arg(corpus().join(file))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{compiler} {file}: {}", text(&o));
+    common::compile_instrumented(compiler, "-std=c++17", &out, &corpus().join(file));
     out
 }
 

@@ -239,20 +239,7 @@ fn buggy_futex_programs_are_found_and_replay() {
 fn build_instrumented(dir: &Path, compiler: &str, file: &str) -> PathBuf {
     let stem = Path::new(file).file_stem().unwrap().to_str().unwrap();
     let out = dir.join(format!("{stem}_inst_{}", compiler.replace('+', "x")));
-    let mut cmd = Command::new(POSCHECK);
-    if file.ends_with(".cpp") {
-        cmd.args(["c++", "-std=c++20"])
-            .env("POSCHECK_CXX", compiler);
-    } else {
-        cmd.arg("cc").env("POSCHECK_CC", compiler);
-    }
-    let o = cmd
-        .args(["-O1", "-pthread", "-o"])
-        .arg(&out)
-        .arg(corpus().join(file))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{compiler} {file}: {}", text(&o));
+    common::compile_instrumented(compiler, "-std=c++20", &out, &corpus().join(file));
     out
 }
 

@@ -635,9 +635,10 @@ fn hitting_finds_suite_bugs_with_replayable_schedules() {
 }
 
 /// queue_bad's consumers read `count` without the lock, which is no scheduling point under
-/// `--points sync`: reordering a consumer's `sched_yield` changes what it does next, and
-/// without `--approximate` odpor stops at that divergence. With it the exploration goes on,
-/// ends by itself (or at its budget) and reports the divergent executions.
+/// `--points sync`: reordering a consumer's `sched_yield` changes what it does next. With
+/// `--strict` odpor stops at that divergence; by default with sync points (as with
+/// `--approximate`) the exploration goes on, ends by itself (or at its budget) and reports
+/// the divergent executions.
 #[test]
 fn approximate_odpor_goes_on_past_queue_bads_divergence() {
     let prog = suite_program("queue_bad");
@@ -647,7 +648,7 @@ fn approximate_odpor_goes_on_past_queue_bads_divergence() {
         &[],
         "odpor",
         "sync",
-        &["--approximate", "--max-executions", "500"],
+        &["--max-executions", "500"],
     );
     let out = text(&e.out);
     assert_eq!(e.code(), Some(1), "{out}");
@@ -661,17 +662,20 @@ fn approximate_odpor_goes_on_past_queue_bads_divergence() {
         "{out}"
     );
     assert!(out.contains("divergent executions"), "{out}");
+    assert!(out.contains("did not follow their forced prefix"), "{out}");
+    assert_eq!(e.json["approximate"], true, "{out}");
     // No run is cut by the step limit (a spinning consumer whose producer sleeps).
     for b in e.json["bugs"].as_array().unwrap() {
         assert_eq!(b["kind"], "assert", "{b}");
     }
     assert_replays(e.json["bugs"][0]["schedule"].as_str().unwrap(), "assert");
-    // Without the flag: the divergence ends it, as before.
+    // With --strict: the divergence ends it, an error.
     let o = Command::new(POSCHECK)
         .args([
             "explore",
             "--algo",
             "odpor",
+            "--strict",
             "--points",
             "sync",
             "--out-dir",
@@ -693,7 +697,7 @@ fn approximate_odpor_goes_on_past_queue_bads_divergence() {
 #[test]
 fn hitting_and_approximate_flags_are_checked() {
     let prog = suite_program("reorder_3");
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 10] = [
         (
             &["--algo", "rt"],
             "--algo rt explores synchronisation only (memory accesses are not reordered): use \
@@ -722,6 +726,14 @@ fn hitting_and_approximate_flags_are_checked() {
         (
             &["--algo", "dfs", "--approximate"],
             "--approximate applies to --algo odpor",
+        ),
+        (
+            &["--algo", "ipb", "--strict"],
+            "--strict applies to --algo odpor",
+        ),
+        (
+            &["--algo", "odpor", "--strict", "--approximate"],
+            "cannot be used with",
         ),
         (&["--algo", "hitting", "--prune", "some"], "unknown --prune"),
     ];

@@ -9,9 +9,10 @@
 //! that follows the same prefix; when the program does not follow a forced prefix (it is not
 //! deterministic under the schedule: time, randomness, uncontrolled input), the guide reports
 //! a divergence and the exploration stops there instead of exploring the wrong program —
-//! unless `--approximate` (and always for `--algo hitting`): the prefix is then replayed
-//! approximately and a run that leaves it is counted as divergent, its actual trace analysed
-//! (also the way out when hidden accesses between scheduling points change control flow).
+//! unless `--approximate` (and always for `--algo hitting`, and by default for odpor, dpor
+//! and rt with sync points, whose hidden accesses between points decide paths; `--strict`
+//! stops there too): the prefix is then replayed approximately and a run that leaves it is
+//! counted as divergent, its actual trace analysed.
 //!
 //! Each bug found is saved as a [`SavedSchedule`] under `--out-dir`, the format
 //! `poscheck replay` reads.
@@ -57,9 +58,14 @@ pub struct ExploreArgs {
     pub bound: Option<u32>,
     /// odpor, dpor, rt: follow forced prefixes with approximate replay, so that a run that
     /// does not follow its prefix (a divergence) is counted and analysed instead of ending
-    /// the exploration.
+    /// the exploration (the default with --points sync)
     #[arg(long)]
     pub approximate: bool,
+    /// odpor, dpor, rt: stop at the first run that does not follow its forced prefix (the
+    /// default with --points mem or races, where that means the program is not determined by
+    /// its schedule: time, input, randomness)
+    #[arg(long, conflicts_with = "approximate")]
+    pub strict: bool,
     /// hitting: the depth d of the family (every admissible order of d events is run by
     /// some schedule; default 3).
     #[arg(long, value_name = "D")]
@@ -318,6 +324,9 @@ fn algo_of(a: &ExploreArgs) -> Result<Algo> {
         if a.approximate && !matches!(algo, Algo::Odpor | Algo::Dpor | Algo::Rt) {
             bail!("--approximate applies to --algo odpor, dpor and rt only");
         }
+        if a.strict && !matches!(algo, Algo::Odpor | Algo::Dpor | Algo::Rt) {
+            bail!("--strict applies to --algo odpor, dpor and rt only");
+        }
         return Ok(algo);
     };
     if a.approximate {
@@ -451,14 +460,40 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
     };
     let mut exec = RealExecutor::new(&prepared.cfg);
     exec.step_limit_is_bug = a.step_limit_is_bug;
+    // With sync points the atomics and memory between points decide paths that the
+    // schedule does not fix (which thread of an OpenMP barrier wakes the others, how often
+    // libstdc++'s atomic wait spins): a run that leaves its forced prefix is expected, and
+    // stopping there left correct programs with an error (exit 2). With memory points it
+    // means the program is not determined by its schedule: an error unless asked otherwise.
+    let defaulted = !a.approximate
+        && !a.strict
+        && prepared.mode == crate::points::SYNC
+        && matches!(algo, Algo::Odpor | Algo::Dpor | Algo::Rt);
     let opts = explore::Options {
         start,
-        approximate: a.approximate,
+        approximate: a.approximate || defaulted,
         futex_arrivals: prepared.mode != crate::points::SYNC,
     };
     let report = explore::explore_with(algo, &mut exec, limits, opts);
-    let doc = summarise(a, algo, &prepared.recorded(), &report, &exec, elf.rust_std)?;
+    let doc = summarise(
+        a,
+        algo,
+        a.approximate || defaulted,
+        &prepared.recorded(),
+        &report,
+        &exec,
+        elf.rust_std,
+    )?;
     print_summary(&doc, &report);
+    if defaulted && doc.divergent > 0 {
+        sayln!(
+            "points sync: {} execution(s) did not follow their forced prefix (atomics or \
+             memory between scheduling points decided their path); they were replayed \
+             approximately and the exploration went on, so some orders may not be explored \
+             (--strict stops at the first)",
+            doc.divergent
+        );
+    }
     if doc.points == crate::points::SYNC
         && prepared.cfg.backend != crate::exec::session::Backend::Ptrace
         && doc.complete
@@ -570,9 +605,12 @@ fn junit_case(d: &ExploreReport, error: Option<&str>) -> crate::report::junit::C
 
 /// Save the bugs' schedules and build the report document (`rust`: the program links Rust's
 /// std, whose bug-free searches are never called complete).
+/// The report of an exploration; `approximate`: its prefixes were replayed approximately
+/// (asked, or the default with sync points).
 fn summarise(
     a: &ExploreArgs,
     algo: Algo,
+    approximate: bool,
     points: &str,
     r: &Report,
     exec: &RealExecutor<'_>,
@@ -674,7 +712,7 @@ fn summarise(
         executions: r.executions,
         blocked: r.blocked,
         buggy: r.buggy,
-        approximate: a.approximate || r.family.is_some(),
+        approximate: approximate || r.family.is_some(),
         divergent: r.divergent,
         skipped_events: r.skipped_events,
         skipped_per_execution: if r.executions > 0 {

@@ -253,6 +253,30 @@ pub fn compile(compiler: &str, args: &[&str], out: &Path, src: &Path) {
     );
 }
 
+/// Build `src` with `poscheck cc` (C) or `poscheck c++` at `cxx_std` (C++) over `compiler`,
+/// `-O1 -pthread`, into `out`: memory accesses and atomics are scheduling points.
+#[allow(dead_code)]
+pub fn compile_instrumented(compiler: &str, cxx_std: &str, out: &Path, src: &Path) {
+    let mut cmd = std::process::Command::new(POSCHECK);
+    if src.extension().is_some_and(|e| e == "cpp") {
+        cmd.args(["c++", cxx_std]).env("POSCHECK_CXX", compiler);
+    } else {
+        cmd.arg("cc").env("POSCHECK_CC", compiler);
+    }
+    let o = cmd
+        .args(["-O1", "-pthread", "-o"])
+        .arg(out)
+        .arg(src)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{compiler} {}: {}",
+        src.display(),
+        text(&o)
+    );
+}
+
 /// Build `file` of `tests/corpus/FOLDER/` with `compiler` into `dir` (see [`corpus_binary`]):
 /// Rust with `-O --edition 2021`, C and C++ with the corpus standard, `-O1 -pthread`.
 #[allow(dead_code)]
