@@ -12,12 +12,15 @@
 //!   does not hold. A sleep ([`crate::event::Op::SleepUntil`]) is a timed wait whose
 //!   condition never holds: it ends exactly at its deadline.
 //! * The clock never moves while some thread can make progress: it *jumps* to the earliest
-//!   pending deadline (earliest deadline first) only when nothing is enabled, or when only
-//!   yields (`sched_yield`, a real sleep) are enabled. The second case is what a thread that
-//!   spins on `sched_yield` for a flag set after another thread's sleep or timeout needs:
-//!   without it the spinner would be enabled forever and time would never pass (a livelock
-//!   that the real world does not have). A yield makes no progress of its own, so letting
-//!   time pass then is what a real machine does too.
+//!   pending deadline (earliest deadline first) only when nothing is enabled; when only
+//!   spins (`sched_yield`, a real sleep, a repeated read) are enabled it moves towards that
+//!   deadline by a quantum that doubles at each such round (`Coordinator::let_time_pass`).
+//!   The second case is what a thread that spins on `sched_yield` for a flag set after
+//!   another thread's sleep or timeout needs: without it the spinner would be enabled
+//!   forever and time would never pass (a livelock that the real world does not have). A
+//!   yield makes no progress of its own, so letting time pass then is what a real machine
+//!   does too; by quanta, so that a spinner sees a flag already set, or its own near
+//!   deadline, before a far deadline comes.
 //! * So a sleep lets every other thread run until it blocks or yields: sleep-ordered
 //!   handoffs (`sleep(1)` "so that the other thread is ready") behave as on a real machine
 //!   where the other side is faster than the sleep, and `while (!flag) usleep(1000);` waits
