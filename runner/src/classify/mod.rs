@@ -264,27 +264,21 @@ fn schedule_path(dir: &Path, program: &Path, what: &str) -> PathBuf {
 }
 
 fn save(cfg: &RunConfig, points: &str, r: &RunResult, path: &Path, index: u64) -> Result<String> {
+    let schedule = Schedule {
+        program: cfg.program.display().to_string(),
+        args: cfg.args.clone(),
+        algo: "races-classify".into(),
+        seed: SEED,
+        try_index: index,
+        points: points.to_string(),
+        outcome: r.outcome.kind().to_string(),
+        timeouts: crate::report::timeouts_label(cfg),
+        real_sleep: cfg.real_sleep,
+        steps: r.schedule.clone(),
+    };
     let saved = SavedSchedule {
-        schedule: Schedule {
-            program: cfg.program.display().to_string(),
-            args: cfg.args.clone(),
-            algo: "races-classify".into(),
-            seed: SEED,
-            try_index: index,
-            points: points.to_string(),
-            outcome: r.outcome.kind().to_string(),
-            timeouts: crate::report::timeouts_label(cfg),
-            real_sleep: cfg.real_sleep,
-            steps: r.schedule.clone(),
-        },
-        pct_k: None,
-        cwd: crate::report::current_dir(),
-        env: Some(crate::report::scheduling_env()),
-        detail: Some(r.outcome.to_string()),
         partial: (r.outside > 0).then_some(r.outside),
-        backend: Some(cfg.backend),
-        call_points: crate::report::call_points_of(cfg),
-        minimized_from: None,
+        ..SavedSchedule::of_run(schedule, cfg, r.outcome.to_string())
     };
     saved.save(path)?;
     Ok(path.display().to_string())

@@ -299,28 +299,23 @@ pub fn run_program(s: &Session, algo: &str, job: &Job) -> Result<ProgramRun> {
     let mut saved_at = None;
     if let Some((i, r)) = &tally.first_hit {
         let path = report::schedule_path(&s.out_dir, &job.name, algo, plan.seed);
+        let schedule = pos_sched::schedule::Schedule {
+            program: job.path.display().to_string(),
+            args: job.args.clone(),
+            algo: algo.to_string(),
+            seed: plan.seed,
+            try_index: *i,
+            // The mode the tries used, with the racing pcs in races mode (`points`).
+            points: tally.points.clone(),
+            outcome: r.outcome.kind().to_string(),
+            timeouts: report::timeouts_label(&plan.cfg),
+            real_sleep: plan.cfg.real_sleep,
+            steps: r.schedule.clone(),
+        };
         SavedSchedule {
-            schedule: pos_sched::schedule::Schedule {
-                program: job.path.display().to_string(),
-                args: job.args.clone(),
-                algo: algo.to_string(),
-                seed: plan.seed,
-                try_index: *i,
-                // The mode the tries used, with the racing pcs in races mode (`points`).
-                points: tally.points.clone(),
-                outcome: r.outcome.kind().to_string(),
-                timeouts: report::timeouts_label(&plan.cfg),
-                real_sleep: plan.cfg.real_sleep,
-                steps: r.schedule.clone(),
-            },
             pct_k: tally.pct_k,
-            cwd: report::current_dir(),
-            env: Some(report::scheduling_env()),
-            detail: Some(r.outcome.to_string()),
             partial: (r.outside > 0).then_some(r.outside),
-            backend: Some(plan.cfg.backend),
-            call_points: report::call_points_of(&plan.cfg),
-            minimized_from: None,
+            ..SavedSchedule::of_run(schedule, &plan.cfg, r.outcome.to_string())
         }
         .save(&path)?;
         saved_at = Some(path);

@@ -321,10 +321,10 @@ fn algo_of(a: &ExploreArgs) -> Result<Algo> {
         if let Some((flag, _)) = hitting_flags.iter().find(|(_, on)| *on) {
             bail!("{flag} applies to --algo hitting only");
         }
-        if a.approximate && !matches!(algo, Algo::Odpor | Algo::Dpor | Algo::Rt) {
+        if a.approximate && !replays_approximately(algo) {
             bail!("--approximate applies to --algo odpor, dpor and rt only");
         }
-        if a.strict && !matches!(algo, Algo::Odpor | Algo::Dpor | Algo::Rt) {
+        if a.strict && !replays_approximately(algo) {
             bail!("--strict applies to --algo odpor, dpor and rt only");
         }
         return Ok(algo);
@@ -468,17 +468,18 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
     let defaulted = !a.approximate
         && !a.strict
         && prepared.mode == crate::points::SYNC
-        && matches!(algo, Algo::Odpor | Algo::Dpor | Algo::Rt);
+        && replays_approximately(algo);
+    let approximate = a.approximate || defaulted;
     let opts = explore::Options {
         start,
-        approximate: a.approximate || defaulted,
+        approximate,
         futex_arrivals: prepared.mode != crate::points::SYNC,
     };
     let report = explore::explore_with(algo, &mut exec, limits, opts);
     let doc = summarise(
         a,
         algo,
-        a.approximate || defaulted,
+        approximate,
         &prepared.recorded(),
         &report,
         &exec,
@@ -605,6 +606,12 @@ fn junit_case(d: &ExploreReport, error: Option<&str>) -> crate::report::junit::C
 
 /// Save the bugs' schedules and build the report document (`rust`: the program links Rust's
 /// std, whose bug-free searches are never called complete).
+/// The algorithms whose forced prefixes may be replayed approximately (`--approximate`,
+/// `--strict`); hitting always is.
+fn replays_approximately(algo: Algo) -> bool {
+    matches!(algo, Algo::Odpor | Algo::Dpor | Algo::Rt)
+}
+
 /// The report of an exploration; `approximate`: its prefixes were replayed approximately
 /// (asked, or the default with sync points).
 fn summarise(
@@ -629,8 +636,8 @@ fn summarise(
             None
         } else {
             let path = bug_path(&a.out_dir, &a.program, algo.name(), i);
-            let saved = SavedSchedule {
-                schedule: Schedule {
+            let saved = SavedSchedule::of_run(
+                Schedule {
                     program: a.program.display().to_string(),
                     args: a.args.clone(),
                     algo: format!("explore-{}", algo.name()),
@@ -642,15 +649,9 @@ fn summarise(
                     real_sleep: exec.cfg.real_sleep,
                     steps: b.schedule.clone(),
                 },
-                pct_k: None,
-                cwd: crate::report::current_dir(),
-                env: Some(crate::report::scheduling_env()),
-                detail: Some(b.description.clone()),
-                partial: None,
-                backend: Some(exec.cfg.backend),
-                call_points: crate::report::call_points_of(exec.cfg),
-                minimized_from: None,
-            };
+                exec.cfg,
+                b.description.clone(),
+            );
             saved.save(&path)?;
             Some(path.display().to_string())
         };

@@ -82,7 +82,7 @@ fn schedules_threads(name: &str) -> bool {
 
 /// The variables of [`schedules_threads`] set in this process's environment, which the
 /// programs it runs inherit: what a saved schedule records.
-pub fn scheduling_env() -> BTreeMap<String, String> {
+fn scheduling_env() -> BTreeMap<String, String> {
     std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .filter(|(k, _)| schedules_threads(k))
@@ -111,7 +111,7 @@ pub fn restore_scheduling_env(recorded: &BTreeMap<String, String>) -> Vec<String
 }
 
 /// [`SavedSchedule::call_points`] of a run with `cfg`.
-pub fn call_points_of(cfg: &crate::exec::session::RunConfig) -> Option<bool> {
+fn call_points_of(cfg: &crate::exec::session::RunConfig) -> Option<bool> {
     (cfg.backend == crate::exec::session::Backend::Ptrace).then_some(cfg.call_points)
 }
 
@@ -120,13 +120,35 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// The working directory to record in a saved schedule.
-pub fn current_dir() -> Option<String> {
+fn current_dir() -> Option<String> {
     std::env::current_dir()
         .ok()
         .map(|d| d.display().to_string())
 }
 
 impl SavedSchedule {
+    /// `schedule`, recorded by a run with `cfg` whose outcome `detail` says, with what
+    /// `replay` needs to run it the same way: the working directory, the scheduling
+    /// environment ([`scheduling_env`]), the backend and its call points. The other extras
+    /// are unset.
+    pub fn of_run(
+        schedule: Schedule,
+        cfg: &crate::exec::session::RunConfig,
+        detail: String,
+    ) -> Self {
+        SavedSchedule {
+            schedule,
+            pct_k: None,
+            detail: Some(detail),
+            partial: None,
+            cwd: current_dir(),
+            backend: Some(cfg.backend),
+            call_points: call_points_of(cfg),
+            minimized_from: None,
+            env: Some(scheduling_env()),
+        }
+    }
+
     pub fn load(path: &Path) -> Result<SavedSchedule> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read schedule {}", path.display()))?;
