@@ -1,10 +1,10 @@
 //! Spin-waits: a thread that reads the same location again and again with nothing but
 //! reads in between (`while (!flag);` built with `poscheck cc`, where every access is a
 //! scheduling point), polls a try-operation (`while (pthread_mutex_trylock(&m));`), or,
-//! for PCT only, polls under a mutex (see [`SpinWatch::POLLS`]). Natively such a thread waits for time to pass or for
-//! another core; under control it would keep the turn for ever. The clock rules
-//! ([`crate::coordinator`]) and PCT's yield rule ([`crate::strategy::pct`]) treat it as a
-//! thread that yields.
+//! for PCT only, polls under a mutex (see [`SpinWatch::POLLS`]). Natively such a thread
+//! waits for time to pass or for another core; under control it would keep the turn for
+//! ever. The clock rules ([`crate::coordinator`]) and PCT's yield rule
+//! ([`crate::strategy::pct`]) treat it as a thread that yields.
 
 use crate::event::{Event, Op};
 

@@ -432,12 +432,7 @@ fn schedule(steps: &[Rec], inits: &[trace::Init], initial: usize) -> Vec<Step> {
         // A thread reaching a futex wait posts it at once (an OpenMP barrier's wait, then
         // the other thread's wake): posted only at its turn, it missed its wake and the
         // saved schedule of an odpor bug stopped there (4 steps of an OpenMP program).
-        for &w in &next_wait[k] {
-            let u = steps[w].ev.tid();
-            if s.pending(u).is_none() {
-                let _ = s.post(u, steps[w].ev.ev.op);
-            }
-        }
+        trace::post_futex_waits(&mut s, &evs, &next_wait[k]);
     }
     out
 }

@@ -638,6 +638,18 @@ pub fn futex_waits_posted_after(trace: &[TEv]) -> Vec<Vec<usize>> {
     next_wait
 }
 
+/// Post on `s` the futex waits `waits` (indices into `trace`, see
+/// [`futex_waits_posted_after`]) of threads that have no pending event: a replay does so
+/// right after the event they follow, or the wake that woke them in the run finds no waiter.
+pub fn post_futex_waits(s: &mut State, trace: &[TEv], waits: &[usize]) {
+    for &w in waits {
+        let u = trace[w].tid();
+        if s.pending(u).is_none() {
+            let _ = s.post(u, trace[w].ev.op);
+        }
+    }
+}
+
 /// No event (see [`Hb::prev`]).
 const NONE: u32 = u32::MAX;
 
@@ -1149,12 +1161,7 @@ impl Hb {
         }
         let done = s.execute(t.tid()).ok()?;
         self.init_at(s, k + 1);
-        for &w in &self.next_wait[k] {
-            let u = self.trace[w].tid();
-            if s.pending(u).is_none() {
-                let _ = s.post(u, self.trace[w].ev.op);
-            }
-        }
+        post_futex_waits(s, &self.trace, &self.next_wait[k]);
         Some(done)
     }
 
