@@ -47,7 +47,7 @@ use crate::conn::{self, read_exact, write_all, Busy, ACK_REPORTS};
 use crate::fds;
 use crate::real;
 use libc::c_int;
-use pos_sched::coordinator::DEFAULT_MAX_STEPS;
+use pos_sched::coordinator::{DEFAULT_MAX_STEPS, OUTSIDE_TICK};
 use pos_sched::protocol::inproc::{self, LogRec, Spec, StrategySpec, Verdict};
 use pos_sched::protocol::{frame_pc, Msg, Reply, MSG_LEN};
 use pos_sched::schedule::Schedule;
@@ -747,6 +747,9 @@ struct Run {
     /// Since when nothing happened, and when silent threads were last looked up.
     quiet: Instant,
     probed: Instant,
+    /// When virtual time last ticked while the run waited for a thread outside control
+    /// ([`Run::tick`]).
+    ticked: Instant,
     /// The exit of this thread was granted by a thread that posts in-process, and the run
     /// has threads of other processes: the hidden thread decides next, once it is gone.
     gone_wait: Option<Tid>,
@@ -784,6 +787,7 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
         outside: 0,
         quiet: now,
         probed: now,
+        ticked: now,
         gone_wait: None,
         gone_next: 0,
         latencies: Vec::new(),
@@ -814,6 +818,10 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
             let t = match (hang_in, probe_in) {
                 (Some(h), Some(p)) => h.min(p),
                 (h, p) => h.or(p).unwrap_or(-1),
+            };
+            let t = match run.tick_in() {
+                Some(k) if t < 0 || k < t => k,
+                _ => t,
             };
             // In-process posts do not wake this thread: look again at least this often
             // (a thread may be silent by then).
@@ -950,6 +958,7 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
         if pfds[0].revents != 0 {
             run.accept(listener);
         }
+        run.tick();
         run.flush();
         run.decide_all(None);
     }
@@ -1002,6 +1011,29 @@ impl Run {
             .chain(st.outside())
             .map(|t| st.name(t).to_string())
             .collect()
+    }
+
+    /// Milliseconds (rounded up) until virtual time is due a tick, if the run waits for a
+    /// thread outside control ([`Coordinator::waits_outside`]).
+    fn tick_in(&self) -> Option<i32> {
+        let coord = self.coord.as_ref()?;
+        coord.waits_outside().then(|| {
+            let left = OUTSIDE_TICK.saturating_sub(self.quiet.max(self.ticked).elapsed());
+            left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
+        })
+    }
+
+    /// Let virtual time pass by a tick, if one is due ([`Coordinator::pass_outside_time`]),
+    /// logged for the runner's replay.
+    fn tick(&mut self) {
+        if self.tick_in() != Some(0) {
+            return;
+        }
+        self.ticked = Instant::now();
+        if let Some(coord) = self.coord.as_mut() {
+            coord.pass_outside_time();
+            self.log.push(LogRec::Tick);
+        }
     }
 
     /// Look up the silent threads in `/proc` and set aside those blocked outside control

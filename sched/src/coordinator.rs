@@ -44,7 +44,17 @@ pub struct Coordinator<'s> {
     preempted: Vec<bool>,
     /// Rounds in a row in which only spins were enabled ([`Coordinator::let_time_pass`]).
     spin_rounds: u32,
+    /// Ticks since the last grant ([`Coordinator::pass_outside_time`]).
+    outside_ticks: u32,
 }
+
+/// Real time between two ticks of virtual time while the run waits for a thread blocked
+/// outside control ([`Coordinator::waits_outside`]).
+pub const OUTSIDE_TICK: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// The virtual time the first such tick lets pass (as much as the real time it stands for);
+/// each further tick without a grant doubles it.
+pub const OUTSIDE_QUANTUM_NS: u64 = 1_000_000;
 
 /// The first quantum of virtual time a round of spinning threads lets pass (1 µs, about a
 /// `sched_yield` natively); each further round in a row doubles it.
@@ -82,6 +92,7 @@ impl<'s> Coordinator<'s> {
             trace: Vec::new(),
             preempted: Vec::new(),
             spin_rounds: 0,
+            outside_ticks: 0,
         }
     }
 
@@ -155,6 +166,7 @@ impl<'s> Coordinator<'s> {
         if !is_spin(&self.trace, &ev) {
             self.spin_rounds = 0;
         }
+        self.outside_ticks = 0;
         let done = self.state.execute_enabled(i);
         self.steps += 1;
         self.trace.push(ev);
@@ -175,7 +187,9 @@ impl<'s> Coordinator<'s> {
     /// Virtual time passes when no thread can make progress otherwise: nothing is enabled, or
     /// only spins are (threads yielding with `sched_yield`, real sleeps, repeated reads; see
     /// [`crate::state::clock`] for why they count).
-    /// - Nothing enabled: the clock jumps to the earliest pending deadline.
+    /// - Nothing enabled: the clock jumps to the earliest pending deadline, unless a thread
+    ///   is blocked outside control: then the driver lets it pass in ticks
+    ///   ([`Self::pass_outside_time`]).
     /// - Only spins: it moves by a quantum, [`SPIN_QUANTUM_NS`] doubled at each such round
     ///   in a row, at most to that deadline, and a spinner runs before the next round. A
     ///   spinner that polls the clock so sees its own short deadline pass before a far one
@@ -186,6 +200,9 @@ impl<'s> Coordinator<'s> {
     ///   deadline costs a round per doubling: about 20 for one second.
     fn let_time_pass(&mut self) {
         if self.state.enabled_events().is_empty() {
+            if self.state.any_outside() {
+                return; // in ticks of real time, see `pass_outside_time`
+            }
             while self.state.enabled_events().is_empty() && self.state.advance_clock() {}
             return;
         }
@@ -200,6 +217,32 @@ impl<'s> Coordinator<'s> {
             self.spin_rounds += 1;
             self.state.advance_clock_within(quantum);
         }
+    }
+
+    /// Whether the run waits for a thread blocked outside control while a sleep could end:
+    /// nothing is enabled, so the driver calls [`Self::pass_outside_time`] every
+    /// [`OUTSIDE_TICK`] of real time until a post comes or a sleep ends.
+    pub fn waits_outside(&self) -> bool {
+        self.state.all_posted()
+            && self.state.any_outside()
+            && self.state.none_enabled()
+            && self.state.next_deadline().is_some()
+    }
+
+    /// A tick of real time passed while [`Self::waits_outside`]: the clock moves by
+    /// [`OUTSIDE_QUANTUM_NS`], doubled at each tick without a grant, at most to the earliest
+    /// sleep's deadline. Jumping straight to it (as when no thread is outside) let a 100 s
+    /// sleep end before a thread that a pipe write had just woken from `read` came back.
+    /// Waiting in real time gives that thread the time it needs; the doubling keeps a sleep
+    /// next to a thread that never comes back cheap (about 17 ticks for 100 s). Returns
+    /// whether the clock moved.
+    pub fn pass_outside_time(&mut self) -> bool {
+        if !self.waits_outside() {
+            return false;
+        }
+        let quantum = OUTSIDE_QUANTUM_NS << self.outside_ticks.min(MAX_SPIN_DOUBLINGS);
+        self.outside_ticks += 1;
+        self.state.advance_clock_within(quantum)
     }
 
     /// `sem_init` with `value` (not a scheduling point): the state and the strategy learn it
@@ -410,5 +453,72 @@ mod tests {
             panic!("main's timed lock ends first")
         };
         assert_eq!(result, crate::state::code::ETIMEDOUT);
+    }
+
+    /// Probe 17's `sleep_jump_setaside`: main wakes a reader blocked in `read` (set aside
+    /// outside control) with a pipe write and joins it, while a third thread sleeps 100 s.
+    /// Time must not jump to the sleep's end before the reader is back: it passes in ticks.
+    #[test]
+    fn while_a_thread_is_outside_control_time_passes_in_ticks() {
+        let mut rw = RandomWalk::new();
+        let mut co = Coordinator::new(&mut rw, 2, 1_000);
+        let spawn = |co: &mut Coordinator<'_>| {
+            co.post(0, Op::Create).unwrap();
+            let Decision::Grant { child: Some(c), .. } = co.decide() else {
+                panic!("create granted")
+            };
+            c
+        };
+        let reader = spawn(&mut co);
+        co.mark_outside(reader).unwrap();
+        let far = 100_000_000_000;
+        let sleeper = spawn(&mut co);
+        co.post(sleeper, Op::SleepUntil { deadline: far }).unwrap();
+        co.post(0, Op::Join { target: reader }).unwrap();
+        assert!(co.waits_outside());
+        assert_eq!(co.decide(), Decision::Wait, "no jump to 100 s");
+        assert_eq!(co.state().now(), 0);
+        // Each tick doubles the quantum (1, 2, 4 ms...).
+        let mut times = Vec::new();
+        for _ in 0..3 {
+            assert!(co.pass_outside_time());
+            assert_eq!(co.decide(), Decision::Wait);
+            times.push(co.state().now());
+        }
+        assert_eq!(times, [1_000_000, 3_000_000, 7_000_000]);
+        // The reader comes back and exits: main's join and the reader's exit run, and the
+        // quanta start again from 1 ms; no tick is due while a thread can run.
+        co.post(reader, Op::Exit).unwrap();
+        assert!(!co.waits_outside() && !co.pass_outside_time());
+        let Decision::Grant { tid, .. } = co.decide() else {
+            panic!("the reader's exit")
+        };
+        assert_eq!(tid, reader);
+        let Decision::Grant { tid: 0, .. } = co.decide() else {
+            panic!("main's join")
+        };
+        assert_eq!(co.state().now(), 7_000_000);
+        // With nobody outside, the clock jumps to the sleep's end as before.
+        co.post(0, Op::Join { target: sleeper }).unwrap();
+        assert!(!co.waits_outside());
+        let Decision::Grant { tid, now, .. } = co.decide() else {
+            panic!("the sleep ends")
+        };
+        assert_eq!((tid, now), (sleeper, far));
+        // A thread that never comes back costs about 17 ticks for a 100 s sleep.
+        let mut rw = RandomWalk::new();
+        let mut co = Coordinator::new(&mut rw, 2, 1_000);
+        let away = spawn(&mut co);
+        co.mark_outside(away).unwrap();
+        let sleeper = spawn(&mut co);
+        co.post(sleeper, Op::SleepUntil { deadline: far }).unwrap();
+        co.post(0, Op::Join { target: sleeper }).unwrap();
+        let mut ticks = 0;
+        while co.decide() == Decision::Wait {
+            assert!(co.pass_outside_time());
+            ticks += 1;
+        }
+        assert_eq!(ticks, 17);
+        assert_eq!(co.state().now(), far);
     }
 }

@@ -768,6 +768,11 @@ impl State {
         self.enabled.events()
     }
 
+    /// Whether no event is enabled (what `enabled_events().is_empty()` says, without `&mut`).
+    pub fn none_enabled(&self) -> bool {
+        self.enabled.is_empty()
+    }
+
     /// Replace the contents of `out` by the enabled events (in thread order).
     pub fn enabled_into(&self, out: &mut Vec<Event>) {
         self.enabled.copy_into(out);
@@ -1468,6 +1473,25 @@ impl State {
         self.timed > 0
     }
 
+    /// The earliest deadline of a pending operation that the clock has not reached yet and
+    /// that passing time may end. While a thread is blocked outside control only sleeps
+    /// count: it may be about to come back and release what a timed wait waits for.
+    pub fn next_deadline(&self) -> Option<u64> {
+        if self.timed == 0 {
+            return None;
+        }
+        let now = self.clock.now();
+        self.threads
+            .iter()
+            .filter_map(|th| match th.status {
+                Status::Pending(op) if self.outside == 0 || matches!(op, Op::SleepUntil { .. }) => {
+                    op.deadline().filter(|&d| d > now)
+                }
+                _ => None,
+            })
+            .min()
+    }
+
     /// Let virtual time pass: move the clock to the earliest deadline of a pending operation
     /// that it has not reached yet, and re-check who is enabled. The coordinator calls this
     /// when no thread can make progress otherwise (see [`clock`]). Returns whether it moved.
@@ -1480,23 +1504,8 @@ impl State {
     /// coordinator lets time pass so while threads spin, see `Coordinator::let_time_pass`).
     /// Returns whether it moved.
     pub fn advance_clock_within(&mut self, quantum: u64) -> bool {
-        if self.timed == 0 {
-            return false;
-        }
         let now = self.clock.now();
-        let next = self
-            .threads
-            .iter()
-            .filter_map(|th| match th.status {
-                // While a thread is blocked outside control only sleeps end: it may be about
-                // to come back and release what a timed wait waits for.
-                Status::Pending(op) if self.outside == 0 || matches!(op, Op::SleepUntil { .. }) => {
-                    op.deadline().filter(|&d| d > now)
-                }
-                _ => None,
-            })
-            .min();
-        match next {
+        match self.next_deadline() {
             Some(d) => {
                 self.clock.advance_to(d.min(now.saturating_add(quantum)));
                 self.recheck_blockable();

@@ -955,6 +955,8 @@ impl<'c> Loop<'c> {
             };
             let probe_in = self.probe_in(coord);
             let timeout = probe_in.map_or(timeout, |p| p.min(timeout));
+            let tick_in = self.silence.tick_in(coord.waits_outside());
+            let timeout = tick_in.map_or(timeout, |t| t.min(timeout));
             let timeout = self.grace_until.map_or(timeout, |g| {
                 g.saturating_duration_since(Instant::now()).min(timeout)
             });
@@ -1002,6 +1004,11 @@ impl<'c> Loop<'c> {
                         return Some(self.hang(coord));
                     }
                     if self.probe_in(coord) == Some(Duration::ZERO) && self.set_aside(coord) {
+                        if let Some(o) = self.decide(coord) {
+                            return Some(o);
+                        }
+                    }
+                    if self.silence.tick(coord) {
                         if let Some(o) = self.decide(coord) {
                             return Some(o);
                         }

@@ -1,7 +1,9 @@
 //! The silence of a run, shared by the preload and the ptrace backends: how long no step has
 //! been made, and when the running threads were last looked at in `/proc` to set aside those
-//! blocked outside control or spinning ([`pos_sched::silent`]).
+//! blocked outside control or spinning ([`pos_sched::silent`]), and when virtual time last
+//! ticked while the run waited for such a thread.
 
+use pos_sched::coordinator::{Coordinator, OUTSIDE_TICK};
 use pos_sched::silent::{self, Silent};
 use std::time::{Duration, Instant};
 
@@ -9,6 +11,7 @@ use std::time::{Duration, Instant};
 pub struct Silence {
     quiet_since: Instant,
     probed_at: Instant,
+    ticked_at: Instant,
 }
 
 impl Silence {
@@ -17,6 +20,7 @@ impl Silence {
         Silence {
             quiet_since: now,
             probed_at: now,
+            ticked_at: now,
         }
     }
 
@@ -34,6 +38,23 @@ impl Silence {
     /// since the last event or the last look.
     pub fn probe_in(&self, blocked_after: Duration) -> Duration {
         blocked_after.saturating_sub(self.quiet_since.max(self.probed_at).elapsed())
+    }
+
+    /// With `waits`, the coordinator's [`Coordinator::waits_outside`]: how long until virtual
+    /// time is due its next tick ([`OUTSIDE_TICK`] of silence since the last event or tick);
+    /// `None` when no tick is wanted.
+    pub fn tick_in(&self, waits: bool) -> Option<Duration> {
+        waits.then(|| OUTSIDE_TICK.saturating_sub(self.quiet_since.max(self.ticked_at).elapsed()))
+    }
+
+    /// Give `coord` the tick of virtual time that is due ([`Coordinator::pass_outside_time`]).
+    /// Returns whether the clock moved (a decision may be due).
+    pub fn tick(&mut self, coord: &mut Coordinator<'_>) -> bool {
+        if self.tick_in(coord.waits_outside()) != Some(Duration::ZERO) {
+            return false;
+        }
+        self.ticked_at = Instant::now();
+        coord.pass_outside_time()
     }
 
     /// A look starts now. Returns whether the silence has lasted long enough that a thread

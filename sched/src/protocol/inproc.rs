@@ -201,6 +201,9 @@ pub enum LogRec {
     Outside {
         t: Tid,
     },
+    /// [`Coordinator::pass_outside_time`]: a tick of real time passed while the run waited
+    /// for a thread blocked outside control.
+    Tick,
     /// Thread `t` vanished (its connection closed).
     Finished {
         t: Tid,
@@ -303,6 +306,9 @@ pub fn replay_log(
             LogRec::Outside { t } => coord
                 .mark_outside(t)
                 .map_err(|e| format!("record {i}: {e}"))?,
+            LogRec::Tick => {
+                coord.pass_outside_time();
+            }
             LogRec::Interrupted { t } => {
                 if !coord.state_mut().interrupt_from_outside(t) {
                     return Err(format!("record {i}: thread {t} is not blocked in a wait"));

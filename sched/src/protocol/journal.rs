@@ -35,6 +35,7 @@ const K_OUTSIDE: u32 = 4;
 const K_FINISHED: u32 = 5;
 const K_DECIDE: u32 = 6;
 const K_INTERRUPTED: u32 = 7;
+const K_TICK: u32 = 8;
 /// [`LogRec::Decide`] without a grant.
 const NO_TID: u32 = u32::MAX;
 
@@ -134,6 +135,7 @@ pub fn encode(rec: &LogRec) -> [u8; RECORD_LEN] {
         LogRec::Outside { t } => record(K_OUTSIDE, t, none, 0),
         LogRec::Finished { t } => record(K_FINISHED, t, none, 0),
         LogRec::Interrupted { t } => record(K_INTERRUPTED, t, none, 0),
+        LogRec::Tick => record(K_TICK, 0, none, 0),
         LogRec::Decide { grant } => record(K_DECIDE, grant.unwrap_or(NO_TID), none, 0),
     }
 }
@@ -172,6 +174,7 @@ pub fn decode(r: &[u8; RECORD_LEN]) -> Result<LogRec, ProtocolError> {
         K_OUTSIDE => LogRec::Outside { t },
         K_FINISHED => LogRec::Finished { t },
         K_INTERRUPTED => LogRec::Interrupted { t },
+        K_TICK => LogRec::Tick,
         K_DECIDE => LogRec::Decide {
             grant: (t != NO_TID).then_some(t),
         },
@@ -295,6 +298,7 @@ mod tests {
             LogRec::MutexInit { m: 0x80 },
             LogRec::Outside { t: 2 },
             LogRec::Interrupted { t: 1 },
+            LogRec::Tick,
             LogRec::Finished { t: 4 },
             LogRec::Decide { grant: Some(0) },
             LogRec::Decide { grant: None },

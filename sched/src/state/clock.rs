@@ -21,6 +21,10 @@
 //!   yield makes no progress of its own, so letting time pass then is what a real machine
 //!   does too; by quanta, so that a spinner sees a flag already set, or its own near
 //!   deadline, before a far deadline comes.
+//! * While a thread is blocked outside control (set aside in `read`, say) and nothing is
+//!   enabled, only sleeps may end, and the clock moves in ticks of real time instead of
+//!   jumping (`Coordinator::pass_outside_time`): that thread may be back in microseconds,
+//!   and a far sleep must not end first. Such runs are `partial` and may not replay exactly.
 //! * So a sleep lets every other thread run until it blocks or yields: sleep-ordered
 //!   handoffs (`sleep(1)` "so that the other thread is ready") behave as on a real machine
 //!   where the other side is faster than the sleep, and `while (!flag) usleep(1000);` waits

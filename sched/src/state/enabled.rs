@@ -58,6 +58,12 @@ impl EnabledSet {
         &self.events
     }
 
+    /// Whether no event is enabled.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.events.len() == usize::from(self.hole.is_some())
+    }
+
     /// Replace the contents of `out` by the enabled events, in thread order.
     pub fn copy_into(&self, out: &mut Vec<Event>) {
         out.clear();

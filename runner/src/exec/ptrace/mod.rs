@@ -507,6 +507,8 @@ impl<'c> Tracer<'c> {
                 .saturating_sub(self.silence.quiet_for());
             let probe = self.probe_in(coord);
             let wait = probe.map_or(left, |p| p.min(left));
+            let tick = self.silence.tick_in(coord.waits_outside());
+            let wait = tick.map_or(wait, |t| t.min(wait));
             let got = match self.next_stop(wait) {
                 Ok(g) => g,
                 Err(reason) => return Some(Outcome::Error { reason }),
@@ -516,6 +518,11 @@ impl<'c> Tracer<'c> {
                     return Some(self.hang(coord));
                 }
                 if self.probe_in(coord) == Some(Duration::ZERO) && self.set_aside(coord) {
+                    if let Some(o) = self.decide(coord) {
+                        return Some(o);
+                    }
+                }
+                if self.silence.tick(coord) {
                     if let Some(o) = self.decide(coord) {
                         return Some(o);
                     }
