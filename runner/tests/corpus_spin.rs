@@ -4,7 +4,9 @@
 //! (probe 16: 7, 8 and 2 of 50 runs); `sched/src/spin.rs` now counts these loops as spins,
 //! which PCT's yield rule lowers. The correct programs (C with gcc and clang-14, C++ with g++
 //! and clang++-14, OpenMP with gcc) are never flagged under rw, pct3, pos and auto; a lost
-//! update around a trylock poll is still found by rw, pct3 and pos, and replays.
+//! update around a trylock poll is still found by rw, pct3 and pos, and replays. Explored
+//! with memory points, a lock-polling loop lets the other threads run (no step-limited
+//! first execution), and a publication race behind one is found.
 
 mod common;
 
@@ -55,5 +57,68 @@ fn a_lost_update_around_a_trylock_poll_is_found() {
         assert!(bugs > 0 && bugs + ok == 200, "{algo}: {}", common::text(&o));
         let saved = p["schedule"].as_str().expect("a saved schedule");
         common::assert_replays(Path::new(saved), 100);
+    }
+}
+
+/// `poscheck explore --algo ALGO --points mem` of `prog`, at most 200 executions, with a
+/// JSON report.
+fn explore_mem(dir: &Path, prog: &Path, algo: &str) -> (serde_json::Value, std::process::Output) {
+    let json = dir.join(format!("explore-{algo}.json"));
+    let o = common::poscheck(&[
+        "explore",
+        "--algo",
+        algo,
+        "--points",
+        "mem",
+        "--max-executions",
+        "200",
+        "--json",
+        json.to_str().unwrap(),
+        "--out-dir",
+        dir.join(format!("out-{algo}")).to_str().unwrap(),
+        prog.to_str().unwrap(),
+    ]);
+    let v = std::fs::read_to_string(&json)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null);
+    (v, o)
+}
+
+/// Explored, a loop that polls under a mutex without yielding kept the turn to the step
+/// limit in the first execution, and odpor and dpor ended after that one cut execution:
+/// nothing explored, the publication race of `bug_lock_poll_publish.c` called correct
+/// (probe 16). A poll repeated with no other thread's step between now lets the others run
+/// first (`sched/src/explore/guide.rs`), so no execution is cut, the correct program is
+/// never flagged, and the race is found and replays. Each poll races with the other
+/// thread's lock, so both explorations run to their budget.
+#[test]
+fn lock_polling_loops_are_explored() {
+    common::require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    for &cc in common::C_COMPILERS {
+        for (file, buggy) in [
+            ("ok_lock_poll_handoff.c", false),
+            ("bug_lock_poll_publish.c", true),
+        ] {
+            let prog = dir.path().join(format!("{cc}-{file}.inst"));
+            let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../tests/corpus/spin")
+                .join(file);
+            common::compile_instrumented(cc, "", &prog, &src);
+            for algo in ["odpor", "dpor"] {
+                let (v, o) = explore_mem(dir.path(), &prog, algo);
+                let what = format!("{cc} {file} under {algo}: {v}\n{}", common::text(&o));
+                assert!(v["diverged"].is_null(), "{what}");
+                assert_eq!(v["step_limits"].as_u64(), Some(0), "{what}");
+                assert_eq!(v["executions"].as_u64(), Some(200), "{what}");
+                let found = v["buggy"].as_u64().unwrap_or(0);
+                assert_eq!(found > 0, buggy, "{what}");
+                if buggy {
+                    let schedule = v["bugs"][0]["schedule"].as_str().expect("saved");
+                    common::assert_replays(Path::new(schedule), 100);
+                }
+            }
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! Spin-waits: a thread that reads the same location again and again with nothing but
 //! reads in between (`while (!flag);` built with `poscheck cc`, where every access is a
 //! scheduling point), polls a try-operation (`while (pthread_mutex_trylock(&m));`), or,
-//! for PCT only, polls under a mutex (see [`SpinWatch::POLLS`]). Natively such a thread
+//! for PCT and exploration's fairness rule only, polls under a mutex (see
+//! [`SpinWatch::POLLS`]). Natively such a thread
 //! waits for time to pass or for another core; under control it would keep the turn for
 //! ever. The clock rules ([`crate::coordinator`]) and PCT's yield rule
 //! ([`crate::strategy::pct`]) treat it as a thread that yields.
@@ -53,8 +54,11 @@ type Streak = ((u64, u32), u32, u64);
 /// Spin detection over executed events, one at a time (for a strategy, which sees no
 /// trace): an event is a spin once its thread has made the same read [`SpinWatch::REPEATS`]
 /// times in a row with only reads and yields executed since the first.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SpinWatch {
+    /// Lock-unlock pairs in a row that make a lock-polling spin ([`SpinWatch::POLLS`] unless
+    /// built [`SpinWatch::with_polls`]).
+    polls: u32,
     /// Per thread: its last read, how many times in a row, and [`SpinWatch::others`] then.
     last: Vec<Option<Streak>>,
     /// Events that were neither reads nor yields, so far.
@@ -66,7 +70,24 @@ pub struct SpinWatch {
     locked: Option<(u32, u64, u64)>,
 }
 
+impl Default for SpinWatch {
+    fn default() -> Self {
+        Self::with_polls(Self::POLLS)
+    }
+}
+
 impl SpinWatch {
+    /// A watch for which `polls` lock-unlock pairs in a row make a lock-polling spin.
+    pub fn with_polls(polls: u32) -> Self {
+        SpinWatch {
+            polls,
+            last: Vec::new(),
+            others: 0,
+            poll: None,
+            locked: None,
+        }
+    }
+
     /// Identical reads in a row that make a spin: with points at racing sites only, straight
     /// code re-reads a racing location a few times with no point between (a check, then the
     /// act: `atomicity_violation` reads `g_log` four times in a row).
@@ -94,7 +115,7 @@ impl SpinWatch {
     }
 
     /// Lock-polling bookkeeping for `ev`, before it is counted: whether it is the unlock
-    /// of the [`Self::POLLS`]-th pair in a row (or a later one). A pair is a lock and an
+    /// of the [`Self::POLLS`]-th pair in a row (or a later one; see [`Self::with_polls`]). A pair is a lock and an
     /// unlock of one mutex by one thread with only reads between; pairs are in a row when
     /// only yields and reads come between them.
     fn lock_poll(&mut self, ev: &Event) -> bool {
@@ -117,7 +138,7 @@ impl SpinWatch {
                     _ => 1,
                 };
                 self.poll = Some((t, m, n, self.others + 1));
-                n >= Self::POLLS
+                n >= self.polls
             }
             _ => false,
         }

@@ -9,8 +9,10 @@
 //! checking", PLDI'08, §3: a yielding thread gets lower priority than the threads enabled at
 //! its yield until they are scheduled). Without it, the lowest-thread-first rule runs a
 //! thread that waits by yielding forever (the thread it waits for never runs), and every
-//! exploration of such a program is one step-limited livelock. Programs without yields are
-//! scheduled exactly as before.
+//! exploration of such a program is one step-limited livelock. A spin-wait without a yield
+//! (a loop polling a trylock, or a lock with only reads inside, or a flag read at memory
+//! points: [`crate::spin::SpinWatch`]) counts as a yield once detected. Programs without
+//! yields or spins are scheduled exactly as before.
 //!
 //! With [`Guide::approximate`] the prefix is a *target* rather than a command: approximate
 //! replay (Jensen, Møller, Raychev, Dimitrov, Vechev, "Stateless Model Checking of
@@ -25,7 +27,16 @@ use super::trace::{
     rw_unlock_reads, thread_indices, Init, TEv,
 };
 use crate::event::{Event, Obj, ObjKind, Op, Tid};
+use crate::spin::SpinWatch;
 use crate::strategy::{Divergence, Strategy};
+
+/// Lock-unlock pairs in a row (only reads inside, no other thread's step) after which the
+/// fairness rule treats a thread as polling, as after a yield. Far below PCT's
+/// [`SpinWatch::POLLS`]: here it only changes which thread the free continuation runs, never
+/// which traces are explored, and every poll before the switch is a race the exploration
+/// reverses (at a thousand, `lock; e = q == 0; unlock` polls made each execution thousands
+/// of steps long: 8 executions per second).
+const LOCK_POLLS: u32 = 8;
 
 /// How to choose once the forced prefix is used up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -105,6 +116,13 @@ pub struct Guide {
     behind: Vec<Vec<Tid>>,
     /// Per thread: yields in a row (a spin loop at synchronisation points is a run of yields).
     spins: Vec<u32>,
+    /// Spin-waits without a yield (a polled trylock or lock, a flag read at memory points),
+    /// which the fairness rule treats as yields ([`crate::spin`]).
+    watch: SpinWatch,
+    /// A thread whose last step continued a spin-wait other than a yield: it goes behind the
+    /// threads enabled at the next choice (after a lock poll's unlock, the threads waiting
+    /// for the lock are enabled only then).
+    spun: Option<Tid>,
     next_tid: Tid,
     /// The run stopped because every enabled event was in the sleep set.
     pub blocked: bool,
@@ -145,6 +163,8 @@ impl Guide {
             sleep: Vec::new(),
             behind: Vec::new(),
             spins: Vec::new(),
+            watch: SpinWatch::with_polls(LOCK_POLLS),
+            spun: None,
             next_tid: initial_threads,
             blocked: false,
             waiting: Vec::new(),
@@ -329,6 +349,8 @@ impl Strategy for Guide {
         self.sleep.clear();
         self.behind.clear();
         self.spins.clear();
+        self.watch.clear();
+        self.spun = None;
         self.next_tid = self.initial_threads;
         self.blocked = false;
         self.waiting.clear();
@@ -354,6 +376,12 @@ impl Strategy for Guide {
 
     fn choose(&mut self, enabled: &[Event]) -> Result<usize, Divergence> {
         let step = self.steps.len();
+        if let Some(t) = self.spun.take() {
+            if self.behind.len() <= t as usize {
+                self.behind.resize(t as usize + 1, Vec::new());
+            }
+            self.behind[t as usize] = enabled.iter().map(|e| e.tid).filter(|&u| u != t).collect();
+        }
         if step == self.sleep_at && self.use_sleep {
             self.sleep = self.sleep_init.clone();
         }
@@ -421,11 +449,11 @@ impl Strategy for Guide {
             self.spins.resize(t + 1, 0);
         }
         self.ran[t] += 1;
-        self.spins[t] = if ev.op.is_yield() {
-            self.spins[t] + 1
-        } else {
-            0
-        };
+        // A spin-wait without a yield waits as a yield does: a loop polling a lock or a
+        // flag otherwise kept the turn to the step limit while the thread it waited for
+        // never ran, and the exploration ended after that one cut execution (probe 16).
+        let yielded = self.watch.executed(ev) || ev.op.is_yield();
+        self.spins[t] = if yielded { self.spins[t] + 1 } else { 0 };
         let child = if matches!(ev.op, Op::Create) {
             let c = self.next_tid;
             self.next_tid += 1;
@@ -460,7 +488,9 @@ impl Strategy for Guide {
         for b in &mut self.behind {
             b.retain(|&u| u != ev.tid);
         }
-        if ev.op.is_yield() {
+        if yielded && !ev.op.is_yield() {
+            self.spun = Some(ev.tid);
+        } else if yielded {
             let t = ev.tid as usize;
             if self.behind.len() <= t {
                 self.behind.resize(t + 1, Vec::new());

@@ -1111,6 +1111,49 @@ pub fn spin_wait() -> Prog {
     with_main(vec![waiter, setter], &[(0, 0), (1, 0)])
 }
 
+/// A lock-polling wait (`--points mem`): thread 1 `for (;;) { lock(m); r = ready; unlock(m);
+/// if (r) break; }` then reads `data`; thread 2 publishes `ready = 1` under the mutex. With
+/// `bug`, thread 2 writes `data` only after its unlock, so the poller may read it too early
+/// (found by a trace where the poller polls after the publication and before the write). No
+/// yield in the loop: under a lowest-thread-first rule the poller never let thread 2 run.
+pub fn lock_poll(bug: bool) -> Prog {
+    let poller = vec![
+        // 0:
+        I::Lock(k(0)),
+        I::Load { addr: k(0), dst: 1 },
+        I::Unlock(k(0)),
+        I::Jz {
+            cond: f(|r| r[1]),
+            target: 0,
+        },
+        I::Load { addr: k(1), dst: 2 },
+        I::Assert {
+            cond: f(|r| r[2]),
+            msg: "data read before it was written",
+        },
+    ];
+    let data = I::Store {
+        addr: k(1),
+        val: k(1),
+    };
+    let mut setter = Vec::new();
+    if !bug {
+        setter.push(data.clone());
+    }
+    setter.extend([
+        I::Lock(k(0)),
+        I::Store {
+            addr: k(0),
+            val: k(1),
+        },
+        I::Unlock(k(0)),
+    ]);
+    if bug {
+        setter.push(data);
+    }
+    with_main(vec![poller, setter], &[(0, 0), (1, 0)])
+}
+
 /// A futex mutex on cell `m` (0 free, 1 held, 2 held with waiters), appended to `b`.
 /// `contended` locks as a thread that may have waiters behind it must (glibc's `lock_wait`):
 /// it always leaves 2, so its unlock wakes the next one.

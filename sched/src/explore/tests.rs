@@ -623,6 +623,39 @@ fn a_spin_wait_is_scheduled_fairly() {
     }
 }
 
+/// A yield-free lock-polling loop (probe 16: `lock; e = q == 0; unlock` until a worker has
+/// run): the fairness rule treats the poll as a yield once it repeats
+/// ([`super::guide`]'s `LOCK_POLLS`), so the first run lets the other thread in. Before, the
+/// poller kept the turn to the step limit and odpor and dpor ended after that one cut run,
+/// calling the buggy version correct. The polls before the publication are a race each, so
+/// the trace space is unbounded: a budget ends it.
+#[test]
+fn a_lock_polling_loop_is_scheduled_fairly() {
+    for algo in [Algo::Odpor, Algo::Dpor] {
+        let limits = Limits {
+            max_executions: Some(200),
+            ..Default::default()
+        };
+        let mut ok = Interp::new(testprog::lock_poll(false));
+        let r = explore(algo, &mut ok, limits);
+        assert!(r.diverged.is_none(), "{algo:?}: {r:?}");
+        // The interpreter calls a step-limited run a bug ("step limit (livelock)").
+        let first = r.bugs.first().map(|b| &b.description);
+        assert_eq!(r.buggy, 0, "{algo:?}: {first:?}");
+        assert!(r.executions > 10, "{algo:?}: {} runs", r.executions);
+        let mut bad = Interp::new(testprog::lock_poll(true));
+        let r = explore(algo, &mut bad, limits);
+        assert!(r.buggy > 0, "{algo:?}: {} runs, none buggy", r.executions);
+        for b in &r.bugs {
+            assert!(
+                b.description.contains("data read"),
+                "{algo:?}: {}",
+                b.description
+            );
+        }
+    }
+}
+
 /// A futex condvar broadcast by `FUTEX_CMP_REQUEUE` (see
 /// [`testprog::futex_requeue_broadcast`]): correct, every exploration algorithm completes
 /// without a bug; with the relock bug, each finds the lost wake-up.
