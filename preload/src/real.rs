@@ -105,6 +105,8 @@ real_fns! {
     fn pthread_rwlock_clockrdlock(l: *mut RwLock, c: libc::clockid_t, t: Ts) -> c_int;
     fn pthread_rwlock_clockwrlock(l: *mut RwLock, c: libc::clockid_t, t: Ts) -> c_int;
     fn pthread_rwlock_unlock(l: *mut RwLock) -> c_int;
+    fn pthread_rwlock_init(l: *mut RwLock, a: *const libc::pthread_rwlockattr_t) -> c_int;
+    fn pthread_spin_init(s: *mut libc::pthread_spinlock_t, pshared: c_int) -> c_int;
     fn sem_init(s: *mut libc::sem_t, pshared: c_int, value: c_uint) -> c_int;
     fn sem_open(name: *const libc::c_char, oflag: c_int, mode: libc::mode_t, value: c_uint) -> *mut libc::sem_t;
     fn sem_getvalue(s: *mut libc::sem_t, v: *mut c_int) -> c_int;

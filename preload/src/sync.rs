@@ -289,10 +289,11 @@ point! {
     }
 }
 
-/// `pthread_mutex_init`: always real; for a robust mutex and a controlled thread, then
-/// `Msg::MutexInit` (not a scheduling point), so that the model forgets what it knew of the
-/// memory: a robust mutex made not recoverable is reused by initialising it again. Other
-/// mutexes send nothing (their model is as before).
+/// `pthread_mutex_init`: always real; for a controlled thread, then `Msg::MutexInit` (not a
+/// scheduling point), so that the model forgets what it knew of the memory: a robust mutex
+/// made not recoverable is reused by initialising it again, and a fork child's handler
+/// (`pthread_atfork`) re-initialises a mutex its parent held at the fork. Before
+/// 2026-11-28 only robust mutexes sent it, and that idiom was a false deadlock.
 ///
 /// # Safety
 /// As `pthread_mutex_init(3)`.
@@ -303,10 +304,39 @@ pub unsafe extern "C" fn pthread_mutex_init(
 ) -> c_int {
     let r = real::pthread_mutex_init(m, a);
     if let (0, Some(me)) = (r, conn::me()) {
-        let (m, kind) = mutex(m);
-        if kind.robust() {
-            me.notify(&Msg::MutexInit { m });
-        }
+        let (m, _) = mutex(m);
+        me.notify(&Msg::MutexInit { m });
+    }
+    r
+}
+
+/// `pthread_rwlock_init`: always real; for a controlled thread, then `Msg::MutexInit` of the
+/// rwlock's address, as [`pthread_mutex_init`]: the model forgets the lock it knew there.
+///
+/// # Safety
+/// As `pthread_rwlock_init(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_rwlock_init(
+    l: *mut pthread_rwlock_t,
+    a: *const libc::pthread_rwlockattr_t,
+) -> c_int {
+    let r = real::pthread_rwlock_init(l, a);
+    if let (0, Some(me)) = (r, conn::me()) {
+        me.notify(&Msg::MutexInit { m: addr(l) });
+    }
+    r
+}
+
+/// `pthread_spin_init`: always real; then `Msg::MutexInit`, as [`pthread_mutex_init`] (a
+/// spinlock is a normal mutex of the model).
+///
+/// # Safety
+/// As `pthread_spin_init(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_spin_init(s: *mut pthread_spinlock_t, pshared: c_int) -> c_int {
+    let r = real::pthread_spin_init(s, pshared);
+    if let (0, Some(me)) = (r, conn::me()) {
+        me.notify(&Msg::MutexInit { m: addr(s) });
     }
     r
 }

@@ -52,9 +52,10 @@ pub enum Msg {
     /// heap-allocated state); a completed one may have run before libpos took control (a
     /// library's constructor), and the coordinator then has no record of it.
     OnceInit { o: u64, done: bool },
-    /// `pthread_mutex_init` of a robust mutex: no reply, not a scheduling point. The mutex
-    /// starts afresh, whatever the model knew of the memory (an owner died holding it, it
-    /// was made not recoverable, ...).
+    /// `pthread_mutex_init`, `pthread_rwlock_init` or `pthread_spin_init`: no reply, not a
+    /// scheduling point. The lock starts afresh, whatever the model knew of the memory (an
+    /// owner died holding it, it was made not recoverable, a fork child re-initialises what
+    /// its parent held, ...).
     MutexInit { m: u64 },
     /// `__assert_fail` is about to abort: where and what.
     Assert { text: String },

@@ -726,12 +726,13 @@ impl State {
         }
     }
 
-    /// `pthread_mutex_init` of a robust mutex (libpos says nothing of the others, whose
-    /// model is as before): the memory holds a new mutex, free and consistent, whatever was
-    /// there (a mutex made not recoverable is reused so, as POSIX says). Not a scheduling
-    /// point.
+    /// `pthread_mutex_init`, `pthread_rwlock_init` or `pthread_spin_init` at `m`: the memory
+    /// holds a new lock, free and consistent, whatever was there (a mutex made not
+    /// recoverable is reused so, as POSIX says; a fork child's `pthread_atfork` handler
+    /// re-initialises a lock its parent held). Not a scheduling point.
     pub fn init_mutex(&mut self, m: u64) {
-        if self.mutexes.remove(&m).is_some() {
+        let mutex = self.mutexes.remove(&m).is_some();
+        if self.rwlocks.remove(&m).is_some() || mutex {
             self.recheck_blockable();
         }
     }
