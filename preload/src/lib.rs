@@ -45,6 +45,7 @@ pub mod fds;
 pub mod fork;
 pub mod forkserver;
 pub mod futex;
+pub mod ipc;
 mod futex_wake_op;
 pub mod journal;
 pub mod omp;

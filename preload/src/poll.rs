@@ -28,12 +28,31 @@ const MS: u64 = 1_000_000;
 /// call and, when it timed out (returned 0), a sleep to its deadline. Uncontrolled threads
 /// and `--real-sleep` just make the call.
 fn in_virtual_time(ns: Option<u64>, idle: bool, call: impl FnOnce() -> c_int) -> c_int {
+    if idle && ns.is_some_and(|_| clock::virtual_now().is_some()) {
+        return kernel_wait_in_virtual_time(ns, || 0, |_| true);
+    }
+    kernel_wait_in_virtual_time(ns, call, |r| r == 0)
+}
+
+/// Run `call`, a kernel wait with the relative timeout `ns` (`None`: none, or zero), and
+/// when `timed_out` says its result is a timeout, sleep in virtual time to the timeout's
+/// deadline from the call's start, `errno` kept (`sigtimedwait`, `semtimedop`: `EAGAIN`).
+/// The kernel's wait counts real time while the program's clock is virtual: without the
+/// sleep a 15 ms timeout showed 0 ms elapsed, and a loop waiting until a clock deadline
+/// never reached it (probe 18). Uncontrolled threads and `--real-sleep` just make the call.
+pub(crate) fn kernel_wait_in_virtual_time<R: Copy>(
+    ns: Option<u64>,
+    call: impl FnOnce() -> R,
+    timed_out: impl FnOnce(R) -> bool,
+) -> R {
     let (Some(ns), Some(t0)) = (ns, ns.and_then(|_| clock::virtual_now())) else {
         return call();
     };
-    let r = if idle { 0 } else { call() };
-    if r == 0 {
+    let r = call();
+    if timed_out(r) {
+        let e = crate::conn::errno();
         clock::sleep_until_virtual(t0.saturating_add(ns));
+        crate::conn::set_errno(e);
     }
     r
 }
@@ -42,7 +61,7 @@ fn in_virtual_time(ns: Option<u64>, idle: bool, call: impl FnOnce() -> c_int) ->
 ///
 /// # Safety
 /// `t` is NULL or points to a timespec.
-unsafe fn ns_of(t: *const timespec) -> Option<u64> {
+pub(crate) unsafe fn ns_of(t: *const timespec) -> Option<u64> {
     if t.is_null() {
         None
     } else {

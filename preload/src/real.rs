@@ -182,6 +182,9 @@ real_fns! {
     fn sigwait(set: *const libc::sigset_t, sig: *mut c_int) -> c_int;
     fn sigwaitinfo(set: *const libc::sigset_t, info: *mut libc::siginfo_t) -> c_int;
     fn sigtimedwait(set: *const libc::sigset_t, info: *mut libc::siginfo_t, timeout: *const libc::timespec) -> c_int;
+    fn semtimedop(id: c_int, sops: *mut libc::sembuf, n: libc::size_t, timeout: Ts) -> c_int;
+    fn mq_timedreceive(q: libc::mqd_t, msg: *mut c_char, len: libc::size_t, prio: *mut c_uint, abs: Ts) -> libc::ssize_t;
+    fn mq_timedsend(q: libc::mqd_t, msg: *const c_char, len: libc::size_t, prio: c_uint, abs: Ts) -> c_int;
     fn syscall(nr: libc::c_long, a1: libc::c_long, a2: libc::c_long, a3: libc::c_long, a4: libc::c_long, a5: libc::c_long, a6: libc::c_long) -> libc::c_long;
 }
 

@@ -1030,7 +1030,8 @@ pub unsafe extern "C-unwind" fn sigwaitinfo(
 }
 
 /// `sigtimedwait`: waits for the signals of `set` (see [`sigwait`]); the timeout is in
-/// virtual time when the wait is in the model, else real.
+/// virtual time when the wait is in the model, else the kernel waits in real time and a
+/// timeout then sleeps to its deadline in virtual time.
 ///
 /// # Safety
 /// As `sigtimedwait(2)`.
@@ -1042,9 +1043,13 @@ pub unsafe extern "C-unwind" fn sigtimedwait(
 ) -> c_int {
     match model_sigwait(set, info, timeout) {
         Some(r) => r,
-        None => waiting_for(wanted(set), false, || {
-            real::sigtimedwait(set, info, timeout)
-        }),
+        // In the kernel, and when it timed out, a sleep to the deadline in virtual time
+        // (`crate::poll::kernel_wait_in_virtual_time`).
+        None => crate::poll::kernel_wait_in_virtual_time(
+            crate::poll::ns_of(timeout),
+            || waiting_for(wanted(set), false, || real::sigtimedwait(set, info, timeout)),
+            |r| r < 0 && crate::conn::errno() == libc::EAGAIN,
+        ),
     }
 }
 

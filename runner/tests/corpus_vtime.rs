@@ -61,6 +61,11 @@ const CORRECT: &[(&str, &str, &[&str])] = &[
     // back: time jumped to the watchdog's deadline (assert in 10 of 50 rw tries); it now
     // passes in ticks of real time (`Coordinator::pass_outside_time`).
     ("gcc", "ok_watchdog_pipe_worker.c", &[]),
+    // Kernel waits with timeouts (sigtimedwait, semtimedop, mq_timedreceive/send): a timeout
+    // sleeps to its deadline in virtual time (`preload/src/ipc.rs`); before, 0 ms elapsed
+    // (assert 50/50 under rw, pct3 and pos).
+    ("gcc", "ok_kernel_timeouts.c", &[]),
+    ("clang-14", "ok_kernel_timeouts.c", &[]),
 ];
 
 #[test]
@@ -90,6 +95,7 @@ const BUGGY: &[(&str, &str, &[&str], &str)] = &[
     ("clang++-14", "bug_cxx_try_lock_for.cpp", &[], "assert"),
     // The worker never comes back from `read`: the ticks still bring the watchdog's end.
     ("gcc", "bug_watchdog_pipe_worker.c", &[], "assert"),
+    ("gcc", "bug_semtimedop_short.c", &[], "assert"),
     (
         "gcc",
         "bug_timeout_path.c",
