@@ -57,9 +57,7 @@ unsafe fn at_virtual_deadline<R: Copy>(
         tv_nsec: 0,
     };
     real::clock_gettime(libc::CLOCK_REALTIME, &mut real_now);
-    let at = clock::to_ns(&real_now)
-        .unwrap_or(0)
-        .saturating_add(left);
+    let at = clock::to_ns(&real_now).unwrap_or(0).saturating_add(left);
     let real_abs = timespec {
         tv_sec: (at / 1_000_000_000) as libc::time_t,
         tv_nsec: (at % 1_000_000_000) as libc::c_long,
@@ -103,9 +101,5 @@ pub unsafe extern "C-unwind" fn mq_timedsend(
     prio: c_uint,
     abs: *const timespec,
 ) -> c_int {
-    at_virtual_deadline(
-        abs,
-        |t| real::mq_timedsend(q, msg, len, prio, t),
-        |r| r < 0,
-    )
+    at_virtual_deadline(abs, |t| real::mq_timedsend(q, msg, len, prio, t), |r| r < 0)
 }

@@ -1047,7 +1047,11 @@ pub unsafe extern "C-unwind" fn sigtimedwait(
         // (`crate::poll::kernel_wait_in_virtual_time`).
         None => crate::poll::kernel_wait_in_virtual_time(
             crate::poll::ns_of(timeout),
-            || waiting_for(wanted(set), false, || real::sigtimedwait(set, info, timeout)),
+            || {
+                waiting_for(wanted(set), false, || {
+                    real::sigtimedwait(set, info, timeout)
+                })
+            },
             |r| r < 0 && crate::conn::errno() == libc::EAGAIN,
         ),
     }

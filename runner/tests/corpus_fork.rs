@@ -102,11 +102,7 @@ const BUGGY: &[(&str, &str, &str)] = &[
         "waits for process p1 to exit",
     ),
     // Re-initialising one lock frees that one only.
-    (
-        "bug_atfork_reinit_forgets.c",
-        "deadlock",
-        "lock(mutex@p1:",
-    ),
+    ("bug_atfork_reinit_forgets.c", "deadlock", "lock(mutex@p1:"),
 ];
 
 #[test]
