@@ -117,9 +117,10 @@ pub struct ControlArgs {
     /// is reported as a hang.
     #[arg(long, default_value_t = 2.0, value_name = "SECS")]
     pub step_timeout: f64,
-    /// Scheduling steps before a run is reported as a livelock (step-limit).
-    #[arg(long, default_value_t = pos_sched::coordinator::DEFAULT_MAX_STEPS)]
-    pub max_steps: u64,
+    /// Scheduling steps before a run is reported as a livelock (step-limit) [default:
+    /// 1000000; explore and races --classify: 10000].
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<u64>,
     /// Exit codes that are not a bug (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "0", value_name = "CODES")]
     pub ok_exit_codes: Vec<i32>,

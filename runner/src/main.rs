@@ -181,10 +181,13 @@ pub(crate) fn apply_control(cfg: &mut session::RunConfig, c: &cli::ControlArgs) 
     }
     cfg.step_timeout = Duration::try_from_secs_f64(c.step_timeout)
         .with_context(|| format!("--step-timeout {}", c.step_timeout))?;
-    if c.max_steps == 0 {
+    let max_steps = c
+        .max_steps
+        .unwrap_or(pos_sched::coordinator::DEFAULT_MAX_STEPS);
+    if max_steps == 0 {
         bail!("--max-steps must be at least 1");
     }
-    cfg.max_steps = c.max_steps;
+    cfg.max_steps = max_steps;
     cfg.ok_exit_codes = c.ok_exit_codes.clone();
     cfg.real_sleep = c.real_sleep;
     cfg.timeouts_any = match c.timeouts.as_str() {

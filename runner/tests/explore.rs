@@ -360,6 +360,21 @@ fn limits_cut_the_exploration_and_say_so() {
     );
 }
 
+/// Explore's step limit is 10,000 unless `--max-steps` is given, whatever its value: an
+/// explicit `--max-steps 1000000` (the other commands' default) was taken for "not given"
+/// and cut a 12,000-step run too (probe 18).
+#[test]
+fn an_explicit_max_steps_is_honoured_even_at_the_run_default() {
+    let cut = |extra: &[&str]| {
+        let mut args = vec!["--max-executions", "1"];
+        args.extend_from_slice(extra);
+        let e = explore("long_run", &[], "odpor", "sync", &args);
+        e.count("step_limits")
+    };
+    assert_eq!(cut(&[]), 1, "10,000 steps by default");
+    assert_eq!(cut(&["--max-steps", "1000000"]), 0);
+}
+
 #[test]
 fn a_program_that_leaves_the_forced_prefix_is_reported_as_diverged() {
     let prog = program("nondeterministic");

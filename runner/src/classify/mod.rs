@@ -314,7 +314,7 @@ pub fn run(a: &RacesArgs) -> Result<i32> {
     let mode = mode(a, info.instrumented)?;
     let mut cfg = RunConfig::new(program.clone(), a.args.clone(), libpos::find()?);
     crate::apply_control(&mut cfg, &a.control)?;
-    if a.control.max_steps == pos_sched::coordinator::DEFAULT_MAX_STEPS {
+    if a.control.max_steps.is_none() {
         cfg.max_steps = crate::cmd::explore::EXPLORE_MAX_STEPS;
     }
     cfg.points = Some(mode.to_string());

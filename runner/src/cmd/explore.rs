@@ -422,7 +422,7 @@ pub fn run(a: &ExploreArgs) -> Result<i32> {
     );
     crate::apply_control(&mut cfg, &a.control)?;
     crate::exec::session::resolve_backend(&mut cfg)?;
-    if a.control.max_steps == pos_sched::coordinator::DEFAULT_MAX_STEPS {
+    if a.control.max_steps.is_none() {
         cfg.max_steps = EXPLORE_MAX_STEPS;
     }
     // Systematic exploration keeps `races` (profiled sites plus atomics) as its default: its
