@@ -270,7 +270,8 @@ fn rwlocks_match_the_independent_count() {
 /// `trace::is_weak_initial_at`): Source-DPOR and Optimal-DPOR run each trace once (plus
 /// sleep-set-blocked Source-DPOR runs: 1 and 3). Before, both ran the open arrivals in both
 /// orders (36 runs for 18 traces). rt's barrier channel orders every arrival: n!·n! runs
-/// (36, 576).
+/// (36, 576). (Source-DPOR's blocked runs at 4 threads: 4 since 2026-11-28, when the events
+/// a blocked run left waiting began to race: one run more, no trace more.)
 #[test]
 fn barriers_match_the_independent_count() {
     check_exact(
@@ -279,7 +280,7 @@ fn barriers_match_the_independent_count() {
         4,
         true,
     );
-    for (n, want, dfs, blocked) in [(3usize, 18usize, true, 1u64), (4, 96, false, 3)] {
+    for (n, want, dfs, blocked) in [(3usize, 18usize, true, 1u64), (4, 96, false, 4)] {
         let name = format!("start_barrier({n})");
         let p = testprog::start_barrier(n, true);
         let [dp, od, rt] = check_blocked(&name, &p, want, dfs, blocked);
@@ -621,11 +622,13 @@ fn odpor_runs_each_trace_once(seed: u64, p: &Prog, traces: usize) {
     );
 }
 
-/// Source-DPOR's misses among [`random_programs_match_the_independent_count`]'s seeds (all
-/// deadlocking runs with a semaphore, a barrier and a condition variable, e.g. seed 345: 11
-/// of 12 traces, the one where a thread takes both units of the semaphore before another's
-/// first wait); odpor and rt explore every trace of every seed.
-const DPOR_MISSES: [u64; 7] = [19, 67, 169, 296, 301, 345, 374];
+/// Source-DPOR's misses among [`random_programs_match_the_independent_count`]'s seeds: none.
+/// Until 2026-11-28 there were 7 (19, 67, 169, 296, 301, 345, 374: deadlocking programs with
+/// a semaphore, a barrier and a condition variable, e.g. seed 345: 11 of 12 traces, the one
+/// where a thread takes both units of the semaphore before another's first wait); they were
+/// reached once the events a sleep-set-blocked run leaves waiting race with its executed
+/// ones, as a buggy run's do (`explore::Ctx::run`). odpor and rt explore every trace.
+const DPOR_MISSES: [u64; 0] = [];
 
 /// Seeds where rt also has runs stopped by its exclusion constraints (wasted runs, no trace
 /// lost; most with a barrier, whose arrivals rt orders on a channel and so repeats traces).
@@ -758,8 +761,9 @@ fn random_timed_program(seed: u64, waits: bool) -> Prog {
 /// below).
 const RT_TIMED_MISSES: [u64; 4] = [19, 76, 80, 138];
 
-/// Source-DPOR's misses among the same seeds (as [`DPOR_MISSES`]).
-const DPOR_TIMED_MISSES: [u64; 4] = [15, 19, 59, 67];
+/// Source-DPOR's misses among the same seeds (as [`DPOR_MISSES`]; 15, 59 and 67 until
+/// 2026-11-28).
+const DPOR_TIMED_MISSES: [u64; 1] = [19];
 
 /// [`random_programs_match_the_independent_count`] with time ([`random_timed_program`]):
 /// odpor runs each trace of the independent count exactly once (a sleep or a timeout that had

@@ -1154,6 +1154,40 @@ pub fn lock_poll(bug: bool) -> Prog {
     with_main(vec![poller, setter], &[(0, 0), (1, 0)])
 }
 
+/// An exit holding a lock (`--points mem`): main `lock(m); r = x; assert(r == 0);` and
+/// returns while holding `m`; a thread `lock(m); x = 1; unlock(m)`. The first run (main
+/// first) exits before the thread's lock, which the held mutex keeps from running before the
+/// exit: only a race with main's own lock, analysed as if the pending lock came before the
+/// exit, leads to the run where the thread goes first and main's assertion fails.
+pub fn exit_holding_lock() -> Prog {
+    let worker = vec![
+        I::Lock(k(0)),
+        I::Store {
+            addr: k(0),
+            val: k(1),
+        },
+        I::Unlock(k(0)),
+    ];
+    let main = vec![
+        I::Spawn {
+            body: 0,
+            arg: 0,
+            dst: 7,
+        },
+        I::Lock(k(0)),
+        I::Load { addr: k(0), dst: 1 },
+        I::Assert {
+            cond: f(|r| i64::from(r[1] == 0)),
+            msg: "the thread ran first",
+        },
+    ];
+    Prog {
+        main: 1,
+        bodies: vec![worker, main],
+        ..Default::default()
+    }
+}
+
 /// A futex mutex on cell `m` (0 free, 1 held, 2 held with waiters), appended to `b`.
 /// `contended` locks as a thread that may have waiters behind it must (glibc's `lock_wait`):
 /// it always leaves 2, so its unlock wakes the next one.

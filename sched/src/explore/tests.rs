@@ -656,6 +656,23 @@ fn a_lock_polling_loop_is_scheduled_fairly() {
     }
 }
 
+/// A run that ends with main's exit while another thread's event still waits: that event
+/// races with what main did before the exit too, not only with the exit (probe 18: with
+/// `--timeouts any`, a timed wait that timed out and then `exit` hid the wake-up path).
+#[test]
+fn events_left_waiting_at_an_exit_race_with_what_came_before_it() {
+    for algo in [Algo::Odpor, Algo::Dpor, Algo::Dfs] {
+        let mut exec = Interp::new(testprog::exit_holding_lock());
+        let r = explore(algo, &mut exec, Limits::default());
+        assert!(r.complete, "{algo:?}");
+        assert!(r.buggy > 0, "{algo:?}: {} runs, none buggy", r.executions);
+        for b in &r.bugs {
+            let d = &b.description;
+            assert!(d.contains("the thread ran first"), "{algo:?}: {d}");
+        }
+    }
+}
+
 /// A futex condvar broadcast by `FUTEX_CMP_REQUEUE` (see
 /// [`testprog::futex_requeue_broadcast`]): correct, every exploration algorithm completes
 /// without a bug; with the relock bug, each finds the lost wake-up.
