@@ -164,6 +164,7 @@ pub unsafe extern "C" fn close(fd: c_int) -> c_int {
         return 0;
     }
     crate::timerfd::closing(fd);
+    crate::sockopt::closing(fd);
     real::close(fd)
 }
 

@@ -53,6 +53,7 @@ pub mod poll;
 pub mod process;
 pub mod real;
 pub mod signal;
+pub mod sockopt;
 pub mod standalone;
 pub mod sync;
 pub mod thread;

@@ -176,6 +176,10 @@ real_fns! {
     fn timerfd_settime(fd: c_int, flags: c_int, new: *const libc::itimerspec, old: *mut libc::itimerspec) -> c_int;
     fn timerfd_gettime(fd: c_int, cur: *mut libc::itimerspec) -> c_int;
     fn read(fd: c_int, buf: *mut c_void, n: usize) -> isize;
+    fn recv(fd: c_int, buf: *mut c_void, n: usize, flags: c_int) -> isize;
+    fn recvfrom(fd: c_int, buf: *mut c_void, n: usize, flags: c_int, from: *mut libc::sockaddr, len: *mut libc::socklen_t) -> isize;
+    fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int) -> isize;
+    fn setsockopt(fd: c_int, level: c_int, name: c_int, val: *const c_void, len: libc::socklen_t) -> c_int;
     fn __read_chk(fd: c_int, buf: *mut c_void, n: usize, size: usize) -> isize;
     fn pause() -> c_int;
     fn sigsuspend(mask: *const libc::sigset_t) -> c_int;

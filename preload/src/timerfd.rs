@@ -222,7 +222,8 @@ fn await_expiry(fd: c_int) {
 }
 
 /// `read`: a virtual timerfd's blocking read waits for its expiry in the model first;
-/// every read is then the kernel's.
+/// every read is then the kernel's (a socket's receive timeout in virtual time, see
+/// [`crate::sockopt`]).
 ///
 /// # Safety
 /// As `read(2)`.
@@ -231,7 +232,7 @@ pub unsafe extern "C-unwind" fn read(fd: c_int, buf: *mut c_void, n: usize) -> i
     if is_virtual(fd) && n >= 8 {
         await_expiry(fd);
     }
-    real::read(fd, buf, n)
+    crate::sockopt::receive(fd, false, || real::read(fd, buf, n))
 }
 
 /// `__read_chk` (`_FORTIFY_SOURCE`'s `read`): as [`read`].
@@ -248,7 +249,7 @@ pub unsafe extern "C-unwind" fn __read_chk(
     if is_virtual(fd) && n >= 8 && n <= size {
         await_expiry(fd);
     }
-    real::__read_chk(fd, buf, n, size)
+    crate::sockopt::receive(fd, false, || real::__read_chk(fd, buf, n, size))
 }
 
 /// Descriptor `fd` is being closed (or replaced by `dup2`/`dup3`): a virtual timerfd's timer

@@ -1,6 +1,7 @@
 /* Correct: timeouts of waits that stay in the kernel (sigtimedwait for a signal nobody
  * sends, semtimedop on a System V semaphore, mq_timedreceive on an empty and mq_timedsend
- * to a full POSIX message queue) take as long as they say on the program's clock, and a
+ * to a full POSIX message queue, recv and read on a socket with SO_RCVTIMEO) take as long
+ * as they say on the program's clock, and a
  * sigtimedwait loop until a clock deadline ends. Before 2026-11-28 the kernel counted real
  * time while the clock was virtual: each showed 0 ms elapsed (an assert in every run), the
  * message queue's absolute deadline was up to a second off, and the loop never ended. */
@@ -14,6 +15,8 @@
 #include <stdio.h>
 #include <sys/ipc.h>
 #include <sys/sem.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,6 +79,19 @@ static void *waiter(void *arg) {
     assert(mq_timedsend(q, buf, 1, 0, &at) == -1 && errno == ETIMEDOUT);
     assert(now_ns(CLOCK_MONOTONIC) - t0 >= 5 * MS);
     mq_close(q);
+
+    int sv[2];
+    assert(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    struct timeval tv = {0, 5000};
+    assert(setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0);
+    t0 = now_ns(CLOCK_MONOTONIC);
+    assert(recv(sv[0], buf, 1, 0) == -1 && errno == EAGAIN);
+    assert(now_ns(CLOCK_MONOTONIC) - t0 >= 5 * MS);
+    t0 = now_ns(CLOCK_MONOTONIC);
+    assert(read(sv[0], buf, 1) == -1 && errno == EAGAIN);
+    assert(now_ns(CLOCK_MONOTONIC) - t0 >= 5 * MS);
+    close(sv[0]);
+    close(sv[1]);
 
     /* A signal thread's loop: wait 5 ms at a time until a 30 ms deadline. */
     long end = now_ns(CLOCK_MONOTONIC) + 30 * MS;
