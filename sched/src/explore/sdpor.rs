@@ -109,7 +109,7 @@ fn add_backtracks(stack: &mut [Node], from: usize, guide: &Guide, initial: usize
         }
     }
     if cut_short {
-        let blocked: Vec<Event> = guide.waiting.iter().flatten().copied().collect();
+        let blocked = guide.left_waiting();
         races.extend(blocked_races(
             &trace,
             &guide.inits,
