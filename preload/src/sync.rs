@@ -303,9 +303,14 @@ pub unsafe extern "C" fn pthread_mutex_init(
     a: *const libc::pthread_mutexattr_t,
 ) -> c_int {
     let r = real::pthread_mutex_init(m, a);
+    initialised(r, || mutex(m).0)
+}
+
+/// After a lock's real initialisation returned `r`: on success, for a controlled thread,
+/// `Msg::MutexInit` of the lock's model address `m()`. Returns `r`.
+fn initialised(r: c_int, m: impl FnOnce() -> u64) -> c_int {
     if let (0, Some(me)) = (r, conn::me()) {
-        let (m, _) = mutex(m);
-        me.notify(&Msg::MutexInit { m });
+        me.notify(&Msg::MutexInit { m: m() });
     }
     r
 }
@@ -320,11 +325,7 @@ pub unsafe extern "C" fn pthread_rwlock_init(
     l: *mut pthread_rwlock_t,
     a: *const libc::pthread_rwlockattr_t,
 ) -> c_int {
-    let r = real::pthread_rwlock_init(l, a);
-    if let (0, Some(me)) = (r, conn::me()) {
-        me.notify(&Msg::MutexInit { m: addr(l) });
-    }
-    r
+    initialised(real::pthread_rwlock_init(l, a), || addr(l))
 }
 
 /// `pthread_spin_init`: always real; then `Msg::MutexInit`, as [`pthread_mutex_init`] (a
@@ -334,11 +335,7 @@ pub unsafe extern "C" fn pthread_rwlock_init(
 /// As `pthread_spin_init(3)`.
 #[no_mangle]
 pub unsafe extern "C" fn pthread_spin_init(s: *mut pthread_spinlock_t, pshared: c_int) -> c_int {
-    let r = real::pthread_spin_init(s, pshared);
-    if let (0, Some(me)) = (r, conn::me()) {
-        me.notify(&Msg::MutexInit { m: addr(s) });
-    }
-    r
+    initialised(real::pthread_spin_init(s, pshared), || addr(s))
 }
 
 /// `pthread_mutex_consistent_np`: the old name of `pthread_mutex_consistent`.

@@ -243,31 +243,6 @@ fn build_instrumented(dir: &Path, compiler: &str, file: &str) -> PathBuf {
     out
 }
 
-/// `poscheck explore --algo ALGO --points mem` of `prog`, at most 300 executions, with a
-/// JSON report.
-fn explore_mem(dir: &Path, prog: &Path, algo: &str) -> (Value, Output) {
-    let json = dir.join(format!("explore-{algo}.json"));
-    let o = poscheck(&[
-        "explore",
-        "--algo",
-        algo,
-        "--points",
-        "mem",
-        "--max-executions",
-        "300",
-        "--json",
-        json.to_str().unwrap(),
-        "--out-dir",
-        dir.join(format!("out-{algo}")).to_str().unwrap(),
-        prog.to_str().unwrap(),
-    ]);
-    let v = std::fs::read_to_string(&json)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
-    (v, o)
-}
-
 /// Exploration with memory points of programs that sleep in futexes. A futex wait compares
 /// its word and registers its waiter before the wait returns: that comparison is now a
 /// point (an atomic load of the word), and the event before the wait depends on the other
@@ -301,7 +276,7 @@ fn futex_programs_are_explored_with_memory_points_without_divergence() {
             let prog = build_instrumented(dir.path(), cc, file);
             let mut executions = Vec::new();
             for algo in ["odpor", "dpor"] {
-                let (v, o) = explore_mem(dir.path(), &prog, algo);
+                let (v, o) = common::explore_mem(dir.path(), &prog, algo, 300);
                 let what = format!("{cc} {file} under {algo}: {v}\n{}", text(&o));
                 assert!(v["diverged"].is_null(), "{what}");
                 assert_eq!(v["complete"].as_bool(), Some(completes), "{what}");

@@ -60,31 +60,6 @@ fn a_lost_update_around_a_trylock_poll_is_found() {
     }
 }
 
-/// `poscheck explore --algo ALGO --points mem` of `prog`, at most 200 executions, with a
-/// JSON report.
-fn explore_mem(dir: &Path, prog: &Path, algo: &str) -> (serde_json::Value, std::process::Output) {
-    let json = dir.join(format!("explore-{algo}.json"));
-    let o = common::poscheck(&[
-        "explore",
-        "--algo",
-        algo,
-        "--points",
-        "mem",
-        "--max-executions",
-        "200",
-        "--json",
-        json.to_str().unwrap(),
-        "--out-dir",
-        dir.join(format!("out-{algo}")).to_str().unwrap(),
-        prog.to_str().unwrap(),
-    ]);
-    let v = std::fs::read_to_string(&json)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(serde_json::Value::Null);
-    (v, o)
-}
-
 /// Explored, a loop that polls under a mutex without yielding kept the turn to the step
 /// limit in the first execution, and odpor and dpor ended after that one cut execution:
 /// nothing explored, the publication race of `bug_lock_poll_publish.c` called correct
@@ -107,7 +82,7 @@ fn lock_polling_loops_are_explored() {
                 .join(file);
             common::compile_instrumented(cc, "", &prog, &src);
             for algo in ["odpor", "dpor"] {
-                let (v, o) = explore_mem(dir.path(), &prog, algo);
+                let (v, o) = common::explore_mem(dir.path(), &prog, algo, 200);
                 let what = format!("{cc} {file} under {algo}: {v}\n{}", common::text(&o));
                 assert!(v["diverged"].is_null(), "{what}");
                 assert_eq!(v["step_limits"].as_u64(), Some(0), "{what}");

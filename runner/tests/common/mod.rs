@@ -43,6 +43,33 @@ pub fn poscheck(args: &[&str]) -> Output {
 /// default of `run` (its members pos, surw, pct3, rff and rapos share the tries).
 pub const ALGOS: &[&str] = &["rw", "pct3", "pos", "auto"];
 
+/// `poscheck explore --algo ALGO --points mem` of `prog`, at most `max` executions, with a
+/// JSON report and saved schedules in `dir` (`Null` when no report was written).
+#[allow(dead_code)]
+pub fn explore_mem(dir: &Path, prog: &Path, algo: &str, max: u64) -> (serde_json::Value, Output) {
+    let json = dir.join(format!("explore-{algo}.json"));
+    let max = max.to_string();
+    let o = poscheck(&[
+        "explore",
+        "--algo",
+        algo,
+        "--points",
+        "mem",
+        "--max-executions",
+        &max,
+        "--json",
+        json.to_str().unwrap(),
+        "--out-dir",
+        dir.join(format!("out-{algo}")).to_str().unwrap(),
+        prog.to_str().unwrap(),
+    ]);
+    let v = std::fs::read_to_string(&json)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null);
+    (v, o)
+}
+
 /// `poscheck run` of 200 tries (seed 1, two jobs) of `prog` under `algo` with `extra`
 /// options, a JSON report in `dir` and saved schedules in `dir/out`; `adjust` may change
 /// the command (its environment). Returns the one program's JSON entry and the output.

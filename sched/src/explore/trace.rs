@@ -1234,30 +1234,20 @@ pub fn blocked_races(
     initial: usize,
     whole: bool,
 ) -> Vec<(usize, Vec<TEv>)> {
-    let mut out = pending_before_exit(done, inits, blocked, initial, whole);
-    out.extend(blocked_races_after(done, inits, blocked, initial, whole));
-    out
-}
-
-/// A run that ended with a process exit while `blocked` events still waited: they could
-/// have run before the exit, so each is also analysed as if appended before it. After it,
-/// the exit (dependent with every event of its process) hides the races with what the
-/// exiting thread did just before (main's timed wait timing out, then `exit`, while the
-/// thread that would signal it waited for the mutex the wait took back: `--timeouts any`
-/// explored the wake-up path only so).
-fn pending_before_exit(
-    done: &[TEv],
-    inits: &[Init],
-    blocked: &[Event],
-    initial: usize,
-    whole: bool,
-) -> Vec<(usize, Vec<TEv>)> {
-    match done.split_last() {
+    // A run that ended with a process exit while `blocked` events still waited: they could
+    // have run before the exit, so each is also analysed as if appended before it. After
+    // it, the exit (dependent with every event of its process) hides the races with what
+    // the exiting thread did just before (main's timed wait timing out, then `exit`, while
+    // the thread that would signal it waited for the mutex the wait took back: `--timeouts
+    // any` explored the wake-up path only so).
+    let mut out = match done.split_last() {
         Some((last, before)) if matches!(last.ev.op, Op::ProcessExit { .. }) => {
             blocked_races_after(before, inits, blocked, initial, whole)
         }
         _ => Vec::new(),
-    }
+    };
+    out.extend(blocked_races_after(done, inits, blocked, initial, whole));
+    out
 }
 
 /// [`blocked_races`] with each blocked event appended after all of `done`.
