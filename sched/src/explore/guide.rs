@@ -11,8 +11,9 @@
 //! thread that waits by yielding forever (the thread it waits for never runs), and every
 //! exploration of such a program is one step-limited livelock. A spin-wait without a yield
 //! (a loop polling a trylock, or a lock with only reads inside, or a flag read at memory
-//! points: [`crate::spin::SpinWatch`]) counts as a yield once detected. Programs without
-//! yields or spins are scheduled exactly as before.
+//! points: [`crate::spin::SpinWatch`]) defers its thread as a yield does once detected (it
+//! does not wake sleeping events, see `wake_for_fairness`). Programs without yields or
+//! spins are scheduled exactly as before.
 //!
 //! With [`Guide::approximate`] the prefix is a *target* rather than a command: approximate
 //! replay (Jensen, Møller, Raychev, Dimitrov, Vechev, "Stateless Model Checking of
