@@ -122,10 +122,7 @@ impl Baton {
                 Err(_) => false, // GRANTED: taken above
             };
             if sleeping {
-                let t = libc::timespec {
-                    tv_sec: (left / 1_000_000_000) as libc::time_t,
-                    tv_nsec: (left % 1_000_000_000) as libc::c_long,
-                };
+                let t = crate::clock::to_timespec(left);
                 futex(&self.word, libc::FUTEX_WAIT, SLEEPING, Some(&t));
             }
         }

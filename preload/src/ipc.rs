@@ -36,7 +36,8 @@ pub unsafe extern "C-unwind" fn semtimedop(
 
 /// Run `call` with the real-time equivalent of `abs`, an absolute `CLOCK_REALTIME` deadline
 /// the program computed from the virtual clock: the kernel waits for the virtual time left,
-/// and on `ETIMEDOUT` the thread sleeps to the deadline in virtual time.
+/// and on `ETIMEDOUT` the thread sleeps to the deadline in virtual time
+/// ([`kernel_wait_in_virtual_time`]).
 ///
 /// # Safety
 /// `abs` is NULL or points to a `timespec`.
@@ -52,22 +53,14 @@ unsafe fn at_virtual_deadline<R: Copy>(
         return call(abs); // NULL or malformed: the kernel says so
     };
     let left = until.saturating_sub(now);
-    let mut real_now = timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut real_now = clock::to_timespec(0);
     real::clock_gettime(libc::CLOCK_REALTIME, &mut real_now);
-    let at = clock::to_ns(&real_now).unwrap_or(0).saturating_add(left);
-    let real_abs = timespec {
-        tv_sec: (at / 1_000_000_000) as libc::time_t,
-        tv_nsec: (at % 1_000_000_000) as libc::c_long,
-    };
-    let r = call(&real_abs);
-    if failed(r) && conn::errno() == libc::ETIMEDOUT {
-        clock::sleep_until_virtual(until);
-        conn::set_errno(libc::ETIMEDOUT);
-    }
-    r
+    let real_abs = clock::to_timespec(clock::to_ns(&real_now).unwrap_or(0).saturating_add(left));
+    kernel_wait_in_virtual_time(
+        Some(left),
+        || call(&real_abs),
+        |r| failed(r) && conn::errno() == libc::ETIMEDOUT,
+    )
 }
 
 /// `mq_timedreceive`: see the module doc.

@@ -45,16 +45,21 @@ pub unsafe extern "C" fn setsockopt(
         let ns = (tv.tv_sec.max(0) as u64)
             .saturating_mul(1_000_000_000)
             .saturating_add(tv.tv_usec.max(0) as u64 * 1_000);
-        if let Some(slot) = usize::try_from(fd).ok().and_then(|f| RCVTIMEO.get(f)) {
+        if let Some(slot) = slot(fd) {
             slot.store(ns, Ordering::Relaxed);
         }
     }
     r
 }
 
+/// The timeout cell of descriptor `fd` (`None` beyond [`MAX_FD`]).
+fn slot(fd: c_int) -> Option<&'static AtomicU64> {
+    usize::try_from(fd).ok().and_then(|f| RCVTIMEO.get(f))
+}
+
 /// Descriptor `fd` is being closed: its timeout is forgotten.
 pub(crate) fn closing(fd: c_int) {
-    if let Some(slot) = usize::try_from(fd).ok().and_then(|f| RCVTIMEO.get(f)) {
+    if let Some(slot) = slot(fd) {
         slot.store(0, Ordering::Relaxed);
     }
 }
@@ -62,10 +67,7 @@ pub(crate) fn closing(fd: c_int) {
 /// Run `call`, a receive on `fd` (with `MSG_DONTWAIT` when `dontwait`), in virtual time
 /// when `fd` has a receive timeout and blocks (see the module doc).
 pub(crate) fn receive(fd: c_int, dontwait: bool, call: impl FnOnce() -> isize) -> isize {
-    let ns = usize::try_from(fd)
-        .ok()
-        .and_then(|f| RCVTIMEO.get(f))
-        .map_or(0, |s| s.load(Ordering::Relaxed));
+    let ns = slot(fd).map_or(0, |s| s.load(Ordering::Relaxed));
     // SAFETY: F_GETFL on any descriptor number is harmless (EBADF for a closed one).
     let blocking =
         ns > 0 && !dontwait && unsafe { libc::fcntl(fd, libc::F_GETFL) } & libc::O_NONBLOCK == 0;

@@ -2,10 +2,10 @@
 //! reads in between (`while (!flag);` built with `poscheck cc`, where every access is a
 //! scheduling point), polls a try-operation (`while (pthread_mutex_trylock(&m));`), or,
 //! for PCT and exploration's fairness rule only, polls under a mutex (see
-//! [`SpinWatch::POLLS`]). Natively such a thread
-//! waits for time to pass or for another core; under control it would keep the turn for
-//! ever. The clock rules ([`crate::coordinator`]) and PCT's yield rule
-//! ([`crate::strategy::pct`]) treat it as a thread that yields.
+//! [`SpinWatch::POLLS`]). Natively such a thread waits for time to pass or for another
+//! core; under control it would keep the turn for ever. The clock rules
+//! ([`crate::coordinator`]), PCT's yield rule ([`crate::strategy::pct`]) and exploration's
+//! fairness rule (`explore::guide`) treat it as a thread that yields.
 
 use crate::event::{Event, Op};
 
@@ -115,9 +115,9 @@ impl SpinWatch {
     }
 
     /// Lock-polling bookkeeping for `ev`, before it is counted: whether it is the unlock
-    /// of the [`Self::POLLS`]-th pair in a row (or a later one; see [`Self::with_polls`]). A pair is a lock and an
-    /// unlock of one mutex by one thread with only reads between; pairs are in a row when
-    /// only yields and reads come between them.
+    /// of the [`Self::POLLS`]-th pair in a row (or a later one; see [`Self::with_polls`]). A
+    /// pair is a lock and an unlock of one mutex by one thread with only reads between;
+    /// pairs are in a row when only yields and reads come between them.
     fn lock_poll(&mut self, ev: &Event) -> bool {
         match ev.op {
             Op::Lock { m, .. } => {

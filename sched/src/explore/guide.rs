@@ -39,6 +39,15 @@ use crate::strategy::{Divergence, Strategy};
 /// of steps long: 8 executions per second).
 const LOCK_POLLS: u32 = 8;
 
+/// Thread `t` waits behind the other threads of `enabled` until they have run (the fairness
+/// rule, see the module doc).
+fn put_behind(behind: &mut Vec<Vec<Tid>>, t: Tid, enabled: &[Event]) {
+    if behind.len() <= t as usize {
+        behind.resize(t as usize + 1, Vec::new());
+    }
+    behind[t as usize] = enabled.iter().map(|e| e.tid).filter(|&u| u != t).collect();
+}
+
 /// How to choose once the forced prefix is used up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Rule {
@@ -200,13 +209,12 @@ impl Guide {
     /// an earlier state already (their races only repeat traces: 648 Source-DPOR runs for
     /// barrier_ok's 81 traces), while the disabled ones may have been disabled by what ran
     /// (a semaphore's last unit taken: the traces where they take it instead).
-    pub fn left_waiting(&self) -> Vec<Event> {
+    pub fn left_waiting(&self) -> impl Iterator<Item = Event> + '_ {
         self.waiting
             .iter()
             .flatten()
             .filter(|e| !self.asleep_at_block.contains(&e.tid))
             .copied()
-            .collect()
     }
 
     /// Whether thread `t` yielded to a thread that is still among `free` (runnable now).
@@ -396,10 +404,7 @@ impl Strategy for Guide {
     fn choose(&mut self, enabled: &[Event]) -> Result<usize, Divergence> {
         let step = self.steps.len();
         if let Some(t) = self.spun.take() {
-            if self.behind.len() <= t as usize {
-                self.behind.resize(t as usize + 1, Vec::new());
-            }
-            self.behind[t as usize] = enabled.iter().map(|e| e.tid).filter(|&u| u != t).collect();
+            put_behind(&mut self.behind, t, enabled);
         }
         if step == self.sleep_at && self.use_sleep {
             self.sleep = self.sleep_init.clone();
@@ -518,16 +523,7 @@ impl Strategy for Guide {
         if yielded && !ev.op.is_yield() {
             self.spun = Some(ev.tid);
         } else if yielded {
-            let t = ev.tid as usize;
-            if self.behind.len() <= t {
-                self.behind.resize(t + 1, Vec::new());
-            }
-            self.behind[t] = rec
-                .enabled
-                .iter()
-                .map(|e| e.tid)
-                .filter(|&u| u != ev.tid)
-                .collect();
+            put_behind(&mut self.behind, ev.tid, &rec.enabled);
         }
         // A sleeping arrival stays asleep after an open arrival or a leave at the same
         // barrier when it would still leave the barrier open after it: in this state the two

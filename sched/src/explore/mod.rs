@@ -364,7 +364,7 @@ impl<'e> Ctx<'e> {
         // and the wake-up path was never explored: probe 18), or a sleep-set-blocked run
         // whose disabled events remain (Source-DPOR then reaches the traces it missed on 10
         // of 600 random programs and on philosophers_ok: 80 of 90).
-        self.cut_short = ex.bug.is_some() || ex.cut_short || !guide.left_waiting().is_empty();
+        self.cut_short = ex.bug.is_some() || ex.cut_short || guide.left_waiting().next().is_some();
         if guide.blocked {
             self.report.blocked += 1;
             return Outcome::Blocked;

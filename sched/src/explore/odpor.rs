@@ -115,7 +115,7 @@ fn insert_races(stack: &mut [Node], from: usize, guide: &Guide, initial: usize, 
         }
     }
     if cut_short {
-        let blocked = guide.left_waiting();
+        let blocked: Vec<Event> = guide.left_waiting().collect();
         races.extend(blocked_races(&trace, &guide.inits, &blocked, initial, true));
     }
     let counts = barrier_counts(&trace, &guide.inits);

@@ -109,7 +109,7 @@ fn add_backtracks(stack: &mut [Node], from: usize, guide: &Guide, initial: usize
         }
     }
     if cut_short {
-        let blocked = guide.left_waiting();
+        let blocked: Vec<Event> = guide.left_waiting().collect();
         races.extend(blocked_races(
             &trace,
             &guide.inits,
