@@ -258,3 +258,57 @@ fn odpor_finds_the_double_free_of_a_heap_object() {
         assert_eq!(v["blocked"].as_u64(), Some(0), "{cc}: {v}");
     }
 }
+
+/// A plain build (gcc, g++: no `poscheck cc`) of an atomics bug has no scheduling point
+/// between its atomics, so no try can find it: `run` and `compare` then say that atomics and
+/// shared variables were not reordered and name the programs (probe 18: five such bugs were
+/// ok 50/50 in their plain builds with nothing said). The `poscheck cc` build finds the bug
+/// and is not named; a program with a hit is not named either.
+#[test]
+fn a_plain_build_without_a_bug_says_its_atomics_were_not_reordered() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    let plain_c = dir.path().join("plain_stats");
+    common::compile(
+        "gcc",
+        &["-O1", "-pthread"],
+        &plain_c,
+        &corpus().join("bug_c11_stats.c"),
+    );
+    let plain_cxx = dir.path().join("plain_once");
+    common::compile(
+        "g++",
+        &["-std=c++17", "-O1", "-pthread"],
+        &plain_cxx,
+        &corpus().join("bug_cxx_init_once.cpp"),
+    );
+    let inst = build(dir.path(), "gcc", "bug_c11_stats.c");
+    let note = "plain build(s) (plain_stats, plain_once): only synchronisation calls were \
+                scheduling points, so atomics and shared variables accessed between them \
+                were not reordered";
+    let (p, _, o) =
+        common::run_report(&plain_c, &["--algo", "pos", "--tries", "20", "--seed", "1"]);
+    assert_eq!(p["hits"], 0, "{}", text(&o));
+    assert!(
+        text(&o).contains("note: no bug found in 1 plain build(s) (plain_stats)"),
+        "{}",
+        text(&o)
+    );
+    let args: Vec<&str> = vec![
+        "compare", "--algos", "pos,rw", "--tries", "20", "--seed", "1",
+    ];
+    let paths = [&plain_c, &plain_cxx, &inst];
+    let mut all = args.clone();
+    all.extend(paths.iter().map(|p| p.to_str().unwrap()));
+    let o = poscheck(&all);
+    let t = text(&o);
+    assert!(
+        t.contains(&format!("note: no bug found in 2 {note}")),
+        "{t}"
+    );
+    assert!(!t.contains("bug_c11_stats_gcc)"), "{t}");
+    // The instrumented build finds the bug in these tries; the note is only for plain ones.
+    let (p, _, o) = common::run_report(&inst, &["--algo", "pos", "--tries", "20", "--seed", "1"]);
+    assert!(p["hits"].as_u64().unwrap() > 0, "{}", text(&o));
+    assert!(!text(&o).contains("plain build(s)"), "{}", text(&o));
+}

@@ -145,6 +145,9 @@ pub fn run(r: &cli::RunArgs) -> Result<i32> {
             eprintln!("poscheck: {}: {f}", r.name);
         }
     }
+    if let Some(note) = compare::plain_build_note(&table) {
+        sayln!("{note}");
+    }
     let doc = report::SessionReport {
         algo: r.algo.clone(),
         seed,
