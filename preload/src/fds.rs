@@ -9,7 +9,7 @@
 
 use crate::conn::{self, Busy};
 use crate::real;
-use libc::{c_int, sockaddr_un, socklen_t};
+use libc::{c_int, c_long, sockaddr_un, socklen_t};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
@@ -220,6 +220,7 @@ fn ours_between(first: u64, last: u64) -> Vec<u64> {
 fn close_range_sparing_ours(first: u64, last: u64, flags: c_int) -> c_int {
     if flags & libc::CLOSE_RANGE_CLOEXEC as c_int == 0 {
         crate::timerfd::closing_range(first, last);
+        crate::sockopt::closing_range(first, last);
     }
     let _b = Busy::enter();
     let mut start = first;
@@ -235,8 +236,19 @@ fn close_range_sparing_ours(first: u64, last: u64, flags: c_int) -> c_int {
     }
     let mut ret = 0;
     for (a, b) in gaps {
+        // The real `syscall` (ours sends `SYS_close_range` back here).
         // SAFETY: the close_range system call on plain integers.
-        let r = unsafe { libc::syscall(libc::SYS_close_range, a as u32, b as u32, flags) };
+        let r = unsafe {
+            real::syscall(
+                libc::SYS_close_range,
+                a as c_long,
+                b as c_long,
+                c_long::from(flags),
+                0,
+                0,
+                0,
+            )
+        };
         if r != 0 {
             ret = -1;
         }

@@ -89,6 +89,24 @@ pub unsafe extern "C" fn syscall(
             }
         }
     }
+    // Descriptor calls made through `syscall` spare libpos's descriptors as the functions
+    // do: a daemon-style `syscall(SYS_close_range, 3, ~0U, 0)` closed the run's connection
+    // and ended every run in an error.
+    match nr {
+        libc::SYS_close => return c_long::from(crate::fds::close(a1 as c_int)),
+        libc::SYS_close_range => {
+            return c_long::from(crate::fds::close_range(
+                a1 as libc::c_uint,
+                a2 as libc::c_uint,
+                a3 as c_int,
+            ))
+        }
+        libc::SYS_dup2 => return c_long::from(crate::fds::dup2(a1 as c_int, a2 as c_int)),
+        libc::SYS_dup3 => {
+            return c_long::from(crate::fds::dup3(a1 as c_int, a2 as c_int, a3 as c_int))
+        }
+        _ => {}
+    }
     if nr == libc::SYS_clock_gettime {
         // The clock read as `clock_gettime` would (virtual for a controlled thread): a raw
         // `syscall(SYS_clock_gettime, ...)` read real time, seconds from the virtual clock.

@@ -64,6 +64,17 @@ pub(crate) fn closing(fd: c_int) {
     }
 }
 
+/// Every descriptor in `first..=last` is being closed (`close_range`, `closefrom`).
+pub(crate) fn closing_range(first: u64, last: u64) {
+    let last = last.min(i32::MAX as u64);
+    for fd in first..=last {
+        match slot(fd as c_int) {
+            Some(slot) => slot.store(0, Ordering::Relaxed),
+            None => break,
+        }
+    }
+}
+
 /// Run `call`, a receive on `fd` (with `MSG_DONTWAIT` when `dontwait`), in virtual time
 /// when `fd` has a receive timeout and blocks (see the module doc).
 pub(crate) fn receive(fd: c_int, dontwait: bool, call: impl FnOnce() -> isize) -> isize {

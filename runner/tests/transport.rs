@@ -429,3 +429,42 @@ fn every_run_starts_with_the_descriptors_the_program_gets_when_run_directly() {
         }
     }
 }
+
+#[test]
+fn a_program_that_closes_every_descriptor_keeps_its_runs() {
+    // Daemon-style code closes everything above stderr; libpos's descriptors (the run's
+    // connection, the journal) must survive every route. `syscall(SYS_close_range, ...)`
+    // and `syscall(SYS_close, fd)` went straight to the kernel: every run was an error
+    // ("cannot report the run's end to the runner").
+    let prog = c_program("closes_descriptors");
+    let hows = [
+        "close_range",
+        "sys_close_range",
+        "closefrom",
+        "close_loop",
+        "sys_close_loop",
+        "dup2_over",
+    ];
+    for how in hows {
+        let direct = Command::new(&prog).arg(how).output().unwrap();
+        assert!(direct.status.success(), "{how}: {}", text(&direct));
+        for transport in ["baton", "socket"] {
+            let dir = scratch().join(format!("closes-{how}-{transport}"));
+            let args = [
+                "run",
+                "--algo",
+                "pos",
+                "--tries",
+                "8",
+                "--seed",
+                "5",
+                "--no-minimize",
+                "--transport",
+                transport,
+            ];
+            let r = poscheck_json(&dir, &args, &[prog.to_str().unwrap(), "--", how]);
+            let p = &r["programs"][0];
+            assert_eq!(p["outcomes"]["ok"], 8, "{how} {transport}: {p}");
+        }
+    }
+}
