@@ -46,6 +46,11 @@ pub fn serve(path: &mut Vec<u8>) -> Result<c_int, String> {
     unsafe {
         // The server lives as long as the runner thread that started it.
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        // A run's descendants that leave its process group (`setsid`, `setpgid`) and lose
+        // their parent come to the server instead of init, which kills them once the run
+        // is reaped (`sweep`): a daemon a run started does not outlive it. Not inherited
+        // by the children the server forks.
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     }
     let ctl = connect(&addr)?;
     // SAFETY: getpid has no preconditions.
@@ -93,6 +98,18 @@ pub fn serve(path: &mut Vec<u8>) -> Result<c_int, String> {
                 running = None;
             }
         }
+        if fds[0].revents != 0 {
+            match read_notice(ctl) {
+                Some(Notice::Reap { pid }) => {
+                    reap(pid as libc::pid_t);
+                    // Before the gate below: the runner sends this before the next run's
+                    // request, so that run is still the spare here (and kept).
+                    sweep(&[spare.as_ref().map(|s| s.pid), running.map(|r| r.0)]);
+                }
+                Some(_) => {}
+                None => shut_down(spare, running),
+            }
+        }
         if fds[1].revents != 0 {
             // The spare has its run (or is gone): watch its end.
             if let Some(s) = spare.take() {
@@ -103,13 +120,6 @@ pub fn serve(path: &mut Vec<u8>) -> Result<c_int, String> {
                     return Err("fork server: cannot watch a run's end (no pidfd)".into());
                 }
                 running = Some((s.pid, pidfd));
-            }
-        }
-        if fds[0].revents != 0 {
-            match read_notice(ctl) {
-                Some(Notice::Reap { pid }) => reap(pid as libc::pid_t),
-                Some(_) => {}
-                None => shut_down(spare, running),
             }
         }
     }
@@ -125,6 +135,7 @@ fn shut_down(spare: Option<Spare>, running: Option<(libc::pid_t, c_int)>) -> ! {
         // SAFETY: our own child's group (the runner normally killed it already).
         unsafe { libc::kill(-pid, libc::SIGKILL) };
     }
+    sweep(&[]);
     // SAFETY: reaping our own children until none is left, then ending the server.
     unsafe {
         while libc::waitpid(-1, std::ptr::null_mut(), 0) > 0 || errno() == libc::EINTR {}
@@ -411,6 +422,72 @@ fn ended(pid: libc::pid_t) -> Option<Notice> {
             })
         };
     }
+}
+
+/// Kill and reap every child of the server but those in `keep` (the spare, the run going
+/// on): the descendants of ended runs that left their run's process group and came to the
+/// server when their parent died (see `PR_SET_CHILD_SUBREAPER` in [`serve`]). Each is
+/// killed with its own process group; what they started comes to the server in turn and
+/// goes in the next round.
+fn sweep(keep: &[Option<libc::pid_t>]) {
+    for _ in 0..1000 {
+        let mut buf = [0u8; 4096];
+        let kids = children(&mut buf);
+        let mut any = false;
+        for pid in kids
+            .split(|&c| c == b' ')
+            .filter_map(|f| {
+                std::str::from_utf8(f)
+                    .ok()?
+                    .trim()
+                    .parse::<libc::pid_t>()
+                    .ok()
+            })
+            .filter(|&p| p > 0 && !keep.contains(&Some(p)))
+        {
+            any = true;
+            // SAFETY: our own child and the group it leads (ESRCH if it leads none).
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+                libc::kill(pid, libc::SIGKILL);
+            }
+            reap(pid);
+        }
+        if !any {
+            return;
+        }
+    }
+}
+
+/// The server's children as `/proc/self/task/TID/children` lists them (pids separated by
+/// spaces), read into `buf` without the heap; empty if unreadable. A longer list is cut at
+/// the buffer's end, and the rest is seen once the first are gone.
+fn children(buf: &mut [u8; 4096]) -> &[u8] {
+    // SAFETY: getpid has no preconditions; the server has one thread, its tid is its pid.
+    let me = unsafe { libc::getpid() };
+    let mut path = [0u8; 64];
+    let mut w = &mut path[..63];
+    if std::io::Write::write_fmt(&mut w, format_args!("/proc/self/task/{me}/children")).is_err() {
+        return &[];
+    }
+    // SAFETY: open/read/close of a proc file (NUL-terminated path) into the caller's buffer.
+    let n = unsafe {
+        let fd = libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return &[];
+        }
+        let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+        real::close(fd);
+        n
+    };
+    let n = usize::try_from(n).unwrap_or(0);
+    // A cut last entry is dropped (it is read whole in a later round).
+    let end = if n == buf.len() {
+        buf.iter().rposition(|&c| c == b' ').unwrap_or(0)
+    } else {
+        n
+    };
+    &buf[..end]
 }
 
 /// Reap an ended child.

@@ -98,6 +98,38 @@ pub(crate) fn strip_preload() {
     }
 }
 
+/// Rename the first environment entry `from=...` to `to=...` in place (`to` as long as
+/// `from`): no allocation and no entry moved, so the program's memory is laid out as if
+/// nothing happened (see [`pos_sched::protocol::ENV_RUN_MARK`]).
+fn rename_in_environment(from: &str, to: &str) {
+    extern "C" {
+        static mut environ: *mut *mut libc::c_char;
+    }
+    if from.len() != to.len() {
+        return;
+    }
+    // SAFETY: walking the NUL-terminated array of NUL-terminated strings of the process's
+    // environment before the program runs; a matching entry's first `from.len()` bytes are
+    // overwritten with as many.
+    unsafe {
+        let mut p = environ;
+        if p.is_null() {
+            return;
+        }
+        while !(*p).is_null() {
+            let e = (*p).cast::<u8>();
+            // The byte after a matching name is within the string (at worst its NUL).
+            if libc::strncmp(*p, from.as_ptr().cast(), from.len()) == 0
+                && *e.add(from.len()) == b'='
+            {
+                std::ptr::copy_nonoverlapping(to.as_ptr(), e, to.len());
+                return;
+            }
+            p = p.add(1);
+        }
+    }
+}
+
 /// The protocol revision this libpos speaks ([`pos_sched::protocol::LIBPOS_MARKER`]); the
 /// runner looks for this symbol before it uses the library.
 #[no_mangle]
@@ -214,6 +246,10 @@ extern "C" fn init() {
     } else {
         process::EXEC_CONTROLLED.store(true, Ordering::Relaxed);
     }
+    rename_in_environment(
+        pos_sched::protocol::ENV_SOCKET,
+        pos_sched::protocol::ENV_RUN_MARK,
+    );
     std::env::remove_var(pos_sched::protocol::ENV_SOCKET);
     // A runner that decides runs in the program (issue 15) sends a start message first.
     let inproc = runner_mode

@@ -1518,7 +1518,9 @@ fn initialise(coord: &mut Coordinator<'_>, log: &mut Log, msg: &Msg, p: u32) {
 /// What the kernel shows of silent thread `ktid` of this process, whose connection here is
 /// `fd` ([`silent::classify`]).
 fn kernel_view(ktid: u32, fd: c_int) -> Silent {
-    let dir = format!("/proc/self/task/{ktid}");
+    // `/proc/TID`, not `/proc/self/task/TID`: a silent thread may belong to a forked child
+    // process of the run (a daemon's `pause()` was never set aside: a hang).
+    let dir = format!("/proc/{ktid}");
     match std::fs::read_to_string(format!("{dir}/stat")) {
         Ok(stat) => silent::classify(
             &stat,

@@ -468,3 +468,63 @@ fn a_program_that_closes_every_descriptor_keeps_its_runs() {
         }
     }
 }
+
+/// Whether process `pid` exists and is not a zombie (`/proc/PID/stat`'s state).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        let state = s.rsplit(')').next().unwrap_or("").split_whitespace().next();
+        !matches!(state, Some("Z") | Some("X"))
+    })
+}
+
+#[test]
+fn a_process_that_leaves_the_run_group_does_not_outlive_the_run() {
+    // A daemon a run starts (setsid, then exec or a double fork) used to survive the group
+    // kill: 10,000 tries left 10,000 processes. With the fork server (the reaper of a run's
+    // orphans) and without it (the run's descendants are found by their environment).
+    let prog = c_program("escapes_group");
+    for how in ["exec_sleep", "double_fork"] {
+        for fork in ["", "--no-fork-server"] {
+            let dir = scratch().join(format!("escapes-{how}{fork}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let pidfile = dir.join("pids");
+            let mut args = vec![
+                "run",
+                "--algo",
+                "pos",
+                "--tries",
+                "4",
+                "--seed",
+                "2",
+                "--no-minimize",
+            ];
+            if !fork.is_empty() {
+                args.push(fork);
+            }
+            let tail = [prog.to_str().unwrap(), "--", how, pidfile.to_str().unwrap()];
+            let r = poscheck_json(&dir, &args, &tail);
+            let p = &r["programs"][0];
+            assert_eq!(p["outcomes"]["ok"], 4, "{how} {fork}: {p}");
+            let pids: Vec<i32> = std::fs::read_to_string(&pidfile)
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| l.trim().parse().ok())
+                .collect();
+            assert_eq!(pids.len(), 4, "{how} {fork}: one escaped process per run");
+            // The kill is sent when each run ends; give the kernel a moment to finish it.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while pids.iter().any(|&q| alive(q)) && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            let left: Vec<i32> = pids.iter().copied().filter(|&q| alive(q)).collect();
+            for &q in &left {
+                // SAFETY: cleaning up after a failed check; plain kill of a known pid.
+                unsafe { libc::kill(q, libc::SIGKILL) };
+            }
+            assert!(
+                left.is_empty(),
+                "{how} {fork}: still alive after the runs: {left:?}"
+            );
+        }
+    }
+}

@@ -14,6 +14,13 @@ pub mod journal;
 /// Environment variable carrying the coordinator's socket path to libpos.
 pub const ENV_SOCKET: &str = "POSCHECK_SOCKET";
 
+/// What libpos renames [`ENV_SOCKET`] to, in place (the same length: no allocation, the
+/// program's memory laid out as before): the program's children do not take themselves for
+/// controlled runs, and every process descended from the run, even one that left its
+/// process group and exec'd, still names the run's socket, which is how the runner finds and
+/// kills those that would outlive a spawned run.
+pub const ENV_RUN_MARK: &str = "POSCHECK_RUNDIR";
+
 /// A symbol that libpos.so exports for this protocol revision: the runner refuses a
 /// libpos.so without it (an old build next to a new `poscheck` misbehaves in obscure ways).
 /// Bump it, and the function of that name in `preload/src/lib.rs`, whenever the protocol

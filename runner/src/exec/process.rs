@@ -33,6 +33,8 @@ pub struct Program {
     /// The terminal was handed to this program's group ([`spawn_debugger`]): take it back
     /// at the end.
     took_tty: bool,
+    /// An environment entry only this run's processes have ([`Program::sweep_marked`]).
+    mark: Option<Vec<u8>>,
 }
 
 /// Turn address space randomisation off for this process's future children (the
@@ -66,6 +68,7 @@ pub fn spawn(program: &Path, args: &[String], env: &[(OsString, OsString)]) -> R
         own: true,
         reaped: false,
         took_tty: false,
+        mark: None,
     })
 }
 
@@ -127,6 +130,7 @@ pub fn spawn_debugger(
         own: true,
         reaped: false,
         took_tty,
+        mark: None,
     })
 }
 
@@ -140,6 +144,7 @@ impl Program {
             own: false,
             reaped: false,
             took_tty: false,
+            mark: None,
         }
     }
 
@@ -186,6 +191,18 @@ impl Program {
         let _ = killpg(self.pid, Signal::SIGKILL);
     }
 
+    /// At the end also kill the processes whose environment has the entry `key=value`
+    /// (one only this run's processes inherit): the descendants that left the program's
+    /// process group (`setsid`, a double fork) and would outlive the run. A fork server's
+    /// runs need no mark: their server is the reaper of such processes and kills them.
+    pub fn sweep_marked(&mut self, key: &OsString, value: &OsString) {
+        use std::os::unix::ffi::OsStrExt;
+        let mut m = key.as_bytes().to_vec();
+        m.push(b'=');
+        m.extend_from_slice(value.as_bytes());
+        self.mark = Some(m);
+    }
+
     /// Kill the group and reap the main process, once (after the reap the pid, which is the
     /// group id, may belong to someone else). A fork server's child is only killed: its
     /// server reaps it.
@@ -194,6 +211,9 @@ impl Program {
             self.kill();
             if self.own {
                 let _ = waitpid(self.pid, None);
+            }
+            if let Some(m) = &self.mark {
+                kill_marked(m);
             }
             if self.took_tty {
                 // SAFETY: as in `spawn_debugger`, giving the terminal back to our group.
@@ -205,6 +225,39 @@ impl Program {
             }
             self.reaped = true;
         }
+    }
+}
+
+/// Kill every process (with its group) whose environment holds the entry `mark`, in rounds
+/// until a scan finds none (a killed one's children are found in the next), at most 8.
+fn kill_marked(mark: &[u8]) {
+    let me = std::process::id();
+    for _ in 0..8 {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        let mut found = false;
+        for e in dir.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+                continue;
+            };
+            if pid as u32 == me {
+                continue;
+            }
+            // Unreadable (another user's, or gone): not ours.
+            let Ok(env) = std::fs::read(e.path().join("environ")) else {
+                continue;
+            };
+            if env.split(|&b| b == 0).any(|entry| entry == mark) {
+                found = true;
+                let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+                let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+            }
+        }
+        if !found {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
 

@@ -19,7 +19,7 @@ use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, TryRecvError};
 use pos_sched::coordinator::{Coordinator, Decision};
 use pos_sched::event::{Event, Op, Tid};
 use pos_sched::protocol::inproc::LogRec;
-use pos_sched::protocol::{Msg, Reply, ENV_SOCKET};
+use pos_sched::protocol::{Msg, Reply, ENV_RUN_MARK, ENV_SOCKET};
 use pos_sched::schedule::Step;
 use pos_sched::silent::{self, Silent};
 use pos_sched::state::Status;
@@ -301,7 +301,11 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
                     process::spawn_debugger(&d.gdb, &cfg.program, &cfg.args, &env)?,
                     None,
                 ),
-                None => (process::spawn(&cfg.program, &cfg.args, &env)?, None),
+                None => {
+                    let mut p = process::spawn(&cfg.program, &cfg.args, &env)?;
+                    p.sweep_marked(&ENV_RUN_MARK.into(), &sock.clone().into());
+                    (p, None)
+                }
             }
         }
     };

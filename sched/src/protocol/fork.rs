@@ -104,6 +104,10 @@ mod tests {
     #[test]
     fn both_socket_variables_have_the_same_length() {
         assert_eq!(ENV_FORK_SERVER.len(), super::super::ENV_SOCKET.len());
+        assert_eq!(
+            super::super::ENV_RUN_MARK.len(),
+            super::super::ENV_SOCKET.len()
+        );
     }
 
     #[test]
