@@ -198,6 +198,32 @@ fn cond_addr(c: *const pthread_cond_t) -> u64 {
     model_addr(c, wrefs & 1 != 0)
 }
 
+/// Offset of glibc's `__shared` word in `pthread_rwlock_t` (x86-64): 1 for a process-shared
+/// rwlock, 0 for a private one (and for `PTHREAD_RWLOCK_INITIALIZER`).
+const RWLOCK_SHARED_OFFSET: usize = 28;
+
+/// Offset of glibc's `shared` word in `pthread_barrier_t` (x86-64): the futex flag, 128
+/// (`FUTEX_SHARED`) for a process-shared barrier, 0 for a private one.
+const BARRIER_SHARED_OFFSET: usize = 12;
+
+/// The model's address of rwlock `l`: a process-shared one gets
+/// [`pos_sched::event::SHARED_BIT`], as [`cond_addr`].
+fn rwlock_addr(l: *const pthread_rwlock_t) -> u64 {
+    // SAFETY: `l` points to a rwlock (the caller's contract).
+    let shared = unsafe { glibc_word(l, RWLOCK_SHARED_OFFSET) };
+    model_addr(l, shared != 0)
+}
+
+/// The model's address of barrier `b`: a process-shared one gets
+/// [`pos_sched::event::SHARED_BIT`], so that a forked child and its parent wait at the same
+/// barrier (before 2026-11-28 each process had its own copy, 1 of 2 arrived in each: a
+/// false deadlock in every run).
+fn barrier_addr(b: *const pthread_barrier_t) -> u64 {
+    // SAFETY: `b` points to a barrier (the caller's contract).
+    let shared = unsafe { glibc_word(b, BARRIER_SHARED_OFFSET) };
+    model_addr(b, shared != 0)
+}
+
 /// Map a granted result to the `-1`/`errno` convention of the semaphore functions.
 fn sem_result(r: i32) -> c_int {
     if r == 0 {
@@ -325,7 +351,7 @@ pub unsafe extern "C" fn pthread_rwlock_init(
     l: *mut pthread_rwlock_t,
     a: *const libc::pthread_rwlockattr_t,
 ) -> c_int {
-    initialised(real::pthread_rwlock_init(l, a), || addr(l))
+    initialised(real::pthread_rwlock_init(l, a), || rwlock_addr(l))
 }
 
 /// `pthread_spin_init`: always real; then `Msg::MutexInit`, as [`pthread_mutex_init`] (a
@@ -365,45 +391,45 @@ point! {
 
 point! {
     /// `pthread_rwlock_rdlock`: `Op::RdLock`.
-    fn pthread_rwlock_rdlock(l: *mut pthread_rwlock_t) => |me| lock_op(me, Op::RdLock { l: addr(l) })
+    fn pthread_rwlock_rdlock(l: *mut pthread_rwlock_t) => |me| lock_op(me, Op::RdLock { l: rwlock_addr(l) })
 }
 point! {
     /// `pthread_rwlock_wrlock`: `Op::WrLock`.
-    fn pthread_rwlock_wrlock(l: *mut pthread_rwlock_t) => |me| lock_op(me, Op::WrLock { l: addr(l) })
+    fn pthread_rwlock_wrlock(l: *mut pthread_rwlock_t) => |me| lock_op(me, Op::WrLock { l: rwlock_addr(l) })
 }
 point! {
     /// `pthread_rwlock_tryrdlock`: `Op::TryRdLock`.
     fn pthread_rwlock_tryrdlock(l: *mut pthread_rwlock_t) =>
-        |me| lock_op(me, Op::TryRdLock { l: addr(l) })
+        |me| lock_op(me, Op::TryRdLock { l: rwlock_addr(l) })
 }
 point! {
     /// `pthread_rwlock_trywrlock`: `Op::TryWrLock`.
     fn pthread_rwlock_trywrlock(l: *mut pthread_rwlock_t) =>
-        |me| lock_op(me, Op::TryWrLock { l: addr(l) })
+        |me| lock_op(me, Op::TryWrLock { l: rwlock_addr(l) })
 }
 point! {
     /// `pthread_rwlock_timedrdlock`: `Op::TimedRdLock` (`CLOCK_REALTIME` deadline).
     fn pthread_rwlock_timedrdlock(l: *mut pthread_rwlock_t, t: *const timespec) =>
-        |me| timed_op(me, libc::CLOCK_REALTIME, t, |deadline| Op::TimedRdLock { l: addr(l), deadline })
+        |me| timed_op(me, libc::CLOCK_REALTIME, t, |deadline| Op::TimedRdLock { l: rwlock_addr(l), deadline })
 }
 point! {
     /// `pthread_rwlock_timedwrlock`: `Op::TimedWrLock` (`CLOCK_REALTIME` deadline).
     fn pthread_rwlock_timedwrlock(l: *mut pthread_rwlock_t, t: *const timespec) =>
-        |me| timed_op(me, libc::CLOCK_REALTIME, t, |deadline| Op::TimedWrLock { l: addr(l), deadline })
+        |me| timed_op(me, libc::CLOCK_REALTIME, t, |deadline| Op::TimedWrLock { l: rwlock_addr(l), deadline })
 }
 point! {
     /// `pthread_rwlock_clockrdlock`: `Op::TimedRdLock` (deadline on clock `c`).
     fn pthread_rwlock_clockrdlock(l: *mut pthread_rwlock_t, c: clockid_t, t: *const timespec) =>
-        |me| timed_op(me, c, t, |deadline| Op::TimedRdLock { l: addr(l), deadline })
+        |me| timed_op(me, c, t, |deadline| Op::TimedRdLock { l: rwlock_addr(l), deadline })
 }
 point! {
     /// `pthread_rwlock_clockwrlock`: `Op::TimedWrLock` (deadline on clock `c`).
     fn pthread_rwlock_clockwrlock(l: *mut pthread_rwlock_t, c: clockid_t, t: *const timespec) =>
-        |me| timed_op(me, c, t, |deadline| Op::TimedWrLock { l: addr(l), deadline })
+        |me| timed_op(me, c, t, |deadline| Op::TimedWrLock { l: rwlock_addr(l), deadline })
 }
 point! {
     /// `pthread_rwlock_unlock`: `Op::RwUnlock`.
-    fn pthread_rwlock_unlock(l: *mut pthread_rwlock_t) => |me| lock_op(me, Op::RwUnlock { l: addr(l) })
+    fn pthread_rwlock_unlock(l: *mut pthread_rwlock_t) => |me| lock_op(me, Op::RwUnlock { l: rwlock_addr(l) })
 }
 
 /// An emulated condvar wait: `CondWait` releases the mutex and makes us a waiter, then
@@ -600,7 +626,10 @@ pub unsafe extern "C" fn pthread_barrier_init(
 ) -> c_int {
     let r = real::pthread_barrier_init(b, a, count);
     if let (0, Some(me)) = (r, conn::me()) {
-        me.notify(&Msg::BarrierInit { b: addr(b), count });
+        me.notify(&Msg::BarrierInit {
+            b: barrier_addr(b),
+            count,
+        });
     }
     r
 }
@@ -609,8 +638,8 @@ point! {
     /// `pthread_barrier_wait`: `BarrierWait` (arrival) then `BarrierLeave` (enabled once all
     /// have arrived); the last arriver gets `PTHREAD_BARRIER_SERIAL_THREAD`.
     fn pthread_barrier_wait(b: *mut pthread_barrier_t) => |me| {
-        let r = me.post(Op::BarrierWait { b: addr(b) }).result;
-        me.post(Op::BarrierLeave { b: addr(b) });
+        let r = me.post(Op::BarrierWait { b: barrier_addr(b) }).result;
+        me.post(Op::BarrierLeave { b: barrier_addr(b) });
         if r == code::BARRIER_SERIAL {
             libc::PTHREAD_BARRIER_SERIAL_THREAD
         } else {
