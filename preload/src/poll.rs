@@ -48,6 +48,11 @@ pub(crate) fn kernel_wait_in_virtual_time<R: Copy>(
     let (Some(ns), Some(t0)) = (ns, ns.and_then(|_| clock::virtual_now())) else {
         return call();
     };
+    // The wait ends by itself within `ns` of real time: no hang before then, even when
+    // nothing else can run (a 5 s receive timeout the program relies on).
+    if let Some(me) = crate::conn::me() {
+        me.notify(&pos_sched::protocol::Msg::KernelWait { ns });
+    }
     let r = call();
     if timed_out(r) {
         let e = crate::conn::errno();

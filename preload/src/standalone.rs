@@ -656,6 +656,10 @@ pub fn local_notify(msg: &Msg) {
     let _p = crate::alloc::Private::enter();
     if let Some(run) = g.as_mut() {
         run.quiet = Instant::now();
+        if let Msg::KernelWait { ns } = *msg {
+            run.excuse(ns);
+            return;
+        }
         if let Some(coord) = run.coord.as_mut() {
             initialise(coord, &mut run.log, msg, 0);
         }
@@ -747,6 +751,12 @@ struct Run {
     /// Since when nothing happened, and when silent threads were last looked up.
     quiet: Instant,
     probed: Instant,
+    /// A thread announced a kernel wait with a timeout ([`Msg::KernelWait`]): until then a
+    /// silence is no hang.
+    excused_until: Option<Instant>,
+    /// Times a silence was excused so: added to the steps of the sign of life, so that the
+    /// runner sees the run move as well.
+    excused: u64,
     /// When virtual time last ticked while the run waited for a thread outside control
     /// ([`Run::tick`]).
     ticked: Instant,
@@ -786,6 +796,8 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
         observed: std::collections::HashSet::new(),
         outside: 0,
         quiet: now,
+        excused_until: None,
+        excused: 0,
         probed: now,
         ticked: now,
         gone_wait: None,
@@ -833,7 +845,7 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
             if let Sink::Runner(fd) = cfg.sink {
                 if alive_at.elapsed() >= ALIVE_EVERY {
                     alive_at = Instant::now();
-                    let steps = run.coord.as_ref().map_or(0, |c| c.steps());
+                    let steps = run.coord.as_ref().map_or(0, |c| c.steps()) + run.excused;
                     write_all(fd, &Msg::Alive { steps }.encode().0);
                 }
                 let every = ms(ALIVE_EVERY);
@@ -905,6 +917,17 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
             // One thread (a wrapper waiting for its child, say): nothing to schedule,
             // so waiting is not a hang, and ending here would orphan the child.
             run.quiet = Instant::now();
+            continue;
+        }
+        if timed_out
+            && run
+                .excused_until
+                .is_some_and(|u| Instant::now() < u + millis(cfg.step_timeout_ms))
+        {
+            // A thread waits in the kernel with a timeout: it comes back by itself (a step
+            // timeout after its timeout is its own silence again).
+            run.quiet = Instant::now();
+            run.excused += 1;
             continue;
         }
         if timed_out {
@@ -997,6 +1020,12 @@ impl Run {
 
     fn posted(&self, t: Tid) -> bool {
         self.posts.iter().any(|&(p, _, _)| p == t)
+    }
+
+    /// A thread waits in the kernel for at most `ns` ([`Msg::KernelWait`]).
+    fn excuse(&mut self, ns: u64) {
+        let until = Instant::now() + std::time::Duration::from_nanos(ns);
+        self.excused_until = Some(self.excused_until.map_or(until, |u| u.max(until)));
     }
 
     /// Names of the running threads that have not posted, and of those set aside outside
@@ -1302,6 +1331,7 @@ impl Run {
             }
             // Only a runner sends these, and only the runner reads them.
             Msg::End { .. } | Msg::Alive { .. } => {}
+            Msg::KernelWait { ns } => self.excuse(ns),
             // An observed access (`auto` points) matters only to the runner's race detector.
             Msg::Observed { .. } => {
                 if let Some(t) = self.peers[i].tid {

@@ -528,3 +528,51 @@ fn a_process_that_leaves_the_run_group_does_not_outlive_the_run() {
         }
     }
 }
+
+#[test]
+fn a_kernel_wait_with_a_timeout_longer_than_the_step_timeout_is_no_hang() {
+    // recv on a socket with SO_RCVTIMEO and poll with a timeout wait in the kernel, outside
+    // control, for their whole timeout when nothing comes: the thread is silent for longer
+    // than the step timeout while nothing else can run. It announces the wait's timeout, so
+    // that is no hang (before: `hang` in every run, with either transport).
+    let prog = c_program("timed_kernel_wait");
+    for how in ["recv", "poll"] {
+        for transport in ["baton", "socket"] {
+            let dir = scratch().join(format!("kwait-{how}-{transport}"));
+            let args = [
+                "run",
+                "--algo",
+                "pos",
+                "--tries",
+                "1",
+                "--seed",
+                "1",
+                "--no-minimize",
+                "--step-timeout",
+                "0.5",
+                "--transport",
+                transport,
+            ];
+            let r = poscheck_json(&dir, &args, &[prog.to_str().unwrap(), "--", how, "1"]);
+            let p = &r["programs"][0];
+            assert_eq!(p["outcomes"]["ok"], 1, "{how} {transport}: {p}");
+        }
+    }
+    // A wait without a timeout that never ends stays a hang.
+    let dir = scratch().join("kwait-forever");
+    let args = [
+        "run",
+        "--algo",
+        "pos",
+        "--tries",
+        "1",
+        "--seed",
+        "1",
+        "--no-minimize",
+        "--step-timeout",
+        "0.5",
+    ];
+    let r = poscheck_json(&dir, &args, &[prog.to_str().unwrap(), "--", "recv", "0"]);
+    let p = &r["programs"][0];
+    assert_eq!(p["outcomes"]["hang"], 1, "{p}");
+}

@@ -26,7 +26,7 @@ pub const ENV_RUN_MARK: &str = "POSCHECK_RUNDIR";
 /// Bump it, and the function of that name in `preload/src/lib.rs`, whenever the protocol
 /// changes.
 pub const LIBPOS_MARKER: &str =
-    "pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_once_robust_oncedone_mutexinit_13";
+    "pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_once_robust_oncedone_mutexinit_kwait_14";
 
 pub const MSG_LEN: usize = 32;
 pub const REPLY_LEN: usize = 16;
@@ -95,6 +95,12 @@ pub enum Msg {
     /// ([`crate::state::State::interrupt_from_outside`]). Sent from the signal handler; no
     /// reply.
     Interrupted,
+    /// The sending thread, running (granted) and about to wait in the kernel outside control,
+    /// will be back within `ns` nanoseconds of real time: its wait has a timeout (`poll`,
+    /// `recv` on a socket with `SO_RCVTIMEO`, `sigtimedwait`, ...). No reply. Until then a
+    /// silence is no hang: before 2026-11-28 a 5 s receive timeout that the program relied on
+    /// was a hang after the 2 s step timeout whenever nothing else could run.
+    KernelWait { ns: u64 },
 }
 
 /// Environment variable telling libpos whether to send a [`Msg::At`] before each post
@@ -186,6 +192,7 @@ const K_AT: u32 = 81;
 const K_END: u32 = 82;
 const K_ALIVE: u32 = 83;
 const K_INTERRUPTED: u32 = 84;
+const K_KERNEL_WAIT: u32 = 85;
 
 /// Bit of a mutex kind's code for a robust mutex (glibc's `PTHREAD_MUTEX_ROBUST_NORMAL_NP`).
 const KIND_ROBUST: u64 = 16;
@@ -507,6 +514,7 @@ impl Msg {
             Msg::End { json } => (frame(K_END, 0, 0, 0, json.len() as u64), json),
             Msg::Alive { steps } => (frame(K_ALIVE, 0, *steps, 0, 0), &[]),
             Msg::Interrupted => (frame(K_INTERRUPTED, 0, 0, 0, 0), &[]),
+            Msg::KernelWait { ns } => (frame(K_KERNEL_WAIT, 0, *ns, 0, 0), &[]),
         }
     }
 
@@ -582,6 +590,7 @@ impl Msg {
             }
             K_ALIVE => Msg::Alive { steps: a },
             K_INTERRUPTED => Msg::Interrupted,
+            K_KERNEL_WAIT => Msg::KernelWait { ns: a },
             _ => return Err(ProtocolError(format!("unknown message kind {kind}"))),
         }))
     }
@@ -789,6 +798,7 @@ mod tests {
             },
             Msg::Alive { steps: 12_345 },
             Msg::Interrupted,
+            Msg::KernelWait { ns: 5_000_000_000 },
         ] {
             let (h, _) = m.encode();
             assert_eq!(Msg::decode(&h).unwrap(), Ok(m));

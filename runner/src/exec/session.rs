@@ -898,6 +898,9 @@ struct Loop<'c> {
     /// Every thread is blocked and the program handles a signal: until this moment, a
     /// signal from outside the run may still end a wait ([`Loop::outside_grace`]).
     grace_until: Option<Instant>,
+    /// A thread announced a kernel wait with a timeout ([`Msg::KernelWait`]): until then a
+    /// silence is no hang.
+    excused_until: Option<Instant>,
 }
 
 /// Where to look for a controlled thread in `/proc`.
@@ -941,6 +944,7 @@ impl<'c> Loop<'c> {
             observed: std::collections::HashSet::new(),
             interrupted: Vec::new(),
             grace_until: None,
+            excused_until: None,
         }
     }
 
@@ -1005,6 +1009,15 @@ impl<'c> Loop<'c> {
                             }
                         }
                     } else if self.silence.quiet_for() >= self.cfg.step_timeout {
+                        if self
+                            .excused_until
+                            .is_some_and(|u| Instant::now() < u + self.cfg.step_timeout)
+                        {
+                            // A thread waits in the kernel with a timeout: it comes back
+                            // (a step timeout after its timeout is its own silence again).
+                            self.silence.heard();
+                            continue;
+                        }
                         return Some(self.hang(coord));
                     }
                     if self.probe_in(coord) == Some(Duration::ZERO) && self.set_aside(coord) {
@@ -1260,6 +1273,10 @@ impl<'c> Loop<'c> {
             }
             // Only a run decided in the program sends these ([`inproc`]).
             Msg::End { .. } | Msg::Alive { .. } => {}
+            Msg::KernelWait { ns } => {
+                let until = Instant::now() + Duration::from_nanos(ns);
+                self.excused_until = Some(self.excused_until.map_or(until, |u| u.max(until)));
+            }
             Msg::SemInit { .. }
             | Msg::BarrierInit { .. }
             | Msg::OnceInit { .. }
