@@ -820,7 +820,8 @@ pub fn cmd(c: &crate::cli::CompareArgs) -> Result<i32> {
 /// C++ build at synchronisation points: atomics and shared variables between two
 /// synchronisation calls made no scheduling point, so their orders were never varied (probe
 /// 18: five atomics and plain-read bugs were ok 50/50 in their gcc builds and found in their
-/// `poscheck cc` builds, with nothing said). Rust programs get their note before the runs.
+/// `poscheck cc` builds, with nothing said). Rust programs get their note before the runs,
+/// and so do programs that create no thread.
 pub fn plain_build_note<'a>(
     reports: impl IntoIterator<Item = &'a ProgramReport>,
 ) -> Option<String> {
@@ -833,7 +834,7 @@ pub fn plain_build_note<'a>(
             && r.backend == crate::exec::session::Backend::Preload.name()
             && r.tries > 0
             && crate::exec::elf::check(Path::new(&r.path))
-                .is_ok_and(|i| !i.instrumented && !i.rust_std);
+                .is_ok_and(|i| i.makes_threads && !i.instrumented && !i.rust_std);
         if plain && !names.contains(&r.name.as_str()) {
             names.push(&r.name);
         }
