@@ -507,7 +507,7 @@ impl Me {
         if self.fd == LOCAL_FD {
             let _b = Busy::enter();
             crate::tsan::flush_observed(self);
-            crate::standalone::local_notify(msg);
+            crate::standalone::local_notify(self.tid, msg);
             return;
         }
         let (frame, _) = msg.encode();

@@ -651,13 +651,13 @@ pub fn local_observed(tid: Tid, frames: &[u8]) {
 }
 
 /// `SemInit`, `BarrierInit`, `OnceInit` or `MutexInit` from a thread that posts in-process.
-pub fn local_notify(msg: &Msg) {
+pub fn local_notify(tid: Tid, msg: &Msg) {
     let mut g = lock();
     let _p = crate::alloc::Private::enter();
     if let Some(run) = g.as_mut() {
         run.quiet = Instant::now();
         if let Msg::KernelWait { ns } = *msg {
-            run.excuse(ns);
+            run.kernel_wait(tid, ns);
             return;
         }
         if let Some(coord) = run.coord.as_mut() {
@@ -1022,10 +1022,16 @@ impl Run {
         self.posts.iter().any(|&(p, _, _)| p == t)
     }
 
-    /// A thread waits in the kernel for at most `ns` ([`Msg::KernelWait`]).
-    fn excuse(&mut self, ns: u64) {
+    /// Thread `t` waits in the kernel for at most `ns` ([`Msg::KernelWait`]): its silence
+    /// is excused until then, and virtual time does not pass the wait's deadline while it
+    /// is outside ([`Coordinator::kernel_wait`]).
+    fn kernel_wait(&mut self, t: Tid, ns: u64) {
         let until = Instant::now() + std::time::Duration::from_nanos(ns);
         self.excused_until = Some(self.excused_until.map_or(until, |u| u.max(until)));
+        if let Some(coord) = self.coord.as_mut() {
+            coord.kernel_wait(t, ns);
+            self.log.push(LogRec::KernelWait { t, ns });
+        }
     }
 
     /// Names of the running threads that have not posted, and of those set aside outside
@@ -1331,7 +1337,11 @@ impl Run {
             }
             // Only a runner sends these, and only the runner reads them.
             Msg::End { .. } | Msg::Alive { .. } => {}
-            Msg::KernelWait { ns } => self.excuse(ns),
+            Msg::KernelWait { ns } => {
+                if let Some(t) = self.peers[i].tid {
+                    self.kernel_wait(t, ns);
+                }
+            }
             // An observed access (`auto` points) matters only to the runner's race detector.
             Msg::Observed { .. } => {
                 if let Some(t) = self.peers[i].tid {

@@ -184,3 +184,49 @@ fn explore_takes_the_timeout_path_only_with_timeouts_any() {
         text(&r)
     );
 }
+
+/// Kernel waits with a timeout longer than the step timeout (`--step-timeout 0.5`, a 1 s
+/// timeout): the thread announces the wait (`Msg::KernelWait`), so its silence is no hang,
+/// and virtual time does not pass the wait's deadline while it is outside. Correct: Rust's
+/// `set_read_timeout` (SO_RCVTIMEO) and a C++ `poll`, whose wait must end as a timeout after
+/// its whole duration (before 2026-11-28: a hang in every run). Buggy: a receive timeout
+/// shorter than the sender's sleep, which the ticks of virtual time used to end within
+/// milliseconds, so the data came in time (ok in every run); now an assertion in every run.
+#[test]
+fn kernel_waits_longer_than_the_step_timeout_are_no_hang_and_time_out_in_order() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    let flags: &[&str] = &["--step-timeout", "0.5"];
+    let one_second = |c: &mut std::process::Command| {
+        c.args(["--", "1"]);
+    };
+    for (cc, file) in [
+        ("rustc", "ok_read_timeout.rs"),
+        ("g++", "ok_poll_timeout.cpp"),
+        ("clang++-14", "ok_poll_timeout.cpp"),
+    ] {
+        let prog = build(dir.path(), cc, file);
+        for algo in ["rw", "pct3", "pos"] {
+            let (p, o) = common::run_tries(dir.path(), &prog, algo, 2, flags, one_second);
+            assert_eq!(
+                outcome_count(&p, "ok"),
+                2,
+                "{cc} {file} {algo}: {}",
+                text(&o)
+            );
+        }
+    }
+    let prog = build(dir.path(), "gcc", "bug_rcvtimeo_short.c");
+    for algo in ["rw", "pct3", "pos"] {
+        let (p, o) = common::run_tries(dir.path(), &prog, algo, 2, flags, one_second);
+        assert_eq!(outcome_count(&p, "assert"), 2, "{algo}: {}", text(&o));
+        let schedule = p["schedule"].as_str().expect("a saved schedule");
+        let r = poscheck(&["replay", "--times", "3", schedule]);
+        assert!(
+            String::from_utf8_lossy(&r.stdout)
+                .contains("recorded outcome assert: reproduced 3 of 3 times"),
+            "{algo}: {}",
+            text(&r)
+        );
+    }
+}

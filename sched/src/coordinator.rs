@@ -46,6 +46,9 @@ pub struct Coordinator<'s> {
     spin_rounds: u32,
     /// Ticks since the last grant ([`Coordinator::pass_outside_time`]).
     outside_ticks: u32,
+    /// Threads that announced a kernel wait with a timeout ([`Coordinator::kernel_wait`]),
+    /// with its deadline in virtual time; until their next post.
+    kernel_waits: Vec<(Tid, u64)>,
 }
 
 /// Real time between two ticks of virtual time while the run waits for a thread blocked
@@ -93,6 +96,7 @@ impl<'s> Coordinator<'s> {
             preempted: Vec::new(),
             spin_rounds: 0,
             outside_ticks: 0,
+            kernel_waits: Vec::new(),
         }
     }
 
@@ -118,6 +122,9 @@ impl<'s> Coordinator<'s> {
     #[inline]
     pub fn post(&mut self, tid: Tid, op: Op) -> Result<(), StateError> {
         self.state.post(tid, op)?;
+        if !self.kernel_waits.is_empty() {
+            self.kernel_waits.retain(|&(t, _)| t != tid);
+        }
         self.strategy.pending(&Event::new(tid, op));
         Ok(())
     }
@@ -236,13 +243,38 @@ impl<'s> Coordinator<'s> {
     /// Waiting in real time gives that thread the time it needs; the doubling keeps a sleep
     /// next to a thread that never comes back cheap (about 17 ticks for 100 s). Returns
     /// whether the clock moved.
+    ///
+    /// Nor does the clock pass the deadline of a kernel wait that a thread still outside
+    /// announced ([`Self::kernel_wait`]): that thread times out first, when it comes back in
+    /// real time. Before, a receive with a 1 s timeout got data a sender wrote after a 2 s
+    /// sleep (the ticks ended the sleep within milliseconds), a bug missed in every run.
     pub fn pass_outside_time(&mut self) -> bool {
         if !self.waits_outside() {
             return false;
         }
+        let now = self.state.now();
+        let cap = self
+            .kernel_waits
+            .iter()
+            .filter(|&&(t, _)| self.state.status(t) == crate::state::Status::Outside)
+            .map(|&(_, d)| d)
+            .min();
+        if cap.is_some_and(|d| d <= now) {
+            return false;
+        }
         let quantum = OUTSIDE_QUANTUM_NS << self.outside_ticks.min(MAX_SPIN_DOUBLINGS);
+        let quantum = cap.map_or(quantum, |d| quantum.min(d - now));
         self.outside_ticks += 1;
         self.state.advance_clock_within(quantum)
+    }
+
+    /// Running thread `t` is about to wait in the kernel, outside control, for at most `ns`
+    /// ([`crate::protocol::Msg::KernelWait`]): until its next post, virtual time does not
+    /// pass `now + ns` while it is outside ([`Self::pass_outside_time`]).
+    pub fn kernel_wait(&mut self, t: Tid, ns: u64) {
+        let deadline = self.state.now().saturating_add(ns);
+        self.kernel_waits.retain(|&(u, _)| u != t);
+        self.kernel_waits.push((t, deadline));
     }
 
     /// `sem_init` with `value` (not a scheduling point): the state and the strategy learn it
@@ -458,6 +490,49 @@ mod tests {
     /// Probe 17's `sleep_jump_setaside`: main wakes a reader blocked in `read` (set aside
     /// outside control) with a pipe write and joins it, while a third thread sleeps 100 s.
     /// Time must not jump to the sleep's end before the reader is back: it passes in ticks.
+    #[test]
+    fn ticks_stop_at_the_deadline_of_a_kernel_wait_still_outside() {
+        // A reader waits in the kernel for at most 5 ms (it announced it), a sender sleeps
+        // 20 ms: the ticks stop at 5 ms until the reader is back (its timeout comes first),
+        // then go on to the sleep's end.
+        let mut rw = RandomWalk::new();
+        let mut co = Coordinator::new(&mut rw, 2, 1_000);
+        co.post(0, Op::Create).unwrap();
+        let Decision::Grant {
+            child: Some(sender),
+            ..
+        } = co.decide()
+        else {
+            panic!("create granted")
+        };
+        co.kernel_wait(0, 5_000_000);
+        co.mark_outside(0).unwrap();
+        co.post(
+            sender,
+            Op::SleepUntil {
+                deadline: 20_000_000,
+            },
+        )
+        .unwrap();
+        assert!(co.waits_outside());
+        let mut times = Vec::new();
+        for _ in 0..5 {
+            co.pass_outside_time();
+            times.push(co.state().now());
+        }
+        assert_eq!(
+            times,
+            [1_000_000, 3_000_000, 5_000_000, 5_000_000, 5_000_000]
+        );
+        // Back from the kernel (timed out): its post clears the cap.
+        co.post(0, Op::Join { target: sender }).unwrap();
+        assert!(!co.waits_outside());
+        let Decision::Grant { tid, now, .. } = co.decide() else {
+            panic!("the sleep ends")
+        };
+        assert_eq!((tid, now), (sender, 20_000_000));
+    }
+
     #[test]
     fn while_a_thread_is_outside_control_time_passes_in_ticks() {
         let mut rw = RandomWalk::new();

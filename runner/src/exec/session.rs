@@ -1276,6 +1276,9 @@ impl<'c> Loop<'c> {
             Msg::KernelWait { ns } => {
                 let until = Instant::now() + Duration::from_nanos(ns);
                 self.excused_until = Some(self.excused_until.map_or(until, |u| u.max(until)));
+                if let Some(t) = tid {
+                    coord.kernel_wait(t, ns);
+                }
             }
             Msg::SemInit { .. }
             | Msg::BarrierInit { .. }

@@ -204,6 +204,11 @@ pub enum LogRec {
     /// [`Coordinator::pass_outside_time`]: a tick of real time passed while the run waited
     /// for a thread blocked outside control.
     Tick,
+    /// [`Coordinator::kernel_wait`]: thread `t` announced a kernel wait of at most `ns`.
+    KernelWait {
+        t: Tid,
+        ns: u64,
+    },
     /// Thread `t` vanished (its connection closed).
     Finished {
         t: Tid,
@@ -309,6 +314,7 @@ pub fn replay_log(
             LogRec::Tick => {
                 coord.pass_outside_time();
             }
+            LogRec::KernelWait { t, ns } => coord.kernel_wait(t, ns),
             LogRec::Interrupted { t } => {
                 if !coord.state_mut().interrupt_from_outside(t) {
                     return Err(format!("record {i}: thread {t} is not blocked in a wait"));

@@ -136,6 +136,7 @@ pub fn encode(rec: &LogRec) -> [u8; RECORD_LEN] {
         LogRec::Finished { t } => record(K_FINISHED, t, none, 0),
         LogRec::Interrupted { t } => record(K_INTERRUPTED, t, none, 0),
         LogRec::Tick => record(K_TICK, 0, none, 0),
+        LogRec::KernelWait { t, ns } => record(K_FRAME, t, Msg::KernelWait { ns }.encode().0, 0),
         LogRec::Decide { grant } => record(K_DECIDE, grant.unwrap_or(NO_TID), none, 0),
     }
 }
@@ -153,6 +154,7 @@ pub fn decode(r: &[u8; RECORD_LEN]) -> Result<LogRec, ProtocolError> {
             Ok(Msg::BarrierInit { b, count }) => LogRec::BarrierInit { b, count },
             Ok(Msg::OnceInit { o, done }) => LogRec::OnceInit { o, done },
             Ok(Msg::MutexInit { m }) => LogRec::MutexInit { m },
+            Ok(Msg::KernelWait { ns }) => LogRec::KernelWait { t, ns },
             Ok(Msg::Observed {
                 write,
                 addr,
@@ -299,6 +301,10 @@ mod tests {
             LogRec::Outside { t: 2 },
             LogRec::Interrupted { t: 1 },
             LogRec::Tick,
+            LogRec::KernelWait {
+                t: 2,
+                ns: 1_500_000_000,
+            },
             LogRec::Finished { t: 4 },
             LogRec::Decide { grant: Some(0) },
             LogRec::Decide { grant: None },
