@@ -133,7 +133,7 @@ fn rename_in_environment(from: &str, to: &str) {
 /// The protocol revision this libpos speaks ([`pos_sched::protocol::LIBPOS_MARKER`]); the
 /// runner looks for this symbol before it uses the library.
 #[no_mangle]
-pub extern "C" fn pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_once_robust_oncedone_mutexinit_kwait_14(
+pub extern "C" fn pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_once_robust_oncedone_mutexinit_kwait_leave_14(
 ) {
 }
 
@@ -352,11 +352,11 @@ mod tests {
     #[test]
     fn the_exported_protocol_marker_is_the_one_the_runner_looks_for() {
         let name = stringify!(
-            pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_once_robust_oncedone_mutexinit_kwait_14
+            pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_once_robust_oncedone_mutexinit_kwait_leave_14
         );
         assert_eq!(name, pos_sched::protocol::LIBPOS_MARKER);
         // The function of that name exists (this refers to it).
         let _: extern "C" fn() =
-            super::pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_once_robust_oncedone_mutexinit_kwait_14;
+            super::pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_once_robust_oncedone_mutexinit_kwait_leave_14;
     }
 }

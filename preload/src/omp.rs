@@ -188,3 +188,42 @@ gomp_point! {
         unlock(me, addr(&ATOMIC_LOCK), MutexKind::Normal);
     }
 }
+
+/// Define the interposer of libgomp's variadic doacross wait `NAME(first, ...)`: a
+/// controlled thread tells the coordinator it goes on outside control ([`Msg::Leaving`]),
+/// then libgomp's function runs. libgomp waits for the sink iteration by spinning on memory
+/// (no futex, no call libpos sees): a spin-wait was set aside only after a quarter of the
+/// step timeout, every iteration, and two threads handing iterations to each other were a
+/// hang in a third of the runs (probe 19's `omp_doacross`). The six integer argument
+/// registers are forwarded, which covers loop nests of up to six dimensions.
+macro_rules! doacross_wait {
+    ($(#[$doc:meta])* fn $name:ident($t:ty)) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// As libgomp's function of this name, called by compiled OpenMP code with at most
+        /// six arguments.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(a0: $t, a1: $t, a2: $t, a3: $t, a4: $t, a5: $t) {
+            if let Some(me) = conn::me() {
+                me.notify(&pos_sched::protocol::Msg::Leaving);
+            }
+            static CACHE: AtomicUsize = AtomicUsize::new(0);
+            let f = crate::real::lookup(&CACHE, concat!(stringify!($name), "\0"), GOMP45);
+            // SAFETY: libgomp's function of this name takes `first, ...`.
+            let f: unsafe extern "C" fn($t, ...) = std::mem::transmute(f);
+            f(a0, a1, a2, a3, a4, a5)
+        }
+    };
+}
+
+const GOMP45: &[&str] = &["GOMP_4.5\0"];
+
+doacross_wait! {
+    /// `GOMP_doacross_wait` (`#pragma omp ordered depend(sink: ...)`, `long` iterations).
+    fn GOMP_doacross_wait(libc::c_long)
+}
+doacross_wait! {
+    /// `GOMP_doacross_ull_wait` (the same with `unsigned long long` iterations).
+    fn GOMP_doacross_ull_wait(u64)
+}

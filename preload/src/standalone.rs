@@ -660,6 +660,13 @@ pub fn local_notify(tid: Tid, msg: &Msg) {
             run.kernel_wait(tid, ns);
             return;
         }
+        if let Msg::Leaving = *msg {
+            if run.leaving(tid) {
+                // This thread goes on outside: another gets the turn.
+                run.decide_all(None);
+            }
+            return;
+        }
         if let Some(coord) = run.coord.as_mut() {
             initialise(coord, &mut run.log, msg, 0);
         }
@@ -1022,6 +1029,20 @@ impl Run {
         self.posts.iter().any(|&(p, _, _)| p == t)
     }
 
+    /// Running thread `t` goes on outside control ([`Msg::Leaving`]): set aside now.
+    /// Returns whether it was.
+    fn leaving(&mut self, t: Tid) -> bool {
+        let Some(coord) = self.coord.as_mut() else {
+            return false;
+        };
+        if coord.mark_outside(t).is_err() {
+            return false;
+        }
+        self.log.push(LogRec::Outside { t });
+        self.outside += 1;
+        true
+    }
+
     /// Thread `t` waits in the kernel for at most `ns` ([`Msg::KernelWait`]): its silence
     /// is excused until then, and virtual time does not pass the wait's deadline while it
     /// is outside ([`Coordinator::kernel_wait`]).
@@ -1340,6 +1361,11 @@ impl Run {
             Msg::KernelWait { ns } => {
                 if let Some(t) = self.peers[i].tid {
                     self.kernel_wait(t, ns);
+                }
+            }
+            Msg::Leaving => {
+                if let Some(t) = self.peers[i].tid {
+                    self.leaving(t);
                 }
             }
             // An observed access (`auto` points) matters only to the runner's race detector.

@@ -26,7 +26,7 @@ pub const ENV_RUN_MARK: &str = "POSCHECK_RUNDIR";
 /// Bump it, and the function of that name in `preload/src/lib.rs`, whenever the protocol
 /// changes.
 pub const LIBPOS_MARKER: &str =
-    "pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_once_robust_oncedone_mutexinit_kwait_14";
+    "pos_protocol_futex_cancel_vtime_fork_observe_morder_at_inproc_journal_once_robust_oncedone_mutexinit_kwait_leave_14";
 
 pub const MSG_LEN: usize = 32;
 pub const REPLY_LEN: usize = 16;
@@ -101,6 +101,10 @@ pub enum Msg {
     /// silence is no hang: before 2026-11-28 a 5 s receive timeout that the program relied on
     /// was a hang after the 2 s step timeout whenever nothing else could run.
     KernelWait { ns: u64 },
+    /// The sending thread, running (granted), is about to wait outside control in a call
+    /// known to spin without a scheduling point (libgomp's doacross wait): set it aside now,
+    /// as a spin-wait would be after a quarter of the step timeout. No reply.
+    Leaving,
 }
 
 /// Environment variable telling libpos whether to send a [`Msg::At`] before each post
@@ -193,6 +197,7 @@ const K_END: u32 = 82;
 const K_ALIVE: u32 = 83;
 const K_INTERRUPTED: u32 = 84;
 const K_KERNEL_WAIT: u32 = 85;
+const K_LEAVING: u32 = 86;
 
 /// Bit of a mutex kind's code for a robust mutex (glibc's `PTHREAD_MUTEX_ROBUST_NORMAL_NP`).
 const KIND_ROBUST: u64 = 16;
@@ -515,6 +520,7 @@ impl Msg {
             Msg::Alive { steps } => (frame(K_ALIVE, 0, *steps, 0, 0), &[]),
             Msg::Interrupted => (frame(K_INTERRUPTED, 0, 0, 0, 0), &[]),
             Msg::KernelWait { ns } => (frame(K_KERNEL_WAIT, 0, *ns, 0, 0), &[]),
+            Msg::Leaving => (frame(K_LEAVING, 0, 0, 0, 0), &[]),
         }
     }
 
@@ -591,6 +597,7 @@ impl Msg {
             K_ALIVE => Msg::Alive { steps: a },
             K_INTERRUPTED => Msg::Interrupted,
             K_KERNEL_WAIT => Msg::KernelWait { ns: a },
+            K_LEAVING => Msg::Leaving,
             _ => return Err(ProtocolError(format!("unknown message kind {kind}"))),
         }))
     }
@@ -799,6 +806,7 @@ mod tests {
             Msg::Alive { steps: 12_345 },
             Msg::Interrupted,
             Msg::KernelWait { ns: 5_000_000_000 },
+            Msg::Leaving,
         ] {
             let (h, _) = m.encode();
             assert_eq!(Msg::decode(&h).unwrap(), Ok(m));

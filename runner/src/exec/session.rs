@@ -1273,6 +1273,14 @@ impl<'c> Loop<'c> {
             }
             // Only a run decided in the program sends these ([`inproc`]).
             Msg::End { .. } | Msg::Alive { .. } => {}
+            Msg::Leaving => {
+                if let Some(t) = tid {
+                    if coord.mark_outside(t).is_ok() {
+                        self.outside_episodes += 1;
+                        return Ok(self.decide(coord));
+                    }
+                }
+            }
             Msg::KernelWait { ns } => {
                 let until = Instant::now() + Duration::from_nanos(ns);
                 self.excused_until = Some(self.excused_until.map_or(until, |u| u.max(until)));
