@@ -576,3 +576,63 @@ fn a_kernel_wait_with_a_timeout_longer_than_the_step_timeout_is_no_hang() {
     let p = &r["programs"][0];
     assert_eq!(p["outcomes"]["hang"], 1, "{p}");
 }
+
+#[test]
+fn replay_counts_divergent_replays_instead_of_stopping_at_the_first() {
+    // Every other run of `alternating` takes a lock the others do not: its schedule, saved
+    // on an even run, diverges on the odd replays. `replay --times 4` says 2 of 4
+    // reproduced and 2 diverged (it used to stop with an error at the first divergence);
+    // when every replay diverges, that stays the error.
+    let prog = c_program("alternating");
+    let dir = scratch().join("alternating");
+    std::fs::create_dir_all(&dir).unwrap();
+    let counter = dir.join("count");
+    let args = [
+        "run",
+        "--algo",
+        "pos",
+        "--tries",
+        "1",
+        "--seed",
+        "1",
+        "--no-minimize",
+    ];
+    let r = poscheck_json(
+        &dir,
+        &args,
+        &[prog.to_str().unwrap(), "--", counter.to_str().unwrap()],
+    );
+    let schedule = r["programs"][0]["schedule"]
+        .as_str()
+        .expect("a saved schedule")
+        .to_string();
+    let schedule = if Path::new(&schedule).is_absolute() {
+        PathBuf::from(schedule)
+    } else {
+        dir.join(schedule)
+    };
+    // The next run is odd: the replays go odd, even, odd, even.
+    let o = Command::new(POSCHECK)
+        .args(["replay", "--times", "4", schedule.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("reproduced 2 of 4 times"), "{t}");
+    assert!(
+        t.contains("note: 2 of 4 replays diverged from the schedule (first: replay 1 of 4"),
+        "{t}"
+    );
+    // One replay, odd again (the fifth run): every replay diverged, an error.
+    std::fs::write(&counter, "5\n").unwrap();
+    let o = Command::new(POSCHECK)
+        .args(["replay", schedule.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("diverged from the schedule at step"),
+        "{}",
+        text(&o)
+    );
+}

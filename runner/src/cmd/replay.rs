@@ -140,15 +140,24 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
     let mut same = 0;
     let mut partial = 0;
     let mut last = None;
+    // Divergent replays (a partial run's schedule need not replay exactly): counted, and
+    // the first one described; only when every replay diverged is that the error.
+    let mut diverged = 0;
+    let mut first_divergence = None;
     for n in 0..a.times.max(1) {
         let mut st = strategy::replay(sch.steps.clone());
         let r = session::run_once(&cfg, st.as_mut(), 0)?;
         if let Outcome::Diverged { step, reason } = &r.outcome {
-            bail!(
-                "replay {} of {}: the program diverged from the schedule at step {step}: {reason}",
-                n + 1,
-                a.times.max(1)
-            );
+            diverged += 1;
+            first_divergence.get_or_insert_with(|| {
+                format!(
+                    "replay {} of {}: the program diverged from the schedule at step {step}: \
+                     {reason}",
+                    n + 1,
+                    a.times.max(1)
+                )
+            });
+            continue;
         }
         if sch.outcome.is_empty() || r.outcome.kind() == sch.outcome {
             same += 1;
@@ -157,7 +166,10 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
         last = Some(r);
     }
     let Some(mut r) = last else {
-        bail!("no replay was run");
+        bail!(
+            "{}",
+            first_divergence.unwrap_or_else(|| "no replay was run".into())
+        );
     };
     if a.trace {
         let mut sym = Symbols::new();
@@ -195,6 +207,12 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
     if partial > 0 {
         sayln!(
             "note: {partial} of {} replays were partial (a thread blocked outside control)",
+            a.times.max(1)
+        );
+    }
+    if let Some(first) = &first_divergence {
+        sayln!(
+            "note: {diverged} of {} replays diverged from the schedule (first: {first})",
             a.times.max(1)
         );
     }
