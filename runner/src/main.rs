@@ -228,7 +228,18 @@ fn targets(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     }
     for p in &out {
         let info = elf::check(p)?;
-        if !info.makes_threads {
+        if info.raw_clone {
+            // Probe 19: a raw task's CLONE_CHILD_CLEARTID wake (the kernel's, at its exit)
+            // never reached the model: a false deadlock, after "creates no thread".
+            eprintln!(
+                "poscheck: warning: {} calls clone() itself: the tasks it creates that way run \
+                 uncontrolled (not scheduled), and what they do to futex words (the kernel's \
+                 CLONE_CHILD_CLEARTID wake at their exit included) does not reach the model: a \
+                 thread waiting for them there may be reported as a deadlock",
+                p.display()
+            );
+        }
+        if !info.makes_threads && !info.raw_clone {
             eprintln!(
                 "poscheck: warning: {} creates no thread (neither it nor its libraries import \
                  pthread_create, thrd_create, std::thread, an OpenMP parallel region, a timer \

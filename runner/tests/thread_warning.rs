@@ -116,3 +116,17 @@ fn single_threaded_programs_are_warned_about() {
         assert!(t.contains("ok=1"), "{}: {t}", prog.display());
     }
 }
+
+#[test]
+fn a_program_that_calls_clone_itself_is_told_its_tasks_run_uncontrolled() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let prog = build(d, "gcc", &["-O1"], "raw_clone.c", "raw_clone");
+    let (warned, t) = warns(d, &prog);
+    assert!(!warned, "not 'creates no thread': {t}");
+    assert!(
+        t.contains("calls clone() itself: the tasks it creates that way run uncontrolled"),
+        "{t}"
+    );
+}

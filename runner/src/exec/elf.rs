@@ -48,6 +48,9 @@ pub struct ElfInfo {
     /// Links Rust's standard library (a symbol of its table names `rust_begin_unwind` or
     /// `__rust_alloc`, mangled or not; unknown, false, for a stripped binary).
     pub rust_std: bool,
+    /// Imports `clone` itself (a raw task, not through `pthread_create`): such tasks run
+    /// uncontrolled.
+    pub raw_clone: bool,
 }
 
 /// Check that `path` is an x86-64 executable ELF (statically linked or not: see
@@ -96,6 +99,7 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
             instrumented: false,
             is_static: true,
             rust_std: links_rust_std(&elf),
+            raw_clone: false,
         });
     }
     let makes_threads = creates_threads(path, &elf);
@@ -106,11 +110,19 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
                 .get_at(s.st_name)
                 .is_some_and(|n| n == "__tsan_init" || n == "__tsan_func_entry")
     });
+    let raw_clone = elf.dynsyms.iter().any(|s| {
+        s.is_import()
+            && elf
+                .dynstrtab
+                .get_at(s.st_name)
+                .is_some_and(|n| n == "clone" || n == "clone3")
+    });
     Ok(ElfInfo {
         makes_threads,
         instrumented,
         is_static: false,
         rust_std: links_rust_std(&elf),
+        raw_clone,
     })
 }
 
