@@ -536,45 +536,35 @@ fn a_kernel_wait_with_a_timeout_longer_than_the_step_timeout_is_no_hang() {
     // than the step timeout while nothing else can run. It announces the wait's timeout, so
     // that is no hang (before: `hang` in every run, with either transport).
     let prog = c_program("timed_kernel_wait");
+    // One try with a 0.5 s step timeout: the outcome of `timed_kernel_wait HOW SECONDS`.
+    let outcome = |name: &str, transport: &str, how: &str, secs: &str| {
+        let args = [
+            "run",
+            "--algo",
+            "pos",
+            "--tries",
+            "1",
+            "--seed",
+            "1",
+            "--no-minimize",
+            "--step-timeout",
+            "0.5",
+            "--transport",
+            transport,
+        ];
+        let tail = [prog.to_str().unwrap(), "--", how, secs];
+        let r = poscheck_json(&scratch().join(name), &args, &tail);
+        r["programs"][0]["outcomes"].clone()
+    };
     for how in ["recv", "poll"] {
         for transport in ["baton", "socket"] {
-            let dir = scratch().join(format!("kwait-{how}-{transport}"));
-            let args = [
-                "run",
-                "--algo",
-                "pos",
-                "--tries",
-                "1",
-                "--seed",
-                "1",
-                "--no-minimize",
-                "--step-timeout",
-                "0.5",
-                "--transport",
-                transport,
-            ];
-            let r = poscheck_json(&dir, &args, &[prog.to_str().unwrap(), "--", how, "1"]);
-            let p = &r["programs"][0];
-            assert_eq!(p["outcomes"]["ok"], 1, "{how} {transport}: {p}");
+            let o = outcome(&format!("kwait-{how}-{transport}"), transport, how, "1");
+            assert_eq!(o["ok"], 1, "{how} {transport}: {o}");
         }
     }
     // A wait without a timeout that never ends stays a hang.
-    let dir = scratch().join("kwait-forever");
-    let args = [
-        "run",
-        "--algo",
-        "pos",
-        "--tries",
-        "1",
-        "--seed",
-        "1",
-        "--no-minimize",
-        "--step-timeout",
-        "0.5",
-    ];
-    let r = poscheck_json(&dir, &args, &[prog.to_str().unwrap(), "--", "recv", "0"]);
-    let p = &r["programs"][0];
-    assert_eq!(p["outcomes"]["hang"], 1, "{p}");
+    let o = outcome("kwait-forever", "baton", "recv", "0");
+    assert_eq!(o["hang"], 1, "{o}");
 }
 
 #[test]

@@ -103,26 +103,23 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
         });
     }
     let makes_threads = creates_threads(path, &elf);
-    let instrumented = elf.dynsyms.iter().any(|s| {
-        s.is_import()
-            && elf
-                .dynstrtab
-                .get_at(s.st_name)
-                .is_some_and(|n| n == "__tsan_init" || n == "__tsan_func_entry")
-    });
-    let raw_clone = elf.dynsyms.iter().any(|s| {
-        s.is_import()
-            && elf
-                .dynstrtab
-                .get_at(s.st_name)
-                .is_some_and(|n| n == "clone" || n == "clone3")
-    });
     Ok(ElfInfo {
         makes_threads,
-        instrumented,
+        instrumented: imports_any(&elf, &["__tsan_init", "__tsan_func_entry"]),
         is_static: false,
         rust_std: links_rust_std(&elf),
-        raw_clone,
+        raw_clone: imports_any(&elf, &["clone", "clone3"]),
+    })
+}
+
+/// Whether `elf` itself imports one of the symbols `names`.
+fn imports_any(elf: &Elf, names: &[&str]) -> bool {
+    elf.dynsyms.iter().any(|s| {
+        s.is_import()
+            && elf
+                .dynstrtab
+                .get_at(s.st_name)
+                .is_some_and(|n| names.contains(&n))
     })
 }
 
