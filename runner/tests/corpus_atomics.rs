@@ -294,11 +294,19 @@ fn a_plain_build_without_a_bug_says_its_atomics_were_not_reordered() {
         "{}",
         text(&o)
     );
-    let args: Vec<&str> = vec![
-        "compare", "--algos", "pos,rw", "--tries", "20", "--seed", "1",
+    let out = dir.path().join("out");
+    let mut all: Vec<&str> = vec![
+        "compare",
+        "--algos",
+        "pos,rw",
+        "--tries",
+        "20",
+        "--seed",
+        "1",
+        "--out-dir",
+        out.to_str().unwrap(),
     ];
     let paths = [&plain_c, &plain_cxx, &inst];
-    let mut all = args.clone();
     all.extend(paths.iter().map(|p| p.to_str().unwrap()));
     let o = poscheck(&all);
     let t = text(&o);

@@ -242,8 +242,11 @@ fn doacross_waits_are_set_aside_at_once_and_bugs_after_them_are_found() {
     // kernel's time slices (about 0.3 s a run instead of a few ms).
     let run = |prog: &Path, algo: &str| {
         let json = dir.path().join(format!("doacross-{algo}.json"));
+        let out = dir.path().join("out");
         let o = poscheck(&[
             "run",
+            "--out-dir",
+            out.to_str().unwrap(),
             "--algo",
             algo,
             "--tries",
