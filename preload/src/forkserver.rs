@@ -284,20 +284,8 @@ fn read_notice(fd: c_int) -> Option<Notice> {
 /// A fork copies only the calling thread, so the server must be alone.
 fn threads() -> Option<usize> {
     let mut buf = [0u8; 1024];
-    // SAFETY: open/read/close of a proc file into a local buffer.
-    let n = unsafe {
-        let fd = libc::open(
-            c"/proc/self/stat".as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        );
-        if fd < 0 {
-            return None;
-        }
-        let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
-        real::close(fd);
-        n
-    };
-    let text = buf.get(..usize::try_from(n).ok()?)?;
+    let n = read_proc(c"/proc/self/stat", &mut buf)?;
+    let text = &buf[..n];
     // The fields after the command name (which may hold anything but ends at the last ')'):
     // state, ppid, ..., the 18th is num_threads.
     let after = &text[text.iter().rposition(|&c| c == b')')? + 1..];
@@ -306,6 +294,22 @@ fn threads() -> Option<usize> {
         .filter(|f| !f.is_empty())
         .nth(17)?;
     std::str::from_utf8(field).ok()?.parse().ok()
+}
+
+/// Read the proc file `path` into `buf` without the heap (one `read`: proc files this small
+/// come whole); the bytes read, `None` if it cannot be read.
+fn read_proc(path: &std::ffi::CStr, buf: &mut [u8]) -> Option<usize> {
+    // SAFETY: open/read/close of a file named by a NUL-terminated path into `buf`.
+    let n = unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return None;
+        }
+        let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+        real::close(fd);
+        n
+    };
+    usize::try_from(n).ok()
 }
 
 /// Receive one request frame with its two pipes; `None` at EOF.
@@ -459,28 +463,12 @@ fn sweep(keep: &[Option<libc::pid_t>]) {
     }
 }
 
-/// The server's children as `/proc/self/task/TID/children` lists them (pids separated by
-/// spaces), read into `buf` without the heap; empty if unreadable. A longer list is cut at
-/// the buffer's end, and the rest is seen once the first are gone.
+/// The server's children as `/proc/thread-self/children` lists them (pids separated by
+/// spaces; the server has one thread), read into `buf` without the heap; empty if
+/// unreadable. A longer list is cut at the buffer's end, and the rest is seen once the
+/// first are gone.
 fn children(buf: &mut [u8; 4096]) -> &[u8] {
-    // SAFETY: getpid has no preconditions; the server has one thread, its tid is its pid.
-    let me = unsafe { libc::getpid() };
-    let mut path = [0u8; 64];
-    let mut w = &mut path[..63];
-    if std::io::Write::write_fmt(&mut w, format_args!("/proc/self/task/{me}/children")).is_err() {
-        return &[];
-    }
-    // SAFETY: open/read/close of a proc file (NUL-terminated path) into the caller's buffer.
-    let n = unsafe {
-        let fd = libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return &[];
-        }
-        let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
-        real::close(fd);
-        n
-    };
-    let n = usize::try_from(n).unwrap_or(0);
+    let n = read_proc(c"/proc/thread-self/children", buf).unwrap_or(0);
     // A cut last entry is dropped (it is read whole in a later round).
     let end = if n == buf.len() {
         buf.iter().rposition(|&c| c == b' ').unwrap_or(0)

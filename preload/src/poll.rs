@@ -29,7 +29,8 @@ const MS: u64 = 1_000_000;
 /// and `--real-sleep` just make the call.
 fn in_virtual_time(ns: Option<u64>, idle: bool, call: impl FnOnce() -> c_int) -> c_int {
     if idle && ns.is_some_and(|_| clock::virtual_now().is_some()) {
-        return kernel_wait_in_virtual_time(ns, || 0, |_| true);
+        // No kernel wait: nothing to announce.
+        return wait_then_sleep(ns, false, || 0, |_| true);
     }
     kernel_wait_in_virtual_time(ns, call, |r| r == 0)
 }
@@ -45,12 +46,23 @@ pub(crate) fn kernel_wait_in_virtual_time<R: Copy>(
     call: impl FnOnce() -> R,
     timed_out: impl FnOnce(R) -> bool,
 ) -> R {
+    wait_then_sleep(ns, true, call, timed_out)
+}
+
+/// [`kernel_wait_in_virtual_time`]; `in_kernel`: `call` waits in the kernel, so the thread
+/// first announces the wait's timeout (`Msg::KernelWait`): it ends by itself within `ns` of
+/// real time, which is no hang even when nothing else can run (a 5 s receive timeout the
+/// program relies on).
+fn wait_then_sleep<R: Copy>(
+    ns: Option<u64>,
+    in_kernel: bool,
+    call: impl FnOnce() -> R,
+    timed_out: impl FnOnce(R) -> bool,
+) -> R {
     let (Some(ns), Some(t0)) = (ns, ns.and_then(|_| clock::virtual_now())) else {
         return call();
     };
-    // The wait ends by itself within `ns` of real time: no hang before then, even when
-    // nothing else can run (a 5 s receive timeout the program relies on).
-    if let Some(me) = crate::conn::me() {
+    if let Some(me) = crate::conn::me().filter(|_| in_kernel) {
         me.notify(&pos_sched::protocol::Msg::KernelWait { ns });
     }
     let r = call();

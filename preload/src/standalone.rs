@@ -650,7 +650,9 @@ pub fn local_observed(tid: Tid, frames: &[u8]) {
     }
 }
 
-/// `SemInit`, `BarrierInit`, `OnceInit` or `MutexInit` from a thread that posts in-process.
+/// A notification from thread `tid`, which posts in-process: an initialisation (`SemInit`,
+/// `BarrierInit`, `OnceInit`, `MutexInit`), a kernel wait's timeout (`KernelWait`) or its
+/// going on outside control (`Leaving`).
 pub fn local_notify(tid: Tid, msg: &Msg) {
     let mut g = lock();
     let _p = crate::alloc::Private::enter();
@@ -661,7 +663,7 @@ pub fn local_notify(tid: Tid, msg: &Msg) {
             return;
         }
         if let Msg::Leaving = *msg {
-            if run.leaving(tid) {
+            if run.set_aside(tid) {
                 // This thread goes on outside: another gets the turn.
                 run.decide_all(None);
             }
@@ -758,10 +760,9 @@ struct Run {
     /// Since when nothing happened, and when silent threads were last looked up.
     quiet: Instant,
     probed: Instant,
-    /// A thread announced a kernel wait with a timeout ([`Msg::KernelWait`]): until then a
-    /// silence is no hang.
-    excused_until: Option<Instant>,
-    /// Times a silence was excused so: added to the steps of the sign of life, so that the
+    /// Kernel waits with a timeout that threads announced ([`Msg::KernelWait`]).
+    kernel_waits: silent::KernelWaits,
+    /// Times a silence was excused for them: added to the steps of the sign of life, so that the
     /// runner sees the run move as well.
     excused: u64,
     /// When virtual time last ticked while the run waited for a thread outside control
@@ -803,7 +804,7 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
         observed: std::collections::HashSet::new(),
         outside: 0,
         quiet: now,
-        excused_until: None,
+        kernel_waits: silent::KernelWaits::default(),
         excused: 0,
         probed: now,
         ticked: now,
@@ -926,13 +927,8 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
             run.quiet = Instant::now();
             continue;
         }
-        if timed_out
-            && run
-                .excused_until
-                .is_some_and(|u| Instant::now() < u + millis(cfg.step_timeout_ms))
-        {
-            // A thread waits in the kernel with a timeout: it comes back by itself (a step
-            // timeout after its timeout is its own silence again).
+        if timed_out && run.kernel_waits.excuse(millis(cfg.step_timeout_ms)) {
+            // A thread waits in the kernel with a timeout: it comes back by itself.
             run.quiet = Instant::now();
             run.excused += 1;
             continue;
@@ -1029,9 +1025,9 @@ impl Run {
         self.posts.iter().any(|&(p, _, _)| p == t)
     }
 
-    /// Running thread `t` goes on outside control ([`Msg::Leaving`]): set aside now.
-    /// Returns whether it was.
-    fn leaving(&mut self, t: Tid) -> bool {
+    /// Set running thread `t` aside as outside control: found so in `/proc` ([`Run::probe`]),
+    /// or it said it goes on outside ([`Msg::Leaving`]). Returns whether it was.
+    fn set_aside(&mut self, t: Tid) -> bool {
         let Some(coord) = self.coord.as_mut() else {
             return false;
         };
@@ -1047,8 +1043,7 @@ impl Run {
     /// is excused until then, and virtual time does not pass the wait's deadline while it
     /// is outside ([`Coordinator::kernel_wait`]).
     fn kernel_wait(&mut self, t: Tid, ns: u64) {
-        let until = Instant::now() + std::time::Duration::from_nanos(ns);
-        self.excused_until = Some(self.excused_until.map_or(until, |u| u.max(until)));
+        self.kernel_waits.announce(ns);
         if let Some(coord) = self.coord.as_mut() {
             coord.kernel_wait(t, ns);
             self.log.push(LogRec::KernelWait { t, ns });
@@ -1111,7 +1106,7 @@ impl Run {
             {
                 continue;
             }
-            let Some(coord) = self.coord.as_mut() else {
+            let Some(coord) = self.coord.as_ref() else {
                 return;
             };
             let outside = view == Silent::BlockedOutside
@@ -1119,9 +1114,8 @@ impl Run {
                     && view == Silent::RunningUserCode
                     && (coord.state().others_could_run(t)
                         || self.posts.iter().any(|&(p, _, _)| p != t)));
-            if outside && coord.mark_outside(t).is_ok() {
-                self.log.push(LogRec::Outside { t });
-                self.outside += 1;
+            if outside {
+                self.set_aside(t);
             }
         }
     }
@@ -1365,7 +1359,7 @@ impl Run {
             }
             Msg::Leaving => {
                 if let Some(t) = self.peers[i].tid {
-                    self.leaving(t);
+                    self.set_aside(t);
                 }
             }
             // An observed access (`auto` points) matters only to the runner's race detector.

@@ -487,9 +487,6 @@ mod tests {
         assert_eq!(result, crate::state::code::ETIMEDOUT);
     }
 
-    /// Probe 17's `sleep_jump_setaside`: main wakes a reader blocked in `read` (set aside
-    /// outside control) with a pipe write and joins it, while a third thread sleeps 100 s.
-    /// Time must not jump to the sleep's end before the reader is back: it passes in ticks.
     #[test]
     fn ticks_stop_at_the_deadline_of_a_kernel_wait_still_outside() {
         // A reader waits in the kernel for at most 5 ms (it announced it), a sender sleeps
@@ -533,6 +530,9 @@ mod tests {
         assert_eq!((tid, now), (sender, 20_000_000));
     }
 
+    /// Probe 17's `sleep_jump_setaside`: main wakes a reader blocked in `read` (set aside
+    /// outside control) with a pipe write and joins it, while a third thread sleeps 100 s.
+    /// Time must not jump to the sleep's end before the reader is back: it passes in ticks.
     #[test]
     fn while_a_thread_is_outside_control_time_passes_in_ticks() {
         let mut rw = RandomWalk::new();

@@ -2,7 +2,7 @@
 //! in `/proc/PID/task/TID/{stat,syscall}`. The runner and libpos's standalone mode both look
 //! threads up there (each in its own process); what the texts mean is decided here once.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What the kernel shows of a silent granted thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,9 +81,44 @@ pub fn outside_signal_grace(
     }
 }
 
+/// The kernel waits with a timeout that threads announced before making them
+/// ([`crate::protocol::Msg::KernelWait`]): such a thread comes back by itself, so a silence
+/// is no hang until a step timeout after the latest announced wait's end (the runner's
+/// socket loop and libpos's in-program judge both ask).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KernelWaits {
+    until: Option<Instant>,
+}
+
+impl KernelWaits {
+    /// A thread is about to wait in the kernel for at most `ns`.
+    pub fn announce(&mut self, ns: u64) {
+        let until = Instant::now() + Duration::from_nanos(ns);
+        self.until = Some(self.until.map_or(until, |u| u.max(until)));
+    }
+
+    /// Whether a silence now is excused (see the type's doc).
+    pub fn excuse(&self, step_timeout: Duration) -> bool {
+        self.until
+            .is_some_and(|u| Instant::now() < u + step_timeout)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_announced_kernel_wait_excuses_silence_until_a_step_timeout_after_it() {
+        let mut w = KernelWaits::default();
+        assert!(!w.excuse(Duration::from_secs(2)), "nothing announced");
+        w.announce(0);
+        assert!(w.excuse(Duration::from_secs(2)));
+        assert!(!w.excuse(Duration::ZERO), "a wait of 0 ns ended already");
+        w.announce(3_600_000_000_000);
+        w.announce(0);
+        assert!(w.excuse(Duration::ZERO), "the longest wait counts");
+    }
 
     #[test]
     fn classify_reads_state_then_syscall() {

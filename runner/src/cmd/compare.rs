@@ -827,15 +827,18 @@ pub fn plain_build_note<'a>(
 ) -> Option<String> {
     let reports: Vec<&ProgramReport> = reports.into_iter().collect();
     let mut names: Vec<&str> = Vec::new();
-    for r in &reports {
-        let found = reports.iter().any(|o| o.path == r.path && o.hits > 0);
-        let plain = !found
+    for (k, r) in reports.iter().enumerate() {
+        // Each program once (compare has a report per algorithm), its ELF read only if it
+        // qualifies otherwise.
+        let first = !reports[..k].iter().any(|o| o.path == r.path);
+        let plain = first
+            && !reports.iter().any(|o| o.path == r.path && o.hits > 0)
             && r.points == crate::points::SYNC
             && r.backend == crate::exec::session::Backend::Preload.name()
             && r.tries > 0
             && crate::exec::elf::check(Path::new(&r.path))
                 .is_ok_and(|i| i.makes_threads && !i.instrumented && !i.rust_std);
-        if plain && !names.contains(&r.name.as_str()) {
+        if plain {
             names.push(&r.name);
         }
     }

@@ -898,9 +898,8 @@ struct Loop<'c> {
     /// Every thread is blocked and the program handles a signal: until this moment, a
     /// signal from outside the run may still end a wait ([`Loop::outside_grace`]).
     grace_until: Option<Instant>,
-    /// A thread announced a kernel wait with a timeout ([`Msg::KernelWait`]): until then a
-    /// silence is no hang.
-    excused_until: Option<Instant>,
+    /// Kernel waits with a timeout that threads announced ([`Msg::KernelWait`]).
+    kernel_waits: silent::KernelWaits,
 }
 
 /// Where to look for a controlled thread in `/proc`.
@@ -944,7 +943,7 @@ impl<'c> Loop<'c> {
             observed: std::collections::HashSet::new(),
             interrupted: Vec::new(),
             grace_until: None,
-            excused_until: None,
+            kernel_waits: silent::KernelWaits::default(),
         }
     }
 
@@ -1009,12 +1008,8 @@ impl<'c> Loop<'c> {
                             }
                         }
                     } else if self.silence.quiet_for() >= self.cfg.step_timeout {
-                        if self
-                            .excused_until
-                            .is_some_and(|u| Instant::now() < u + self.cfg.step_timeout)
-                        {
-                            // A thread waits in the kernel with a timeout: it comes back
-                            // (a step timeout after its timeout is its own silence again).
+                        if self.kernel_waits.excuse(self.cfg.step_timeout) {
+                            // A thread waits in the kernel with a timeout: it comes back.
                             self.silence.heard();
                             continue;
                         }
@@ -1282,8 +1277,7 @@ impl<'c> Loop<'c> {
                 }
             }
             Msg::KernelWait { ns } => {
-                let until = Instant::now() + Duration::from_nanos(ns);
-                self.excused_until = Some(self.excused_until.map_or(until, |u| u.max(until)));
+                self.kernel_waits.announce(ns);
                 if let Some(t) = tid {
                     coord.kernel_wait(t, ns);
                 }
