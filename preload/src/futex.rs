@@ -163,6 +163,10 @@ pub(crate) unsafe fn futex(me: Me, args: Args) -> Option<c_long> {
             if word.load(Ordering::SeqCst) != val as u32 {
                 return Some(fail(libc::EAGAIN));
             }
+            if crate::rawclone::cleared_by_kernel(uaddr as usize) {
+                // Only the kernel wakes it, at a cloned task's exit: wait there.
+                return None;
+            }
             let ts = timeout as *const libc::timespec;
             let deadline = if ts.is_null() {
                 Ok(NO_DEADLINE)

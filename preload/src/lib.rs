@@ -51,6 +51,7 @@ pub mod journal;
 pub mod omp;
 pub mod poll;
 pub mod process;
+pub mod rawclone;
 pub mod real;
 pub mod signal;
 pub mod sockopt;

@@ -229,13 +229,12 @@ fn targets(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     for p in &out {
         let info = elf::check(p)?;
         if info.raw_clone {
-            // Probe 19: a raw task's CLONE_CHILD_CLEARTID wake (the kernel's, at its exit)
-            // never reached the model: a false deadlock, after "creates no thread".
+            // Probe 19: a raw task was said to be "no thread"; its CLONE_CHILD_CLEARTID
+            // wake is now waited for in the kernel (`preload/src/rawclone.rs`).
             eprintln!(
                 "poscheck: warning: {} calls clone() itself: the tasks it creates that way run \
-                 uncontrolled (not scheduled), and what they do to futex words (the kernel's \
-                 CLONE_CHILD_CLEARTID wake at their exit included) does not reach the model: a \
-                 thread waiting for them there may be reported as a deadlock",
+                 uncontrolled (not scheduled) and their futex wakes do not reach the model; a \
+                 wait for a task's exit on its CLONE_CHILD_CLEARTID word is left to the kernel",
                 p.display()
             );
         }
