@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Where the private region is mapped (32 TiB: between a PIE's heap near 0x5555_5555_0000
 /// and the libraries and stacks below 0x7fff_ffff_f000).
-const BASE: usize = 0x2000_0000_0000;
+pub(crate) const BASE: usize = 0x2000_0000_0000;
 /// Size of the reservation.
 const SIZE: usize = 1 << 34;
 /// The first address past the region (the run's journal is mapped there, see `journal`).

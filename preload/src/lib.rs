@@ -53,6 +53,7 @@ pub mod poll;
 pub mod process;
 pub mod rawclone;
 pub mod real;
+pub mod rlimit;
 pub mod signal;
 pub mod sockopt;
 pub mod standalone;
