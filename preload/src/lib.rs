@@ -207,6 +207,7 @@ extern "C" fn init() {
         return;
     }
     let busy = Busy::enter();
+    alloc::find_lsan();
     if runner_mode {
         start_mask();
     } else {

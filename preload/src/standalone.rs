@@ -365,6 +365,7 @@ fn launch(cfg: Config, strategy: Box<dyn Strategy>) -> Result<(), String> {
     std::thread::Builder::new()
         .name("poscheck".into())
         .spawn(move || {
+            crate::alloc::hidden_thread_allocates_privately();
             let _b = Busy::enter();
             block_signals();
             serve(listener, strategy, cfg)

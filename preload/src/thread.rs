@@ -343,6 +343,16 @@ static EXIT_CODE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::n
 static EXIT_PENDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 /// [`at_process_exit`] is registered with the C library.
 static EXIT_HOOKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The thread (`pthread_self`) whose `exit` is in progress (with [`EXIT_PENDING`]).
+static EXIT_THREAD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Whether the calling thread is running the process's exit handlers (its `exit` is in
+/// progress, its `ProcessExit` not posted yet).
+pub(crate) fn in_exit_handlers_here() -> bool {
+    EXIT_PENDING.load(Ordering::SeqCst)
+        // SAFETY: pthread_self has no preconditions.
+        && EXIT_THREAD.load(Ordering::SeqCst) == unsafe { libc::pthread_self() } as usize
+}
 
 /// Register [`at_process_exit`] (libpos's constructor, before the program's constructors
 /// and `main` register theirs: it runs after them). `atexit` allocates nothing for its first
@@ -391,6 +401,7 @@ pub unsafe extern "C" fn exit(code: c_int) -> ! {
         && std::process::id() == conn::PID.load(Ordering::Relaxed);
     if hooked && !EXIT_PENDING.swap(true, Ordering::SeqCst) {
         EXIT_CODE.store(code, Ordering::SeqCst);
+        EXIT_THREAD.store(libc::pthread_self() as usize, Ordering::SeqCst);
     } else {
         process_exit(code);
     }

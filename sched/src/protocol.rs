@@ -113,6 +113,18 @@ pub enum Msg {
 /// stack-allocated objects) is the same with and without caller pcs.
 pub const ENV_CALLER_PCS: &str = "POSCHECK_CALLER_PCS";
 
+/// Set to `1` by the runner for a program built with AddressSanitizer or LeakSanitizer:
+/// libpos then has LeakSanitizer ignore the blocks it allocates (its seats, the run's
+/// bookkeeping), which live on in memory the leak checker does not scan and were reported
+/// as the program's leaks, failing every run.
+pub const ENV_LSAN: &str = "POSCHECK_LSAN";
+
+/// Set by the runner for an executable that has a sanitizer runtime linked in (clang's
+/// `-fsanitize=address` or `thread`): `LO-HI`, hexadecimal offsets from the start of the
+/// executable's first mapping, the span of the runtime's code. libpos does not trap the raw
+/// futex calls made there (the runtime's own locks; see `preload/src/trap.rs`).
+pub const ENV_UNTRAPPED: &str = "POSCHECK_UNTRAPPED";
+
 /// The coordinator's answer to a [`Msg::Post`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reply {

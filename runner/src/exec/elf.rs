@@ -51,6 +51,27 @@ pub struct ElfInfo {
     /// Imports `clone` itself (a raw task, not through `pthread_create`): such tasks run
     /// uncontrolled.
     pub raw_clone: bool,
+    /// The sanitizers it is built with, as far as libpos must know (see [`Sanitizers`]).
+    pub sanitizers: Sanitizers,
+}
+
+/// What a sanitizer build needs from the run's environment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sanitizers {
+    /// The sanitizer runtimes it links as shared libraries (gcc's `-fsanitize=address` or
+    /// `thread`: `libasan.so.8`, `libtsan.so.2`, ...): they go before libpos in its
+    /// `LD_PRELOAD`. Each insists on coming first in the process's library list
+    /// (AddressSanitizer stops the program otherwise: "ASan runtime does not come first in
+    /// initial library list"), and ThreadSanitizer's, loaded after libpos, crashed or hung
+    /// every run of a correct program.
+    pub preload: Vec<String>,
+    /// LeakSanitizer runs at its exit (AddressSanitizer's or LeakSanitizer's runtime, shared
+    /// or linked in, as clang links it): libpos's own blocks must be hidden from it
+    /// ([`pos_sched::protocol::ENV_LSAN`]).
+    pub lsan: bool,
+    /// A runtime linked into the executable (clang): the span of its code, as offsets from
+    /// the executable's first mapping ([`pos_sched::protocol::ENV_UNTRAPPED`]).
+    pub linked_in: Option<(u64, u64)>,
 }
 
 /// Check that `path` is an x86-64 executable ELF (statically linked or not: see
@@ -100,15 +121,116 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
             is_static: true,
             rust_std: links_rust_std(&elf),
             raw_clone: false,
+            sanitizers: Sanitizers::default(),
         });
     }
     let makes_threads = creates_threads(path, &elf);
+    let preload = runtimes_of(&elf);
+    // With ThreadSanitizer's own runtime loaded, the memory-access callbacks are its own:
+    // libpos never sees them, as in a plain build.
+    let own_tsan = preload.iter().any(|l| l.starts_with("libtsan.so"));
+    let lsan = preload
+        .iter()
+        .any(|l| l.starts_with("libasan.so") || l.starts_with("liblsan.so"))
+        || defines_any(&elf, &["__lsan_disable"]);
+    let sanitizers = Sanitizers {
+        preload,
+        lsan,
+        linked_in: linked_in_runtime(&elf),
+    };
     Ok(ElfInfo {
         makes_threads,
-        instrumented: imports_any(&elf, &["__tsan_init", "__tsan_func_entry"]),
+        instrumented: !own_tsan && imports_any(&elf, &["__tsan_init", "__tsan_func_entry"]),
         is_static: false,
         rust_std: links_rust_std(&elf),
         raw_clone: imports_any(&elf, &["clone", "clone3"]),
+        sanitizers,
+    })
+}
+
+/// The span of the code of a sanitizer runtime linked into the executable (clang links its
+/// runtimes so), from its symbol table: the lowest and the highest end of the functions
+/// whose names are the runtimes' (`__sanitizer`, `__asan`, `__lsan`, `__tsan`, ... and
+/// their C++ namespaces), as offsets from the start of its first mapping (its lowest
+/// loadable segment, page-aligned). `None` without such functions or a symbol table.
+fn linked_in_runtime(elf: &Elf) -> Option<(u64, u64)> {
+    const NAMES: &[&str] = &[
+        "sanitizer",
+        "asan",
+        "lsan",
+        "tsan",
+        "msan",
+        "ubsan",
+        "hwasan",
+        "interception",
+        "interceptor",
+        "sancov",
+    ];
+    let runtime = |name: &str| {
+        let plain = name.trim_start_matches('_');
+        // `_ZN11__sanitizer...`: a C++ name in the runtime's namespace.
+        let nested = name
+            .strip_prefix("_ZN")
+            .map(|r| r.trim_start_matches(|c: char| c.is_ascii_digit()))
+            .map(|r| r.trim_start_matches('_'));
+        NAMES
+            .iter()
+            .any(|n| plain.starts_with(n) || nested.is_some_and(|r| r.starts_with(n)))
+    };
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    for s in elf.syms.iter() {
+        if s.is_function() && s.st_value != 0 && elf.strtab.get_at(s.st_name).is_some_and(runtime) {
+            lo = lo.min(s.st_value);
+            hi = hi.max(s.st_value + s.st_size.max(1));
+        }
+    }
+    if lo >= hi {
+        return None;
+    }
+    let base = elf
+        .program_headers
+        .iter()
+        .filter(|p| p.p_type == program_header::PT_LOAD)
+        .map(|p| p.p_vaddr & !0xfff)
+        .min()?;
+    Some((lo.checked_sub(base)?, hi.checked_sub(base)?))
+}
+
+/// The shared sanitizer runtimes a program links (its `DT_NEEDED` entries).
+fn runtimes_of(elf: &Elf) -> Vec<String> {
+    const RUNTIMES: &[&str] = &["libasan.so", "libtsan.so", "liblsan.so", "libhwasan.so"];
+    elf.libraries
+        .iter()
+        .filter(|l| RUNTIMES.iter().any(|r| l.starts_with(r)))
+        .map(|l| l.to_string())
+        .collect()
+}
+
+/// The sanitizers `program` is built with ([`ElfInfo::sanitizers`]), read once per program
+/// and process (every run's environment needs them). None when the file cannot be read as
+/// an ELF (the run then says why).
+pub fn sanitizers(program: &Path) -> Sanitizers {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static SEEN: OnceLock<Mutex<HashMap<std::path::PathBuf, Sanitizers>>> = OnceLock::new();
+    let mut seen = SEEN
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    seen.entry(program.to_path_buf())
+        .or_insert_with(|| check(program).map(|i| i.sanitizers).unwrap_or_default())
+        .clone()
+}
+
+/// Whether `elf` exports (defines) one of the symbols `names`.
+fn defines_any(elf: &Elf, names: &[&str]) -> bool {
+    elf.dynsyms.iter().any(|s| {
+        !s.is_import()
+            && s.st_value != 0
+            && elf
+                .dynstrtab
+                .get_at(s.st_name)
+                .is_some_and(|n| names.contains(&n))
     })
 }
 

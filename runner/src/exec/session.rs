@@ -611,6 +611,16 @@ fn program_env(cfg: &RunConfig) -> Vec<(OsString, OsString)> {
     if cfg.real_sleep {
         env.push(("POS_REAL_SLEEP".into(), "1".into()));
     }
+    let sanitizers = super::elf::sanitizers(&cfg.program);
+    if sanitizers.lsan {
+        env.push((pos_sched::protocol::ENV_LSAN.into(), "1".into()));
+    }
+    if let Some((lo, hi)) = sanitizers.linked_in {
+        env.push((
+            pos_sched::protocol::ENV_UNTRAPPED.into(),
+            format!("{lo:x}-{hi:x}").into(),
+        ));
+    }
     // libgomp (OpenMP) spins before it sleeps in a futex: under control a spin has no
     // scheduling point and only burns the granted thread's time (or, with an active
     // policy, never ends). Passive waiting goes straight to the futex, a scheduling
@@ -726,8 +736,15 @@ fn sweep_stale_run_dirs(parent: &Path) {
     }
 }
 
+/// `LD_PRELOAD` for the program: the sanitizer runtimes it links first (gcc's shared ASan
+/// and TSan runtimes must lead the library list), then libpos, then the user's own.
 fn preload_value(cfg: &RunConfig) -> OsString {
-    let mut v: OsString = cfg.libpos.clone().into();
+    let mut v = OsString::new();
+    for lib in super::elf::sanitizers(&cfg.program).preload {
+        v.push(lib);
+        v.push(":");
+    }
+    v.push(&cfg.libpos);
     if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|o| !o.is_empty()) {
         v.push(":");
         v.push(old);
