@@ -46,8 +46,13 @@ def binaries():
 
 
 # The longest binaries in recent runs start first, so that the pool does not end on one of
-# them alone (seconds on a quiet 2-core machine, 2026-11-27).
-LONGEST = ["corpus_cancel", "points", "corpus_blocked", "corpus_futex", "e2e", "ptrace_backend"]
+# them alone (longest first, as measured on 2 cores on 2026-11-28: corpus_vtime 217 s,
+# corpus_cancel 122 s, corpus_futex 76 s, corpus_sanitizers 73 s, points 64 s, ...; before,
+# corpus_vtime started late and ran alone at the end).
+LONGEST = [
+    "corpus_vtime", "corpus_cancel", "corpus_futex", "corpus_sanitizers", "points", "lib",
+    "corpus_signals", "corpus_blocked", "corpus_timers", "ptrace_backend", "transport", "e2e",
+]
 
 
 def order(bins):

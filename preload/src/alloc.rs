@@ -211,7 +211,13 @@ fn private_here(layout: Layout) -> bool {
         && layout.align() <= MAX_ALIGN
         && (((ON.load(Ordering::Relaxed) || FORCED.load(Ordering::Relaxed))
             && OWNER.load(Ordering::Relaxed) == me())
-            || HIDDEN.load(Ordering::Relaxed) == me())
+            || hidden_here())
+}
+
+/// Whether the calling thread is the hidden thread allocating privately ([`HIDDEN`]).
+fn hidden_here() -> bool {
+    let h = HIDDEN.load(Ordering::Relaxed);
+    h != 0 && h == me()
 }
 
 /// The hidden thread (`pthread_self`), when its allocations come from the private region
@@ -355,5 +361,11 @@ mod tests {
         assert_eq!(class(l(8, 64)), 6);
         assert_eq!(class(l(4096, 4096)), 12);
         assert_eq!(class(l(5000, 8)), 13);
+    }
+
+    #[test]
+    fn the_lsan_flag_is_read_under_the_runner_s_name() {
+        // `find_lsan` reads it with `getenv` and a C literal (no allocation).
+        assert_eq!(pos_sched::protocol::ENV_LSAN, "POSCHECK_LSAN");
     }
 }
