@@ -85,16 +85,17 @@ fn ours() -> u64 {
     total
 }
 
-/// `prlimit64` on this process, through the system call (glibc's `setrlimit` and
-/// `getrlimit` are this call).
-unsafe fn prlimit_self(
+/// `prlimit64(pid, ...)`, through the system call (glibc's `setrlimit`, `getrlimit` and
+/// `prlimit` are this call).
+unsafe fn prlimit_raw(
+    pid: libc::pid_t,
     resource: libc::c_int,
     new: *const libc::rlimit,
     old: *mut libc::rlimit,
 ) -> libc::c_int {
     crate::real::syscall(
         libc::SYS_prlimit64,
-        0,
+        pid as libc::c_long,
         resource as libc::c_long,
         new as libc::c_long,
         old as libc::c_long,
@@ -137,7 +138,8 @@ unsafe fn limit(
             want,
         ));
     }
-    let r = prlimit_self(
+    let r = prlimit_raw(
+        0,
         resource,
         set.as_ref().map_or(std::ptr::null(), |(k, _)| k),
         &mut kernel_old,
@@ -181,8 +183,7 @@ pub unsafe extern "C" fn setrlimit(
     resource: libc::c_int,
     rlim: *const libc::rlimit,
 ) -> libc::c_int {
-    limit(resource, rlim, std::ptr::null_mut())
-        .unwrap_or_else(|| prlimit_self(resource, rlim, std::ptr::null_mut()))
+    prlimit(0, resource, rlim, std::ptr::null_mut())
 }
 
 /// `setrlimit64` (the same call on 64-bit).
@@ -194,7 +195,7 @@ pub unsafe extern "C" fn setrlimit64(
     resource: libc::c_int,
     rlim: *const libc::rlimit,
 ) -> libc::c_int {
-    setrlimit(resource, rlim)
+    prlimit(0, resource, rlim, std::ptr::null_mut())
 }
 
 /// `getrlimit`: an address-space limit reads as the program set it.
@@ -203,8 +204,7 @@ pub unsafe extern "C" fn setrlimit64(
 /// As `getrlimit(2)`.
 #[no_mangle]
 pub unsafe extern "C" fn getrlimit(resource: libc::c_int, rlim: *mut libc::rlimit) -> libc::c_int {
-    limit(resource, std::ptr::null(), rlim)
-        .unwrap_or_else(|| prlimit_self(resource, std::ptr::null(), rlim))
+    prlimit(0, resource, std::ptr::null(), rlim)
 }
 
 /// `getrlimit64` (the same call on 64-bit).
@@ -216,11 +216,11 @@ pub unsafe extern "C" fn getrlimit64(
     resource: libc::c_int,
     rlim: *mut libc::rlimit,
 ) -> libc::c_int {
-    getrlimit(resource, rlim)
+    prlimit(0, resource, std::ptr::null(), rlim)
 }
 
-/// `prlimit`: on this process (pid 0 or its own), as `setrlimit` and `getrlimit`; on
-/// another, unchanged.
+/// `prlimit`: on this process (pid 0 or its own), an address-space limit as the module doc
+/// says; anything else unchanged.
 ///
 /// # Safety
 /// As `prlimit(2)`.
@@ -234,15 +234,7 @@ pub unsafe extern "C" fn prlimit(
     let own = pid == 0 || pid == libc::getpid();
     match own.then(|| limit(resource, new, old)).flatten() {
         Some(r) => r,
-        None => crate::real::syscall(
-            libc::SYS_prlimit64,
-            pid as libc::c_long,
-            resource as libc::c_long,
-            new as libc::c_long,
-            old as libc::c_long,
-            0,
-            0,
-        ) as libc::c_int,
+        None => prlimit_raw(pid, resource, new, old),
     }
 }
 
