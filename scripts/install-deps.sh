@@ -28,6 +28,11 @@ command -v clang-14 >/dev/null 2>&1 || command -v clang >/dev/null 2>&1 || need+
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 # clang++-14 builds the C++ corpus programs (tests/corpus/*/*.cpp) next to g++.
 command -v clang++-14 >/dev/null 2>&1 || need+=(clang-14)
+# clang's sanitizer runtimes (clang -fsanitize=address/thread builds of
+# runner/tests/corpus_sanitizers.rs); clang-14 only recommends them. gcc's (libasan8,
+# libtsan2) come with gcc.
+dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q 'install ok installed' \
+  || need+=(libclang-rt-14-dev)
 # musl-gcc builds the musl-linked static test programs of the ptrace backend
 # (runner/tests/ptrace_*.rs), next to gcc -static (glibc).
 command -v musl-gcc >/dev/null 2>&1 || need+=(musl-tools)
