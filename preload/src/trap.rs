@@ -276,19 +276,16 @@ fn object_path(addr: *const c_void) -> Option<String> {
 
 /// Install the filter and the handler (the process is under control). Returns an error
 /// text when the kernel refuses; the caller says it once.
-/// Sanitizer runtimes (gcc's shared ones), whose futexes are their own locks, not the
-/// program's synchronisation: never trapped. LeakSanitizer's tracer, cloned at the exit's
-/// leak check with every signal blocked, was killed by the kernel at its first trapped
-/// futex (a SIGSYS it blocks is delivered with the default action), and the exiting thread
-/// then waited for it for ever: a `hang` in a few runs in a hundred of a correct gcc
-/// `-fsanitize=address` program.
-const SANITIZER_RUNTIMES: &[&str] = &[
-    "libasan.so",
-    "libtsan.so",
-    "liblsan.so",
-    "libubsan.so",
-    "libhwasan.so",
-];
+/// Sanitizer runtimes with a leak checker (gcc's shared ones), whose futexes are their own
+/// locks, not the program's synchronisation: never trapped. LeakSanitizer's tracer, cloned
+/// at the exit's leak check with every signal blocked, was killed by the kernel at its first
+/// trapped futex (a SIGSYS it blocks is delivered with the default action), and the exiting
+/// thread then waited for it for ever: a `hang` in a few runs in a hundred of a correct gcc
+/// `-fsanitize=address` program. ThreadSanitizer's stay trapped: its `pthread_create`
+/// interceptor waits on a futex for the new thread to start, and modelled, that wait lets
+/// the new thread be scheduled; left to the kernel, the creating thread was set aside after
+/// 30 ms in every run.
+const SANITIZER_RUNTIMES: &[&str] = &["libasan.so", "liblsan.so", "libhwasan.so"];
 
 pub fn install() -> Result<(), String> {
     let maps = std::fs::read_to_string("/proc/self/maps")

@@ -50,8 +50,7 @@ fn correct_sanitizer_builds_are_never_flagged() {
     require_libpos();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    // ThreadSanitizer's runtime starts a thread of its own that sleeps until libpos sets it
-    // aside (30 ms a run, every run `partial`): fewer tries.
+    // A ThreadSanitizer run takes about ten times an AddressSanitizer one: fewer tries.
     let progs = [
         (build(d, "gcc", "address", "ok_counter.c"), 100),
         (build(d, "clang-14", "address", "ok_counter.c"), 100),

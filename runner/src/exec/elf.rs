@@ -69,8 +69,9 @@ pub struct Sanitizers {
     /// or linked in, as clang links it): libpos's own blocks must be hidden from it
     /// ([`pos_sched::protocol::ENV_LSAN`]).
     pub lsan: bool,
-    /// A runtime linked into the executable (clang): the span of its code, as offsets from
-    /// the executable's first mapping ([`pos_sched::protocol::ENV_UNTRAPPED`]).
+    /// A runtime with a leak checker linked into the executable (clang's ASan or LSan): the
+    /// span of its code, as offsets from the executable's first mapping
+    /// ([`pos_sched::protocol::ENV_UNTRAPPED`]).
     pub linked_in: Option<(u64, u64)>,
 }
 
@@ -133,10 +134,13 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
         .iter()
         .any(|l| l.starts_with("libasan.so") || l.starts_with("liblsan.so"))
         || defines_any(&elf, &["__lsan_disable"]);
+    // Only a runtime with a leak checker needs its futexes left alone (see
+    // `preload/src/trap.rs`); ThreadSanitizer's are better modelled.
+    let leak_checker = defines_any(&elf, &["__asan_init", "__lsan_init", "__hwasan_init"]);
     let sanitizers = Sanitizers {
         preload,
         lsan,
-        linked_in: linked_in_runtime(&elf),
+        linked_in: leak_checker.then(|| linked_in_runtime(&elf)).flatten(),
     };
     Ok(ElfInfo {
         makes_threads,
