@@ -211,7 +211,7 @@ fn runtimes_of(elf: &Elf) -> Vec<String> {
 }
 
 /// The sanitizers `program` is built with ([`ElfInfo::sanitizers`]), read once per program
-/// and process (every run's environment needs them). None when the file cannot be read as
+/// and process (every run's environment needs them). Nothing when the file cannot be read as
 /// an ELF (the run then says why).
 pub fn sanitizers(program: &Path) -> Sanitizers {
     use std::collections::HashMap;
