@@ -53,6 +53,10 @@ pub struct ElfInfo {
     pub raw_clone: bool,
     /// The sanitizers it is built with, as far as libpos must know (see [`Sanitizers`]).
     pub sanitizers: Sanitizers,
+    /// The shared libraries it links besides the C and C++ runtimes, libgomp, the
+    /// sanitizers and libpos (libtbb, libglib, libuv, ...): their own code is never
+    /// instrumented, so how their threads share memory is not seen.
+    pub other_libraries: Vec<String>,
 }
 
 /// What a sanitizer build needs from the run's environment.
@@ -123,6 +127,7 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
             rust_std: links_rust_std(&elf),
             raw_clone: false,
             sanitizers: Sanitizers::default(),
+            other_libraries: Vec::new(),
         });
     }
     let makes_threads = creates_threads(path, &elf);
@@ -149,7 +154,37 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
         rust_std: links_rust_std(&elf),
         raw_clone: imports_any(&elf, &["clone", "clone3"]),
         sanitizers,
+        other_libraries: other_libraries(&elf),
     })
+}
+
+/// The `DT_NEEDED` libraries of `elf` that are not the C or C++ runtimes (whose
+/// synchronisation libpos interposes), libgomp (whose waits it traps and interposes), a
+/// sanitizer runtime or libpos ([`ElfInfo::other_libraries`]).
+fn other_libraries(elf: &Elf) -> Vec<String> {
+    const KNOWN: &[&str] = &[
+        "libc.so",
+        "libm.so",
+        "libdl.so",
+        "librt.so",
+        "libpthread.so",
+        "libgcc_s.so",
+        "libstdc++.so",
+        "libatomic.so",
+        "libgomp.so",
+        "ld-linux",
+        "libasan.so",
+        "libtsan.so",
+        "liblsan.so",
+        "libubsan.so",
+        "libhwasan.so",
+        "libpos.so",
+    ];
+    elf.libraries
+        .iter()
+        .filter(|l| !KNOWN.iter().any(|k| l.starts_with(k)))
+        .map(|l| l.to_string())
+        .collect()
 }
 
 /// The span of the code of a sanitizer runtime linked into the executable (clang links its
