@@ -181,6 +181,9 @@ pub(crate) unsafe fn futex(me: Me, args: Args) -> Option<c_long> {
                 Ok(d) => d,
                 Err(e) => return Some(fail(e)),
             };
+            if me.fd == conn::LOCAL_FD {
+                crate::standalone::expect_futex_word(me.tid, val as u32);
+            }
             let r = me
                 .post(Op::FutexWait {
                     addr: uaddr as u64,

@@ -502,6 +502,29 @@ struct Seat {
     /// Kernel id of a thread whose exit was granted just before this thread's turn (0:
     /// none): the thread waits for it to be gone before it goes on ([`await_ktid_gone`]).
     await_ktid: AtomicU32,
+    /// The value its next `FutexWait` post expects in the futex word ([`NO_EXPECT`]: none),
+    /// compared again under the run's lock ([`expect_futex_word`]).
+    expect: AtomicU64,
+}
+
+/// [`Seat::expect`] when no value is expected.
+const NO_EXPECT: u64 = u64::MAX;
+
+/// Thread `tid`'s next `FutexWait` post is made only if the word still holds `val` once
+/// the run's lock is taken; otherwise it returns `EAGAIN` unposted, as the kernel would.
+/// The caller compared the word already, which is exact while it is the one thread granted;
+/// but a thread coming back from outside control runs beside the granted one, and a store
+/// and `FUTEX_WAKE` of that one between the comparison and the post were a wake lost: the
+/// waiter blocked for ever (probe 20: tokio's park, a false `deadlock` in a few runs in a
+/// thousand). Posts take the run's lock, so a wake posted after the store meets the wait.
+pub fn expect_futex_word(tid: Tid, val: u32) {
+    let seat = SEATS
+        .get(tid as usize)
+        .map_or(std::ptr::null_mut(), |s| s.load(Ordering::Relaxed));
+    if !seat.is_null() {
+        // SAFETY: seats are leaked, never freed.
+        unsafe { &*seat }.expect.store(u64::from(val), Ordering::Relaxed);
+    }
 }
 
 /// A thread of this process that posts in-process.
@@ -580,6 +603,7 @@ pub fn local_hello(tid: Tid, ktid: u32) {
         inside: AtomicU32::new(0),
         granted_ns: AtomicU64::new(0),
         await_ktid: AtomicU32::new(0),
+        expect: AtomicU64::new(NO_EXPECT),
     }));
     slot.store(seat as *const Seat as *mut Seat, Ordering::SeqCst);
     if let Some(run) = g.as_mut() {
@@ -604,6 +628,19 @@ pub fn local_post(tid: Tid, op: Op, pc: u64) -> Reply {
     let granted = seat.granted_ns.swap(0, Ordering::Relaxed);
     let waited = (granted != 0).then(|| conn::now_ns().saturating_sub(granted));
     let mut g = lock();
+    let expect = seat.expect.swap(NO_EXPECT, Ordering::Relaxed);
+    if let (Op::FutexWait { addr, .. }, true) = (op, expect != NO_EXPECT) {
+        // SAFETY: the word the futex call named (the caller read it already).
+        let word = unsafe { &*(addr as *const AtomicU32) };
+        if u64::from(word.load(Ordering::SeqCst)) != expect {
+            drop(g);
+            seat.inside.fetch_add(1, Ordering::SeqCst);
+            return Reply {
+                result: libc::EAGAIN,
+                value: 0,
+            };
+        }
+    }
     let private = crate::alloc::Private::enter();
     let mine = match g.as_mut() {
         Some(run) if run.coord.is_some() => {
