@@ -523,7 +523,9 @@ pub fn expect_futex_word(tid: Tid, val: u32) {
         .map_or(std::ptr::null_mut(), |s| s.load(Ordering::Relaxed));
     if !seat.is_null() {
         // SAFETY: seats are leaked, never freed.
-        unsafe { &*seat }.expect.store(u64::from(val), Ordering::Relaxed);
+        unsafe { &*seat }
+            .expect
+            .store(u64::from(val), Ordering::Relaxed);
     }
 }
 
