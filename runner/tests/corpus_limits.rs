@@ -1,7 +1,7 @@
 //! The limits corpus (`tests/corpus/limits/`): programs that limit their own address space
 //! or data segment with `setrlimit` (C, C++ with g++ and clang++-14, Rust, OpenMP). libpos's
 //! own reservations (its 16 GiB private heap among them) are not charged to the program: the
-//! correct programs are never flagged in 200 tries of rw, pct3, pos and auto, read their
+//! correct programs are never flagged in 100 tries of rw, pct3, pos and auto, read their
 //! limit back as they set it, and still meet it (a reservation far past it fails); before
 //! 2026-11-28 every run failed (`pthread_create` with `EAGAIN`, a `std::thread` or libgomp
 //! that could not start). A lost update in such a program is found and replays.
@@ -51,10 +51,10 @@ fn programs_that_limit_their_address_space_are_never_flagged() {
     ];
     for prog in &progs {
         for algo in common::ALGOS {
-            let (p, o) = common::run_200(d, prog, algo, &[], |_| {});
+            let (p, o) = common::run_tries(d, prog, algo, 100, &[], |_| {});
             assert_eq!(
                 outcome_count(&p, "ok"),
-                200,
+                100,
                 "{} {algo}: {}",
                 prog.display(),
                 text(&o)

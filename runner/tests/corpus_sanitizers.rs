@@ -8,7 +8,7 @@
 //! Before 2026-11-28 a gcc AddressSanitizer build was an error in every run (its runtime
 //! refused to start behind libpos), a gcc ThreadSanitizer build crashed or hung most runs,
 //! and LeakSanitizer reported libpos's blocks as leaks; the correct programs here are now
-//! never flagged in rw, pct3, pos and auto (100 tries, 25 for ThreadSanitizer builds). A use after free that needs one
+//! never flagged in rw, pct3, pos and auto (60 tries, 15 for ThreadSanitizer builds). A use after free that needs one
 //! preemption is found by AddressSanitizer's report, and its schedule replays.
 
 mod common;
@@ -52,12 +52,12 @@ fn correct_sanitizer_builds_are_never_flagged() {
     let d = dir.path();
     // A ThreadSanitizer run takes about ten times an AddressSanitizer one: fewer tries.
     let progs = [
-        (build(d, "gcc", "address", "ok_counter.c"), 100),
-        (build(d, "clang-14", "address", "ok_counter.c"), 100),
-        (build(d, "g++", "address", "ok_queue.cpp"), 100),
-        (build(d, "clang++-14", "address", "ok_queue.cpp"), 100),
-        (build(d, "gcc", "thread", "ok_counter.c"), 25),
-        (build(d, "clang-14", "thread", "ok_counter.c"), 25),
+        (build(d, "gcc", "address", "ok_counter.c"), 60),
+        (build(d, "clang-14", "address", "ok_counter.c"), 60),
+        (build(d, "g++", "address", "ok_queue.cpp"), 60),
+        (build(d, "clang++-14", "address", "ok_queue.cpp"), 60),
+        (build(d, "gcc", "thread", "ok_counter.c"), 15),
+        (build(d, "clang-14", "thread", "ok_counter.c"), 15),
     ];
     for (prog, tries) in &progs {
         for algo in common::ALGOS {
