@@ -31,6 +31,28 @@ fn build(dir: &Path, compiler: &str, args: &[&str], file: &str, out: &str) -> Pa
     bin
 }
 
+/// `libworker.so` (a shared library of the program's own that starts threads) and the
+/// program that links it (found through RUNPATH `$ORIGIN`), built into `dir`; returns the
+/// program.
+fn libworker_program(dir: &Path) -> PathBuf {
+    let lib = build(
+        dir,
+        "gcc",
+        &["-shared", "-fPIC", "-pthread"],
+        "libworker.c",
+        "libworker.so",
+    );
+    assert!(lib.is_file());
+    let args = [
+        "-O1",
+        "-L",
+        dir.to_str().unwrap(),
+        "-Wl,-rpath,$ORIGIN",
+        "-lworker",
+    ];
+    build(dir, "gcc", &args, "uses_libworker.c", "uses_libworker")
+}
+
 /// `poscheck run --tries 1` of `prog`: whether it warned, and the whole output.
 fn warns(dir: &Path, prog: &Path) -> (bool, String) {
     let o = Command::new(POSCHECK)
@@ -48,14 +70,7 @@ fn threads_from_runtimes_and_own_libraries_are_not_warned_about() {
     require_libpos();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let lib = build(
-        d,
-        "gcc",
-        &["-shared", "-fPIC", "-pthread"],
-        "libworker.c",
-        "libworker.so",
-    );
-    assert!(lib.is_file());
+    let uses_libworker = libworker_program(d);
     let threaded = [
         build(d, "g++", &["-O1"], "std_thread.cpp", "std_thread_gxx"),
         build(
@@ -70,19 +85,7 @@ fn threads_from_runtimes_and_own_libraries_are_not_warned_about() {
         build(d, "gcc", &["-O1", "-fopenmp"], "openmp.c", "openmp"),
         build(d, "rustc", &["-O"], "rust_threads.rs", "rust_threads"),
         build(d, "gcc", &["-O1", "-pthread"], "fork_only.c", "fork_only"),
-        build(
-            d,
-            "gcc",
-            &[
-                "-O1",
-                "-L",
-                d.to_str().unwrap(),
-                "-Wl,-rpath,$ORIGIN",
-                "-lworker",
-            ],
-            "uses_libworker.c",
-            "uses_libworker",
-        ),
+        uses_libworker,
     ];
     for prog in &threaded {
         let (warned, t) = warns(d, prog);
@@ -180,26 +183,7 @@ fn a_complete_exploration_names_the_libraries_it_does_not_see_into() {
     require_libpos();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    build(
-        d,
-        "gcc",
-        &["-shared", "-fPIC", "-pthread"],
-        "libworker.c",
-        "libworker.so",
-    );
-    let with_lib = build(
-        d,
-        "gcc",
-        &[
-            "-O1",
-            "-L",
-            d.to_str().unwrap(),
-            "-Wl,-rpath,$ORIGIN",
-            "-lworker",
-        ],
-        "uses_libworker.c",
-        "uses_libworker",
-    );
+    let with_lib = libworker_program(d);
     let plain = build(d, "g++", &["-O1"], "std_thread.cpp", "std_thread_gxx");
     let explore = |prog: &Path| {
         let o = Command::new(POSCHECK)
