@@ -518,15 +518,16 @@ const NO_EXPECT: u64 = u64::MAX;
 /// waiter blocked for ever (probe 20: tokio's park, a false `deadlock` in a few runs in a
 /// thousand). Posts take the run's lock, so a wake posted after the store meets the wait.
 pub fn expect_futex_word(tid: Tid, val: u32) {
-    let seat = SEATS
-        .get(tid as usize)
-        .map_or(std::ptr::null_mut(), |s| s.load(Ordering::Relaxed));
-    if !seat.is_null() {
-        // SAFETY: seats are leaked, never freed.
-        unsafe { &*seat }
-            .expect
-            .store(u64::from(val), Ordering::Relaxed);
+    if let Some(seat) = seat_of(tid) {
+        seat.expect.store(u64::from(val), Ordering::Relaxed);
     }
+}
+
+/// Thread `tid`'s seat, if it has one.
+fn seat_of(tid: Tid) -> Option<&'static Seat> {
+    let seat = SEATS.get(tid as usize)?.load(Ordering::Relaxed);
+    // SAFETY: seats are leaked, never freed.
+    (!seat.is_null()).then(|| unsafe { &*seat })
 }
 
 /// A thread of this process that posts in-process.
@@ -618,14 +619,8 @@ pub fn local_hello(tid: Tid, ktid: u32) {
 /// set, it decides the next step itself, and continues at once when that step is its own;
 /// otherwise it waits on its baton for the thread that decides to hand it the turn.
 pub fn local_post(tid: Tid, op: Op, pc: u64) -> Reply {
-    let seat = SEATS
-        .get(tid as usize)
-        .map_or(std::ptr::null_mut(), |s| s.load(Ordering::Relaxed));
-    if seat.is_null() {
-        conn::die("in-process post from a thread without a seat");
-    }
-    // SAFETY: seats are leaked, never freed.
-    let seat = unsafe { &*seat };
+    let seat =
+        seat_of(tid).unwrap_or_else(|| conn::die("in-process post from a thread without a seat"));
     seat.inside.fetch_add(1, Ordering::SeqCst);
     let granted = seat.granted_ns.swap(0, Ordering::Relaxed);
     let waited = (granted != 0).then(|| conn::now_ns().saturating_sub(granted));

@@ -158,31 +158,21 @@ pub fn check(path: &Path) -> Result<ElfInfo, ElfError> {
     })
 }
 
-/// The `DT_NEEDED` libraries of `elf` that are not the C or C++ runtimes (whose
-/// synchronisation libpos interposes), libgomp (whose waits it traps and interposes), a
-/// sanitizer runtime or libpos ([`ElfInfo::other_libraries`]).
+/// The `DT_NEEDED` libraries of `elf` that are not a language or system runtime (whose
+/// synchronisation libpos interposes or traps), a sanitizer runtime, libatomic or libpos
+/// ([`ElfInfo::other_libraries`]).
 fn other_libraries(elf: &Elf) -> Vec<String> {
-    const KNOWN: &[&str] = &[
-        "libc.so",
-        "libm.so",
-        "libdl.so",
-        "librt.so",
-        "libpthread.so",
-        "libgcc_s.so",
-        "libstdc++.so",
-        "libatomic.so",
-        "libgomp.so",
-        "ld-linux",
-        "libasan.so",
-        "libtsan.so",
-        "liblsan.so",
-        "libubsan.so",
-        "libhwasan.so",
-        "libpos.so",
-    ];
+    // Besides the language and system runtimes ([`is_runtime`]) and the sanitizers.
+    const OWN: &[&str] = &["libatomic.so", "libubsan.so", "libpos.so"];
     elf.libraries
         .iter()
-        .filter(|l| !KNOWN.iter().any(|k| l.starts_with(k)))
+        .filter(|l| {
+            !is_runtime(l)
+                && !OWN
+                    .iter()
+                    .chain(SANITIZER_RUNTIMES)
+                    .any(|k| l.starts_with(k))
+        })
         .map(|l| l.to_string())
         .collect()
 }
@@ -235,12 +225,14 @@ fn linked_in_runtime(elf: &Elf) -> Option<(u64, u64)> {
     Some((lo.checked_sub(base)?, hi.checked_sub(base)?))
 }
 
+/// The shared sanitizer runtimes that must lead `LD_PRELOAD` ([`Sanitizers::preload`]).
+const SANITIZER_RUNTIMES: &[&str] = &["libasan.so", "libtsan.so", "liblsan.so", "libhwasan.so"];
+
 /// The shared sanitizer runtimes a program links (its `DT_NEEDED` entries).
 fn runtimes_of(elf: &Elf) -> Vec<String> {
-    const RUNTIMES: &[&str] = &["libasan.so", "libtsan.so", "liblsan.so", "libhwasan.so"];
     elf.libraries
         .iter()
-        .filter(|l| RUNTIMES.iter().any(|r| l.starts_with(r)))
+        .filter(|l| SANITIZER_RUNTIMES.iter().any(|r| l.starts_with(r)))
         .map(|l| l.to_string())
         .collect()
 }

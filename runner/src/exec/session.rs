@@ -595,8 +595,9 @@ const LIBPOS_FATAL: i32 = 70;
 
 /// The environment a run's program gets besides the coordinator's socket.
 fn program_env(cfg: &RunConfig) -> Vec<(OsString, OsString)> {
+    let sanitizers = super::elf::sanitizers(&cfg.program);
     let mut env: Vec<(OsString, OsString)> = vec![
-        ("LD_PRELOAD".into(), preload_value(cfg)),
+        ("LD_PRELOAD".into(), preload_value(cfg, &sanitizers.preload)),
         (
             super::cleanup::ENV_SIGMASK.into(),
             super::cleanup::original_mask().into(),
@@ -611,7 +612,6 @@ fn program_env(cfg: &RunConfig) -> Vec<(OsString, OsString)> {
     if cfg.real_sleep {
         env.push(("POS_REAL_SLEEP".into(), "1".into()));
     }
-    let sanitizers = super::elf::sanitizers(&cfg.program);
     if sanitizers.lsan {
         env.push((pos_sched::protocol::ENV_LSAN.into(), "1".into()));
     }
@@ -736,11 +736,11 @@ fn sweep_stale_run_dirs(parent: &Path) {
     }
 }
 
-/// `LD_PRELOAD` for the program: the sanitizer runtimes it links first (gcc's shared ASan
-/// and TSan runtimes must lead the library list), then libpos, then the user's own.
-fn preload_value(cfg: &RunConfig) -> OsString {
+/// `LD_PRELOAD` for the program: `first` (the sanitizer runtimes it links: gcc's shared
+/// ASan and TSan runtimes must lead the library list), then libpos, then the user's own.
+fn preload_value(cfg: &RunConfig, first: &[String]) -> OsString {
     let mut v = OsString::new();
-    for lib in super::elf::sanitizers(&cfg.program).preload {
+    for lib in first {
         v.push(lib);
         v.push(":");
     }
