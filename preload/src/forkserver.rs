@@ -296,20 +296,30 @@ fn threads() -> Option<usize> {
     std::str::from_utf8(field).ok()?.parse().ok()
 }
 
-/// Read the proc file `path` into `buf` without the heap (one `read`: proc files this small
-/// come whole); the bytes read, `None` if it cannot be read.
-fn read_proc(path: &std::ffi::CStr, buf: &mut [u8]) -> Option<usize> {
+/// Read the proc file `path` into `buf` without the heap, until its end or `buf` is full;
+/// the bytes read, `None` if it cannot be opened or read.
+pub(crate) fn read_proc(path: &std::ffi::CStr, buf: &mut [u8]) -> Option<usize> {
     // SAFETY: open/read/close of a file named by a NUL-terminated path into `buf`.
-    let n = unsafe {
+    unsafe {
         let fd = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
         if fd < 0 {
             return None;
         }
-        let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+        let mut n = 0;
+        while n < buf.len() {
+            let r = libc::read(fd, buf.as_mut_ptr().add(n).cast(), buf.len() - n);
+            if r <= 0 {
+                if r < 0 && n == 0 {
+                    real::close(fd);
+                    return None;
+                }
+                break;
+            }
+            n += r as usize;
+        }
         real::close(fd);
-        n
-    };
-    usize::try_from(n).ok()
+        Some(n)
+    }
 }
 
 /// Receive one request frame with its two pipes; `None` at EOF.

@@ -46,25 +46,9 @@ fn slot(resource: libc::c_int) -> Option<usize> {
 /// `/proc/self/maps` without the heap.
 fn ours() -> u64 {
     let mut buf = [0u8; 65536];
-    let mut n = 0usize;
-    // SAFETY: open/read/close into a stack buffer.
-    unsafe {
-        let fd = libc::open(
-            c"/proc/self/maps".as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        );
-        if fd < 0 {
-            return unseen();
-        }
-        while n < buf.len() {
-            let r = libc::read(fd, buf.as_mut_ptr().add(n).cast(), buf.len() - n);
-            if r <= 0 {
-                break;
-            }
-            n += r as usize;
-        }
-        crate::real::close(fd);
-    }
+    let Some(n) = crate::forkserver::read_proc(c"/proc/self/maps", &mut buf) else {
+        return unseen();
+    };
     let (lo_ours, hi_ours) = (crate::alloc::BASE, crate::alloc::END + (1 << 30));
     let mut total = unseen();
     for line in buf[..n].split(|&c| c == b'\n') {
