@@ -274,8 +274,6 @@ fn object_path(addr: *const c_void) -> Option<String> {
     Some(std::fs::canonicalize(&p).map_or(p, |c| c.to_string_lossy().into_owned()))
 }
 
-/// Install the filter and the handler (the process is under control). Returns an error
-/// text when the kernel refuses; the caller says it once.
 /// Sanitizer runtimes with a leak checker (gcc's shared ones), whose futexes are their own
 /// locks, not the program's synchronisation: never trapped. LeakSanitizer's tracer, cloned
 /// at the exit's leak check with every signal blocked, was killed by the kernel at its first
@@ -287,6 +285,8 @@ fn object_path(addr: *const c_void) -> Option<String> {
 /// 30 ms in every run.
 const SANITIZER_RUNTIMES: &[&str] = &["libasan.so", "liblsan.so", "libhwasan.so"];
 
+/// Install the filter and the handler (the process is under control). Returns an error
+/// text when the kernel refuses; the caller says it once.
 pub fn install() -> Result<(), String> {
     let maps = std::fs::read_to_string("/proc/self/maps")
         .map_err(|e| format!("cannot read /proc/self/maps: {e}"))?;
