@@ -33,6 +33,10 @@ command -v clang++-14 >/dev/null 2>&1 || need+=(clang-14)
 # libtsan2) come with gcc.
 dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q 'install ok installed' \
   || need+=(libclang-rt-14-dev)
+# GLib's headers and library build the GLib corpus (runner/tests/corpus_glib.rs: GMutex and
+# GCond as scheduling points, preload/src/glib.rs).
+dpkg-query -W -f='${Status}' libglib2.0-dev 2>/dev/null | grep -q 'install ok installed' \
+  || need+=(libglib2.0-dev)
 # musl-gcc builds the musl-linked static test programs of the ptrace backend
 # (runner/tests/ptrace_*.rs), next to gcc -static (glibc).
 command -v musl-gcc >/dev/null 2>&1 || need+=(musl-tools)

@@ -46,6 +46,7 @@ pub mod fork;
 pub mod forkserver;
 pub mod futex;
 mod futex_wake_op;
+pub mod glib;
 pub mod ipc;
 pub mod journal;
 pub mod omp;

@@ -134,6 +134,12 @@ pub fn refine(outcome: Outcome, stderr: &[u8]) -> Outcome {
     if let Some(p) = rust_panic(&text) {
         return p;
     }
+    if let (Outcome::Crash { thread, .. }, Some(text)) = (&outcome, glib_assertion(&text)) {
+        return Outcome::Assert {
+            text,
+            thread: thread.clone(),
+        };
+    }
     match (outcome, cxx_exception(&text)) {
         (
             Outcome::Crash {
@@ -186,6 +192,24 @@ fn rust_panic(text: &str) -> Option<Outcome> {
         location,
         message: message.trim().to_string(),
     })
+}
+
+/// GLib's report of a failed `g_assert*` (or `g_assert_not_reached`), which then aborts: a
+/// `**` line, then `[DOMAIN:]ERROR:FILE:LINE:FUNC: assertion failed ...`; the text from the
+/// file on, as glibc's `FILE:LINE: FUNC: Assertion ... failed.` is.
+fn glib_assertion(text: &str) -> Option<String> {
+    let mut prev = "";
+    for line in text.lines() {
+        if prev == "**" {
+            if let Some((_, at)) = line.split_once("ERROR:") {
+                if !at.is_empty() && !line.starts_with('(') {
+                    return Some(at.to_string());
+                }
+            }
+        }
+        prev = line;
+    }
+    None
 }
 
 /// libstdc++'s report of an uncaught exception: `terminate called after throwing an
@@ -344,7 +368,7 @@ mod tests {
     }
 
     #[test]
-    fn rust_panics_and_cxx_exceptions_are_read_from_stderr() {
+    fn rust_panics_glib_assertions_and_cxx_exceptions_are_read_from_stderr() {
         let new =
             b"x\nthread '<unnamed>' (4242) panicked at src/main.rs:12:9:\nlost update: 1 != 2\n\
                     note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n\
@@ -392,6 +416,23 @@ mod tests {
             symbol: None,
             exception,
         };
+        // GLib's g_assert_cmpint and g_assert: an assertion, not a crash.
+        let glib = b"**\nERROR:split.c:17:main: assertion failed (counter == 2): (1 == 2)\n";
+        assert_eq!(
+            refine(abort(None), glib),
+            Outcome::Assert {
+                text: "split.c:17:main: assertion failed (counter == 2): (1 == 2)".into(),
+                thread: "0.1".into(),
+            }
+        );
+        let domain = b"x\n**\nGLib:ERROR:q.c:3:f: assertion failed: (n > 0)\n";
+        assert_eq!(
+            refine(abort(None), domain).to_string(),
+            "assertion failed in thread 0.1: q.c:3:f: assertion failed: (n > 0)"
+        );
+        // g_error's own line (no `**` line before it) stays an abort.
+        let g_error = b"(process:7): GLib-ERROR **: 10:00:00.000: out of memory\n";
+        assert_eq!(refine(abort(None), g_error), abort(None));
         let cxx = b"terminate called after throwing an instance of 'std::runtime_error'\n  \
                     what():  queue empty\n";
         let c = refine(abort(None), cxx);
