@@ -792,6 +792,8 @@ struct Run {
     observed: std::collections::HashSet<(bool, u64, u32, u64)>,
     /// Times a granted thread was set aside as blocked outside control.
     outside: u64,
+    /// Threads set aside blocked in the kernel: virtual time holds while one is woken.
+    blocked_out: silent::BlockedOut,
     /// Since when nothing happened, and when silent threads were last looked up.
     quiet: Instant,
     probed: Instant,
@@ -838,6 +840,7 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
         },
         observed: std::collections::HashSet::new(),
         outside: 0,
+        blocked_out: silent::BlockedOut::default(),
         quiet: now,
         kernel_waits: silent::KernelWaits::default(),
         excused: 0,
@@ -1116,10 +1119,31 @@ impl Run {
             return;
         }
         self.ticked = Instant::now();
+        let hold = silent::woken_hold(
+            millis(self.cfg.blocked_after_ms),
+            millis(self.cfg.step_timeout_ms),
+        );
+        if self.quiet.elapsed() < hold && self.woken_outside() {
+            // A thread set aside in the kernel is runnable again: no time passes before it
+            // is back ([`silent::woken_hold`]).
+            return;
+        }
         if let Some(coord) = self.coord.as_mut() {
             coord.pass_outside_time();
             self.log.push(LogRec::Tick);
         }
+    }
+
+    /// Whether a thread set aside blocked in the kernel, still outside, is runnable again.
+    fn woken_outside(&mut self) -> bool {
+        let Some(coord) = self.coord.as_ref() else {
+            return false;
+        };
+        let st = coord.state();
+        self.blocked_out.woken(
+            |t| st.status(t) == pos_sched::state::Status::Outside,
+            |p| std::fs::read_to_string(p).ok(),
+        )
     }
 
     /// Look up the silent threads in `/proc` and set aside those blocked outside control
@@ -1149,8 +1173,8 @@ impl Run {
                     && view == Silent::RunningUserCode
                     && (coord.state().others_could_run(t)
                         || self.posts.iter().any(|&(p, _, _)| p != t)));
-            if outside {
-                self.set_aside(t);
+            if outside && self.set_aside(t) && view == Silent::BlockedOutside {
+                self.blocked_out.note(t, format!("/proc/{ktid}/stat"));
             }
         }
     }

@@ -65,6 +65,50 @@ pub fn spin_after(blocked_after: Duration, step_timeout: Duration) -> Duration {
     (step_timeout / 4).max(blocked_after)
 }
 
+/// How long virtual time holds still while a thread set aside blocked in the kernel is
+/// runnable again (woken, on its way back to its next post; [`runnable`]): the ticks of
+/// virtual time that pass while a thread is outside wait for it, for up to this long a
+/// silence, after which a thread still running is taken to compute and time passes again
+/// (as [`spin_after`]). Under load a woken thread may wait tens of milliseconds for a CPU:
+/// before 2026-11-28 the ticks, doubling every millisecond, let a watchdog's 30 s sleep end
+/// meanwhile, before the job it guarded (`vtime/ok_watchdog_pipe_worker.c`: an assert in 1
+/// of 200 runs at load 6).
+pub fn woken_hold(blocked_after: Duration, step_timeout: Duration) -> Duration {
+    spin_after(blocked_after, step_timeout)
+}
+
+/// Whether a `stat` text shows a runnable thread (`R`).
+pub fn runnable(stat: &str) -> bool {
+    state(stat) == Some("R")
+}
+
+/// The threads set aside while blocked in the kernel ([`Silent::BlockedOutside`]), each with
+/// the path of its `stat` text: while one of them, still outside, is [`runnable`] again,
+/// virtual time holds still ([`woken_hold`]).
+#[derive(Debug, Default)]
+pub struct BlockedOut(Vec<(crate::event::Tid, String)>);
+
+impl BlockedOut {
+    /// Thread `t`, whose `stat` text is at `stat`, was set aside blocked in the kernel.
+    pub fn note(&mut self, t: crate::event::Tid, stat: String) {
+        self.0.retain(|(u, _)| *u != t);
+        self.0.push((t, stat));
+    }
+
+    /// Whether one of them that is still outside control (`outside`) is runnable again,
+    /// its `stat` text read by `read`. Those back in control are forgotten.
+    pub fn woken(
+        &mut self,
+        outside: impl Fn(crate::event::Tid) -> bool,
+        read: impl Fn(&str) -> Option<String>,
+    ) -> bool {
+        self.0.retain(|(t, _)| outside(*t));
+        self.0
+            .iter()
+            .any(|(_, p)| read(p).is_some_and(|s| runnable(&s)))
+    }
+}
+
 /// How long a program that handles a signal gets, once every thread is blocked, for a
 /// signal from outside the run to end a wait before that is a deadlock: `blocked_after`, or
 /// half the step timeout (at least `blocked_after`) while a child process still runs (its
@@ -107,6 +151,27 @@ impl KernelWaits {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_blocked_thread_woken_while_outside_holds_time_until_it_is_back() {
+        let mut b = BlockedOut::default();
+        b.note(1, "/proc/9/task/10/stat".into());
+        b.note(2, "/proc/9/task/11/stat".into());
+        let text = |state: &'static str| move |_: &str| Some(format!("10 (w (x)) {state} 1 2"));
+        // Asleep in the kernel: time may pass; runnable (woken): it holds.
+        assert!(!b.woken(|_| true, text("S")));
+        assert!(b.woken(|_| true, text("R")));
+        // Back in control (no longer outside): forgotten, whatever its state.
+        assert!(!b.woken(|_| false, text("R")));
+        assert!(!b.woken(|_| true, text("R")));
+        // Unreadable (gone): no hold.
+        b.note(3, "/proc/9/task/12/stat".into());
+        assert!(!b.woken(|_| true, |_| None));
+        assert_eq!(
+            woken_hold(Duration::from_millis(30), Duration::from_secs(2)),
+            Duration::from_millis(500)
+        );
+    }
 
     #[test]
     fn an_announced_kernel_wait_excuses_silence_until_a_step_timeout_after_it() {

@@ -901,6 +901,8 @@ struct Loop<'c> {
     silence: Silence,
     /// Times a thread was set aside as blocked outside control ([`RunResult::outside`]).
     outside_episodes: u64,
+    /// Threads set aside blocked in the kernel: virtual time holds while one is woken.
+    blocked_out: silent::BlockedOut,
     /// Silent threads with asynchronous cancellation: CPU ticks seen at a probe, with the
     /// scheduling step of that probe (see [`Loop::computing`]).
     cpu_seen: Vec<(Tid, u64, u64)>,
@@ -955,6 +957,7 @@ impl<'c> Loop<'c> {
             tasks: Vec::new(),
             silence: Silence::new(),
             outside_episodes: 0,
+            blocked_out: silent::BlockedOut::default(),
             cpu_seen: Vec::new(),
             start_frame: false,
             observed: std::collections::HashSet::new(),
@@ -1037,7 +1040,19 @@ impl<'c> Loop<'c> {
                             return Some(o);
                         }
                     }
-                    if self.silence.tick(coord) {
+                    let hold = silent::woken_hold(
+                        self.cfg.blocked_after.unwrap_or_default(),
+                        self.cfg.step_timeout,
+                    );
+                    let blocked_out = &mut self.blocked_out;
+                    let woken = |coord: &Coordinator<'_>| {
+                        let st = coord.state();
+                        blocked_out.woken(
+                            |t| st.status(t) == Status::Outside,
+                            |p| std::fs::read_to_string(p).ok(),
+                        )
+                    };
+                    if self.silence.tick(coord, hold, woken) {
                         if let Some(o) = self.decide(coord) {
                             return Some(o);
                         }
@@ -1115,6 +1130,10 @@ impl<'c> Loop<'c> {
             if coord.mark_outside(t).is_ok() {
                 self.outside_episodes += 1;
                 any = true;
+                if view == Silent::BlockedOutside {
+                    let stat = format!("/proc/{}/task/{}/stat", task.pid, task.ktid);
+                    self.blocked_out.note(t, stat);
+                }
             }
         }
         any

@@ -47,13 +47,24 @@ impl Silence {
         waits.then(|| OUTSIDE_TICK.saturating_sub(self.quiet_since.max(self.ticked_at).elapsed()))
     }
 
-    /// Give `coord` the tick of virtual time that is due ([`Coordinator::pass_outside_time`]).
-    /// Returns whether the clock moved (a decision may be due).
-    pub fn tick(&mut self, coord: &mut Coordinator<'_>) -> bool {
+    /// Give `coord` the tick of virtual time that is due ([`Coordinator::pass_outside_time`]),
+    /// unless `woken(coord)`, asked only then, says a thread set aside blocked in the kernel is
+    /// runnable again and the silence is shorter than `hold` ([`silent::woken_hold`]): that
+    /// thread is on its way back, and no time passes before it is. Returns whether the
+    /// clock moved (a decision may be due).
+    pub fn tick(
+        &mut self,
+        coord: &mut Coordinator<'_>,
+        hold: Duration,
+        woken: impl FnOnce(&Coordinator<'_>) -> bool,
+    ) -> bool {
         if self.tick_in(coord.waits_outside()) != Some(Duration::ZERO) {
             return false;
         }
         self.ticked_at = Instant::now();
+        if self.quiet_for() < hold && woken(coord) {
+            return false;
+        }
         coord.pass_outside_time()
     }
 

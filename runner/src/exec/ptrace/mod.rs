@@ -356,6 +356,8 @@ struct Tracer<'c> {
     trace: Vec<(Event, u64)>,
     silence: Silence,
     outside_episodes: u64,
+    /// Threads set aside blocked in the kernel: virtual time holds while one is woken.
+    blocked_out: silent::BlockedOut,
 }
 
 /// `-errno` as a register value.
@@ -386,6 +388,7 @@ impl<'c> Tracer<'c> {
             trace: Vec::new(),
             silence: Silence::new(),
             outside_episodes: 0,
+            blocked_out: silent::BlockedOut::default(),
         }
     }
 
@@ -522,7 +525,19 @@ impl<'c> Tracer<'c> {
                         return Some(o);
                     }
                 }
-                if self.silence.tick(coord) {
+                let hold = silent::woken_hold(
+                    self.cfg.blocked_after.unwrap_or_default(),
+                    self.cfg.step_timeout,
+                );
+                let blocked_out = &mut self.blocked_out;
+                let woken = |coord: &Coordinator<'_>| {
+                    let st = coord.state();
+                    blocked_out.woken(
+                        |t| st.status(t) == Status::Outside,
+                        |p| std::fs::read_to_string(p).ok(),
+                    )
+                };
+                if self.silence.tick(coord, hold, woken) {
                     if let Some(o) = self.decide(coord) {
                         return Some(o);
                     }
@@ -1271,6 +1286,9 @@ impl<'c> Tracer<'c> {
             if outside && coord.mark_outside(t).is_ok() {
                 self.outside_episodes += 1;
                 any = true;
+                if view == Silent::BlockedOutside {
+                    self.blocked_out.note(t, format!("{dir}/stat"));
+                }
             }
         }
         any
