@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #define MS 1000000L
+/* Each timeout: 1 ms, which the kernel waits in real time (5 ms made a run 60 ms long). */
+#define WAIT (1 * MS)
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static int work;
@@ -39,7 +41,7 @@ static struct timespec after(clockid_t c, long ns) {
 
 static void *waiter(void *arg) {
     (void)arg;
-    struct timespec five = {0, 5 * MS};
+    struct timespec five = {0, WAIT};
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGUSR2);
@@ -48,7 +50,7 @@ static void *waiter(void *arg) {
     long t0 = now_ns(CLOCK_MONOTONIC);
     int r = sigtimedwait(&set, NULL, &five);
     assert(r == -1 && errno == EAGAIN);
-    assert(now_ns(CLOCK_MONOTONIC) - t0 >= 5 * MS);
+    assert(now_ns(CLOCK_MONOTONIC) - t0 >= WAIT);
 
     int id = semget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
     assert(id >= 0);
@@ -58,7 +60,7 @@ static void *waiter(void *arg) {
     int e = errno;
     semctl(id, 0, IPC_RMID);
     assert(r == -1 && e == EAGAIN);
-    assert(now_ns(CLOCK_MONOTONIC) - t0 >= 5 * MS);
+    assert(now_ns(CLOCK_MONOTONIC) - t0 >= WAIT);
 
     char name[64];
     snprintf(name, sizeof name, "/poscheck-vtime-%d", (int)getpid());
@@ -70,31 +72,31 @@ static void *waiter(void *arg) {
     mq_unlink(name);
     char buf[8] = "x";
     t0 = now_ns(CLOCK_MONOTONIC);
-    struct timespec at = after(CLOCK_REALTIME, 5 * MS);
+    struct timespec at = after(CLOCK_REALTIME, WAIT);
     assert(mq_timedreceive(q, buf, sizeof buf, NULL, &at) == -1 && errno == ETIMEDOUT);
-    assert(now_ns(CLOCK_MONOTONIC) - t0 >= 5 * MS);
+    assert(now_ns(CLOCK_MONOTONIC) - t0 >= WAIT);
     assert(mq_send(q, buf, 1, 0) == 0);
     t0 = now_ns(CLOCK_MONOTONIC);
-    at = after(CLOCK_REALTIME, 5 * MS);
+    at = after(CLOCK_REALTIME, WAIT);
     assert(mq_timedsend(q, buf, 1, 0, &at) == -1 && errno == ETIMEDOUT);
-    assert(now_ns(CLOCK_MONOTONIC) - t0 >= 5 * MS);
+    assert(now_ns(CLOCK_MONOTONIC) - t0 >= WAIT);
     mq_close(q);
 
     int sv[2];
     assert(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
-    struct timeval tv = {0, 5000};
+    struct timeval tv = {0, WAIT / 1000};
     assert(setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0);
     t0 = now_ns(CLOCK_MONOTONIC);
     assert(recv(sv[0], buf, 1, 0) == -1 && errno == EAGAIN);
-    assert(now_ns(CLOCK_MONOTONIC) - t0 >= 5 * MS);
+    assert(now_ns(CLOCK_MONOTONIC) - t0 >= WAIT);
     t0 = now_ns(CLOCK_MONOTONIC);
     assert(read(sv[0], buf, 1) == -1 && errno == EAGAIN);
-    assert(now_ns(CLOCK_MONOTONIC) - t0 >= 5 * MS);
+    assert(now_ns(CLOCK_MONOTONIC) - t0 >= WAIT);
     close(sv[0]);
     close(sv[1]);
 
-    /* A signal thread's loop: wait 5 ms at a time until a 30 ms deadline. */
-    long end = now_ns(CLOCK_MONOTONIC) + 30 * MS;
+    /* A signal thread's loop: wait WAIT at a time until a deadline of 6 × WAIT. */
+    long end = now_ns(CLOCK_MONOTONIC) + 6 * WAIT;
     int rounds = 0;
     while (now_ns(CLOCK_MONOTONIC) < end) {
         sigtimedwait(&set, NULL, &five);
