@@ -162,9 +162,10 @@ fn lock_order_inversion_is_a_deadlock_naming_threads_and_mutexes() {
     let p = &r["programs"][0];
     assert_eq!(p["first_outcome"]["kind"], "deadlock", "{}", text(&out));
     let report = text(&out);
-    for a in addrs.split_whitespace() {
+    // Each mutex by its address and its symbol (the model knows addresses only).
+    for (a, name) in addrs.split_whitespace().zip(["a", "b"]) {
         assert!(
-            report.contains(&format!("mutex {a} held by")),
+            report.contains(&format!("mutex {a} <{name}> held by")),
             "{a}: {report}"
         );
     }

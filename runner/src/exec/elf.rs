@@ -5,9 +5,11 @@
 //! the reason instead.
 
 use goblin::elf::{header, program_header, Elf};
+use std::collections::HashMap;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Why a path cannot be run under poscheck.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -241,8 +243,6 @@ fn runtimes_of(elf: &Elf) -> Vec<String> {
 /// and process (every run's environment needs them). Nothing when the file cannot be read as
 /// an ELF (the run then says why).
 pub fn sanitizers(program: &Path) -> Sanitizers {
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
     static SEEN: OnceLock<Mutex<HashMap<std::path::PathBuf, Sanitizers>>> = OnceLock::new();
     let mut seen = SEEN
         .get_or_init(Mutex::default)
@@ -567,9 +567,44 @@ pub fn function_addresses(program: &Path, names: &[&str], maps: &[Mapping]) -> V
     out
 }
 
+/// Whether an ELF file is position-independent (`ET_DYN`: its addresses move by its load
+/// bias), and its object symbols: (link-time address, size, name).
+type ObjectSymbols = (bool, Vec<(u64, u64, String)>);
+
+/// The [`ObjectSymbols`] of the ELF file at `path`. Read once per file and process: a run's
+/// deadlock report names its objects, and a session may see hundreds of deadlocks.
+fn object_symbols(path: &str) -> Option<Arc<ObjectSymbols>> {
+    type Cache = Mutex<HashMap<String, Option<Arc<ObjectSymbols>>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cache = CACHE.get_or_init(Mutex::default);
+    if let Some(hit) = cache.lock().ok().and_then(|c| c.get(path).cloned()) {
+        return hit;
+    }
+    let read = || {
+        let bytes = mapped_file(path)?;
+        let elf = Elf::parse(&bytes).ok()?;
+        let syms = elf
+            .syms
+            .iter()
+            .map(|s| (s, &elf.strtab))
+            .chain(elf.dynsyms.iter().map(|s| (s, &elf.dynstrtab)))
+            .filter(|(s, _)| s.st_type() == goblin::elf::sym::STT_OBJECT)
+            .filter_map(|(s, tab)| {
+                let name = tab.get_at(s.st_name)?;
+                Some((s.st_value, s.st_size.max(1), name.to_string()))
+            })
+            .collect();
+        Some(Arc::new((elf.header.e_type == header::ET_DYN, syms)))
+    };
+    let got = read();
+    if let Ok(mut c) = cache.lock() {
+        c.insert(path.to_string(), got.clone());
+    }
+    got
+}
+
 /// The data symbol (`name` or `name+0xoff`) that holds the absolute address `addr` in one of
-/// the mapped files (a static program's globals: a deadlock's futex words). Reads the files'
-/// symbol tables, so for reports only.
+/// the mapped files (a program's globals: a deadlock's mutexes and futex words).
 pub fn data_symbol(addr: u64, maps: &[Mapping]) -> Option<String> {
     let mut seen: Vec<&str> = Vec::new();
     for m in maps {
@@ -577,13 +612,11 @@ pub fn data_symbol(addr: u64, maps: &[Mapping]) -> Option<String> {
             continue;
         }
         seen.push(&m.path);
-        let Some(bytes) = mapped_file(&m.path) else {
+        let Some(file) = object_symbols(&m.path) else {
             continue;
         };
-        let Ok(elf) = Elf::parse(&bytes) else {
-            continue;
-        };
-        let bias = if elf.header.e_type == header::ET_DYN {
+        let (pie, syms) = &*file;
+        let bias = if *pie {
             match maps
                 .iter()
                 .filter(|x| x.path == m.path && x.offset == 0)
@@ -599,29 +632,47 @@ pub fn data_symbol(addr: u64, maps: &[Mapping]) -> Option<String> {
         let Some(vaddr) = addr.checked_sub(bias) else {
             continue;
         };
-        let found = elf
-            .syms
+        let found = syms
             .iter()
-            .map(|s| (s, &elf.strtab))
-            .chain(elf.dynsyms.iter().map(|s| (s, &elf.dynstrtab)))
-            .filter(|(s, _)| {
-                s.st_type() == goblin::elf::sym::STT_OBJECT
-                    && s.st_value <= vaddr
-                    && vaddr < s.st_value + s.st_size.max(1)
-            })
-            .find_map(|(s, tab)| {
-                tab.get_at(s.st_name)
-                    .map(|n| (n.to_string(), vaddr - s.st_value))
-            });
-        if let Some((name, off)) = found {
+            .find(|(start, size, _)| *start <= vaddr && vaddr < start + size);
+        if let Some((start, _, name)) = found {
+            let off = vaddr - start;
             return Some(if off == 0 {
-                name
+                name.clone()
             } else {
                 format!("{name}+{off:#x}")
             });
         }
     }
     None
+}
+
+/// `text` with each hexadecimal address in it followed by the data symbol that holds it
+/// (` <name>`), or by what `other` says of an address no symbol holds: a deadlock report's
+/// objects by name (`mutex 0x555555558040 <lock_a>`).
+pub fn name_addresses(
+    text: &str,
+    maps: &[Mapping],
+    other: impl Fn(u64) -> Option<String>,
+) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("0x") {
+        out.push_str(&rest[..i]);
+        let hex: String = rest[i + 2..]
+            .chars()
+            .take_while(char::is_ascii_hexdigit)
+            .collect();
+        out.push_str(&rest[i..i + 2 + hex.len()]);
+        if let Ok(a) = u64::from_str_radix(&hex, 16) {
+            if let Some(name) = data_symbol(a, maps).or_else(|| other(a)) {
+                out.push_str(&format!(" <{name}>"));
+            }
+        }
+        rest = &rest[i + 2 + hex.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]

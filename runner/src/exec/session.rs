@@ -359,8 +359,10 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         );
         program.kill();
         let (stdout, stderr) = wind_up(&mut program, io, server, w.exit_seen);
-        let mut outcome =
-            crate::suite::outcome::refine(harness_failure(w.outcome, &stderr), &stderr);
+        let mut outcome = name_objects(
+            crate::suite::outcome::refine(harness_failure(w.outcome, &stderr), &stderr),
+            &w.maps,
+        );
         drop(dir);
         // The program is gone: what its journal holds is the whole of what it decided.
         let (mut end, journalled) = inproc_end(w.end, &spec, journal.as_ref(), &mut outcome);
@@ -444,7 +446,10 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
 
     let exit_seen = lp.exit.is_some();
     let (stdout, stderr) = wind_up(&mut program, Io::Thread(pump, rx), server, exit_seen);
-    let outcome = crate::suite::outcome::refine(harness_failure(outcome, &stderr), &stderr);
+    let outcome = name_objects(
+        crate::suite::outcome::refine(harness_failure(outcome, &stderr), &stderr),
+        &lp.maps,
+    );
     let steps = coord.steps();
     let schedule = coord.finish();
     drop(dir);
@@ -460,6 +465,19 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         maps: lp.maps,
         outside: lp.outside_episodes,
     })
+}
+
+/// A deadlock's objects named by the data symbols that hold them (`lock(mutex@0x...
+/// <lock_a>)`, `a wake on futex 0x... <a>`): the model knows addresses only.
+fn name_objects(outcome: Outcome, maps: &[Mapping]) -> Outcome {
+    let Outcome::Deadlock { mut report } = outcome else {
+        return outcome;
+    };
+    for b in &mut report.blocked {
+        b.op = elf::name_addresses(&b.op, maps, |_| None);
+        b.waits_for = elf::name_addresses(&b.waits_for, maps, |_| None);
+    }
+    Outcome::Deadlock { report }
 }
 
 /// How the runner hears a run: the I/O thread's channel, or its sources polled inline.

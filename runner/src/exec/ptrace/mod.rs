@@ -1227,27 +1227,10 @@ impl<'c> Tracer<'c> {
     /// Append the program's symbol to the hexadecimal addresses in `text` (or, for a
     /// thread's exit word, that it is).
     fn name_addresses(&self, text: &str, coord: &Coordinator<'_>) -> String {
-        let mut out = String::new();
-        let mut rest = text;
-        while let Some(i) = rest.find("0x") {
-            out.push_str(&rest[..i]);
-            let hex: String = rest[i + 2..]
-                .chars()
-                .take_while(char::is_ascii_hexdigit)
-                .collect();
-            out.push_str(&rest[i..i + 2 + hex.len()]);
-            if let Ok(a) = u64::from_str_radix(&hex, 16) {
-                if let Some(sym) = elf::data_symbol(a, &self.maps) {
-                    out.push_str(&format!(" <{sym}>"));
-                } else if let Some((&t, _)) = self.exit_words.iter().find(|(_, &w)| w == a) {
-                    let name = coord.state().name(t);
-                    out.push_str(&format!(" <exit word of thread {name}>"));
-                }
-            }
-            rest = &rest[i + 2 + hex.len()..];
-        }
-        out.push_str(rest);
-        out
+        elf::name_addresses(text, &self.maps, |a| {
+            let (&t, _) = self.exit_words.iter().find(|(_, &w)| w == a)?;
+            Some(format!("exit word of thread {}", coord.state().name(t)))
+        })
     }
 
     /// When to look at the silent running threads in `/proc` (as the preload backend).
