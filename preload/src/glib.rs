@@ -30,6 +30,15 @@ fn rmw(p: *const c_void, fail: Option<MemOrder>) -> Op {
     }
 }
 
+/// The atomic read of a `GCond`'s counter at `c` that a wait begins with.
+fn counter_read(c: *const c_void) -> Op {
+    Op::AtomicLoad {
+        addr: c as u64,
+        size: 4,
+        mo: MemOrder::SeqCst,
+    }
+}
+
 /// Post `op` for a controlled thread (a scheduling point), nothing for another.
 fn point(op: impl FnOnce() -> Op) {
     if let Some(me) = conn::me() {
@@ -111,11 +120,7 @@ pub unsafe extern "C" fn g_mutex_trylock(m: *mut c_void) -> Gboolean {
 /// As `g_cond_wait`: `c` points to a `GCond`, `m` to the `GMutex` the caller holds.
 #[no_mangle]
 pub unsafe extern "C" fn g_cond_wait(c: *mut c_void, m: *mut c_void) {
-    point(|| Op::AtomicLoad {
-        addr: c as u64,
-        size: 4,
-        mo: MemOrder::SeqCst,
-    });
+    point(|| counter_read(c));
     real::g_cond_wait(c, m)
 }
 
@@ -126,11 +131,7 @@ pub unsafe extern "C" fn g_cond_wait(c: *mut c_void, m: *mut c_void) {
 /// As `g_cond_wait_until`.
 #[no_mangle]
 pub unsafe extern "C" fn g_cond_wait_until(c: *mut c_void, m: *mut c_void, end: i64) -> Gboolean {
-    point(|| Op::AtomicLoad {
-        addr: c as u64,
-        size: 4,
-        mo: MemOrder::SeqCst,
-    });
+    point(|| counter_read(c));
     real::g_cond_wait_until(c, m, end)
 }
 

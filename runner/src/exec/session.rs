@@ -1058,19 +1058,8 @@ impl<'c> Loop<'c> {
                             return Some(o);
                         }
                     }
-                    let hold = silent::woken_hold(
-                        self.cfg.blocked_after.unwrap_or_default(),
-                        self.cfg.step_timeout,
-                    );
-                    let blocked_out = &mut self.blocked_out;
-                    let woken = |coord: &Coordinator<'_>| {
-                        let st = coord.state();
-                        blocked_out.woken(
-                            |t| st.status(t) == Status::Outside,
-                            |p| std::fs::read_to_string(p).ok(),
-                        )
-                    };
-                    if self.silence.tick(coord, hold, woken) {
+                    let (after, step) = (self.cfg.blocked_after, self.cfg.step_timeout);
+                    if self.silence.tick(coord, after, step, &mut self.blocked_out) {
                         if let Some(o) = self.decide(coord) {
                             return Some(o);
                         }

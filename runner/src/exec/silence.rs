@@ -4,7 +4,8 @@
 //! ticked while the run waited for such a thread.
 
 use pos_sched::coordinator::{Coordinator, OUTSIDE_TICK};
-use pos_sched::silent::{self, Silent};
+use pos_sched::silent::{self, BlockedOut, Silent};
+use pos_sched::state::Status;
 use std::time::{Duration, Instant};
 
 /// Since when the run has been silent, and when it was last probed.
@@ -48,21 +49,29 @@ impl Silence {
     }
 
     /// Give `coord` the tick of virtual time that is due ([`Coordinator::pass_outside_time`]),
-    /// unless `woken(coord)`, asked only then, says a thread set aside blocked in the kernel is
-    /// runnable again and the silence is shorter than `hold` ([`silent::woken_hold`]): that
-    /// thread is on its way back, and no time passes before it is. Returns whether the
-    /// clock moved (a decision may be due).
+    /// unless a thread of `blocked_out`, set aside blocked in the kernel and still outside,
+    /// is runnable again and the silence is shorter than [`silent::woken_hold`]: that thread
+    /// is on its way back, and no time passes before it is. Returns whether the clock moved
+    /// (a decision may be due).
     pub fn tick(
         &mut self,
         coord: &mut Coordinator<'_>,
-        hold: Duration,
-        woken: impl FnOnce(&Coordinator<'_>) -> bool,
+        blocked_after: Option<Duration>,
+        step_timeout: Duration,
+        blocked_out: &mut BlockedOut,
     ) -> bool {
         if self.tick_in(coord.waits_outside()) != Some(Duration::ZERO) {
             return false;
         }
         self.ticked_at = Instant::now();
-        if self.quiet_for() < hold && woken(coord) {
+        let hold = silent::woken_hold(blocked_after.unwrap_or_default(), step_timeout);
+        let st = coord.state();
+        if self.quiet_for() < hold
+            && blocked_out.woken(
+                |t| st.status(t) == Status::Outside,
+                |p| std::fs::read_to_string(p).ok(),
+            )
+        {
             return false;
         }
         coord.pass_outside_time()
