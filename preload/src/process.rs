@@ -346,7 +346,7 @@ pub(crate) fn say_uncontrolled(what: &str) {
         line[n..n + take].copy_from_slice(&part[..take]);
         n += take;
     }
-    let _ = conn::write_all(2, &line[..n]);
+    let _ = conn::write_all_file(2, &line[..n]);
 }
 
 /// A thread is being created outside control: if this is a forked child of a controlled

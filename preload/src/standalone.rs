@@ -583,7 +583,7 @@ fn wake_hidden() {
     let fd = WAKE_FD.load(Ordering::Relaxed);
     if fd >= 0 {
         let one = 1u64.to_ne_bytes();
-        write_all(fd, &one);
+        crate::conn::write_all_file(fd, &one);
     }
 }
 
