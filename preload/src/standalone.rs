@@ -546,6 +546,10 @@ const MAX_SEATS: usize = 1 << 16;
 static SEATS: [AtomicPtr<Seat>; MAX_SEATS] =
     [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_SEATS];
 
+/// How long one deadlock waits for the connections of a killed process's threads to end
+/// ([`Run::peer_gone`]).
+const GONE_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// The run: shared by the hidden thread and, with the baton transport, by the program's
 /// threads, each of which decides the next step in place when its post completes the set.
 static RUN: Mutex<Option<Run>> = Mutex::new(None);
@@ -794,6 +798,10 @@ struct Run {
     outside: u64,
     /// Threads set aside blocked in the kernel: virtual time holds while one is woken.
     blocked_out: silent::BlockedOut,
+    /// When every thread outside was first seen asleep in the kernel in this silence.
+    asleep_since: Option<Instant>,
+    /// Since when a deadlock waits for a killed process's end ([`Run::peer_gone`]).
+    gone_since: Option<Instant>,
     /// Since when nothing happened, and when silent threads were last looked up.
     quiet: Instant,
     probed: Instant,
@@ -841,6 +849,8 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
         observed: std::collections::HashSet::new(),
         outside: 0,
         blocked_out: silent::BlockedOut::default(),
+        asleep_since: None,
+        gone_since: None,
         quiet: now,
         kernel_waits: silent::KernelWaits::default(),
         excused: 0,
@@ -1128,10 +1138,38 @@ impl Run {
             // is back ([`silent::woken_hold`]).
             return;
         }
+        let asleep = self.outside_asleep().then(|| {
+            // Since when, in this silence (a later event starts it again).
+            let since = self
+                .asleep_since
+                .filter(|&s| s >= self.quiet)
+                .unwrap_or(self.ticked);
+            self.asleep_since = Some(since);
+            since.elapsed()
+        });
         if let Some(coord) = self.coord.as_mut() {
-            coord.pass_outside_time();
-            self.log.push(LogRec::Tick);
+            coord.pass_outside_time(asleep);
+            self.log.push(match asleep {
+                Some(d) => LogRec::AsleepTick {
+                    ns: d.as_nanos().min(u64::MAX as u128) as u64,
+                },
+                None => LogRec::Tick,
+            });
         }
+    }
+
+    /// Whether every thread outside control was set aside blocked in the kernel and is
+    /// asleep there still ([`silent::BlockedOut::asleep`]).
+    fn outside_asleep(&mut self) -> bool {
+        let Some(coord) = self.coord.as_ref() else {
+            return false;
+        };
+        let st = coord.state();
+        self.blocked_out.asleep(
+            st.outside().count(),
+            |t| st.status(t) == pos_sched::state::Status::Outside,
+            |p| std::fs::read_to_string(p).ok(),
+        )
     }
 
     /// Whether a thread set aside blocked in the kernel, still outside, is runnable again.
@@ -1327,6 +1365,13 @@ impl Run {
                         self.log.push(LogRec::Interrupted { t });
                         continue;
                     }
+                    if self.peer_gone() {
+                        // The hidden thread reads its connection's end and decides again.
+                        if me.is_some() {
+                            wake_hidden();
+                        }
+                        return mine;
+                    }
                     self.conclude(End::Deadlock(d));
                     // SAFETY: nothing can continue; end the process.
                     unsafe { libc::_exit(1) }
@@ -1343,6 +1388,29 @@ impl Run {
                 }
             }
         }
+    }
+
+    /// Whether a thread of another process of the run, which the model has not seen finish,
+    /// is gone from the kernel or a zombie's (its process was killed: probe 21's Python
+    /// `multiprocessing.Pool` terminating its workers was a false `deadlock`): its
+    /// connection's end, which the hidden thread reads, tells the model. For at most
+    /// [`GONE_GRACE`] of one deadlock, in case that end never comes (a descendant holding
+    /// the connection).
+    fn peer_gone(&mut self) -> bool {
+        let Some(coord) = self.coord.as_ref() else {
+            return false;
+        };
+        let st = coord.state();
+        let gone = self.peers.iter().any(|p| {
+            p.ktid != 0
+                && p.tid.is_some_and(|t| st.status(t) != Status::Finished)
+                && !crate::timer::alive(p.ktid as libc::pid_t)
+        });
+        if !gone {
+            self.gone_since = None;
+            return false;
+        }
+        self.gone_since.get_or_insert_with(Instant::now).elapsed() < GONE_GRACE
     }
 
     /// Read one message from peer `i`; returns how the run ended if it did, and the fd of

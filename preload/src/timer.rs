@@ -1110,7 +1110,117 @@ pub unsafe extern "C" fn kill(pid: libc::pid_t, sig: c_int) -> c_int {
     if r == 0 && sig != 0 && (pid <= 0 || pid == libc::getpid()) {
         nudge_waiters();
     }
+    if r == 0 && pid > 0 && pid != libc::getpid() && crate::conn::me().is_some() {
+        await_end_by(pid, sig);
+    }
     r
+}
+
+/// Signals whose default action ends a process (`signal(7)`: Term and Core).
+const ENDING: &[c_int] = &[
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGILL,
+    libc::SIGTRAP,
+    libc::SIGABRT,
+    libc::SIGBUS,
+    libc::SIGFPE,
+    libc::SIGKILL,
+    libc::SIGUSR1,
+    libc::SIGSEGV,
+    libc::SIGUSR2,
+    libc::SIGPIPE,
+    libc::SIGALRM,
+    libc::SIGTERM,
+    libc::SIGSTKFLT,
+    libc::SIGXCPU,
+    libc::SIGXFSZ,
+    libc::SIGVTALRM,
+    libc::SIGPROF,
+    libc::SIGIO,
+    libc::SIGPWR,
+    libc::SIGSYS,
+];
+
+/// A controlled thread has just sent `sig` to process `pid`: if the signal ends it (it does
+/// not catch, ignore or block it, per `/proc/PID/status`, and its default action ends a
+/// process; `SIGKILL` always), wait until the kernel has ended it (a zombie, or gone), at
+/// most 1 s. The run's model learns of a process's end when its connections close; a
+/// caller that went on at once reached its `waitpid` while the killed process still counted
+/// as blocked where it was, and the run was a false `deadlock` (probe 21: Python's
+/// `multiprocessing.Pool` terminating its workers, 5 of 20 runs).
+fn await_end_by(pid: libc::pid_t, sig: c_int) {
+    if !ENDING.contains(&sig) {
+        return;
+    }
+    // Read into stack buffers: no allocation on the program's thread (its later `malloc`s
+    // keep their addresses).
+    let mut buf = [0u8; 4096];
+    let Some(status) = read_proc(pid, c"status", &mut buf) else {
+        return;
+    };
+    let has = |field: &[u8]| {
+        status
+            .split(|&b| b == b'\n')
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| std::str::from_utf8(v).ok())
+            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+            .is_some_and(|mask| mask & (1u64 << (sig - 1)) != 0)
+    };
+    if sig != libc::SIGKILL && (has(b"SigCgt:") || has(b"SigIgn:") || has(b"SigBlk:")) {
+        return;
+    }
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_secs(1) {
+        if !alive(pid) {
+            return;
+        }
+        let t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 100_000,
+        };
+        // SAFETY: a real 0.1 ms sleep (not a scheduling point, nor the program's virtual one).
+        unsafe { real::nanosleep(&t, std::ptr::null_mut()) };
+    }
+}
+
+/// Whether task `pid` (a process or a thread id) exists and is no zombie.
+pub(crate) fn alive(pid: libc::pid_t) -> bool {
+    let mut buf = [0u8; 512];
+    match read_proc(pid, c"stat", &mut buf) {
+        Some(stat) => {
+            let state = stat
+                .iter()
+                .rposition(|&b| b == b')')
+                .and_then(|i| stat.get(i + 2));
+            !matches!(state, Some(b'Z' | b'X'))
+        }
+        None => false,
+    }
+}
+
+/// `/proc/PID/FILE` read into `buf` (its start, as much as fits), or `None` if it cannot be
+/// opened (the process is gone).
+fn read_proc<'a>(pid: libc::pid_t, file: &std::ffi::CStr, buf: &'a mut [u8]) -> Option<&'a [u8]> {
+    let mut path = [0u8; 64];
+    let mut w = &mut path[..63];
+    std::io::Write::write_fmt(&mut w, format_args!("/proc/{pid}/")).ok()?;
+    let at = 63 - w.len();
+    let name = file.to_bytes();
+    path.get_mut(at..at + name.len())?.copy_from_slice(name);
+    // SAFETY: a NUL-terminated path in a stack buffer (zeroed past the name); read into
+    // `buf`.
+    let n = unsafe {
+        let fd = libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return None;
+        }
+        let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+        libc::close(fd);
+        n
+    };
+    (n >= 0).then(|| &buf[..n as usize])
 }
 
 /// A forked child has no timers (POSIX): forget the parent's, whose threads did not follow.

@@ -46,6 +46,10 @@ pub struct Coordinator<'s> {
     spin_rounds: u32,
     /// Ticks since the last grant ([`Coordinator::pass_outside_time`]).
     outside_ticks: u32,
+    /// The clock when the threads outside control were first seen all asleep in the kernel
+    /// since the last step: timed waits' deadlines are passed towards from there at the
+    /// pace of real time ([`Self::pass_outside_time`]).
+    asleep_base: Option<u64>,
     /// Threads that announced a kernel wait with a timeout ([`Coordinator::kernel_wait`]),
     /// with its deadline in virtual time; until their next post.
     kernel_waits: Vec<(Tid, u64)>,
@@ -96,6 +100,7 @@ impl<'s> Coordinator<'s> {
             preempted: Vec::new(),
             spin_rounds: 0,
             outside_ticks: 0,
+            asleep_base: None,
             kernel_waits: Vec::new(),
         }
     }
@@ -174,6 +179,7 @@ impl<'s> Coordinator<'s> {
             self.spin_rounds = 0;
         }
         self.outside_ticks = 0;
+        self.asleep_base = None;
         let done = self.state.execute_enabled(i);
         self.steps += 1;
         self.trace.push(ev);
@@ -233,7 +239,7 @@ impl<'s> Coordinator<'s> {
         self.state.all_posted()
             && self.state.any_outside()
             && self.state.none_enabled()
-            && self.state.next_deadline().is_some()
+            && self.state.any_timed()
     }
 
     /// A tick of real time passed while [`Self::waits_outside`]: the clock moves by
@@ -248,7 +254,15 @@ impl<'s> Coordinator<'s> {
     /// announced ([`Self::kernel_wait`]): that thread times out first, when it comes back in
     /// real time. Before, a receive with a 1 s timeout got data a sender wrote after a 2 s
     /// sleep (the ticks ended the sleep within milliseconds), a bug missed in every run.
-    pub fn pass_outside_time(&mut self) -> bool {
+    ///
+    /// A timed wait's deadline is passed towards only while every thread outside is asleep
+    /// in the kernel (`asleep`: for how long, in real time, as the driver sees it in
+    /// `/proc`), and then at the pace of real time: such a thread waits for something from
+    /// outside the run (a signal, a read of a pipe that only a timed-out thread will write),
+    /// which takes the time it takes natively. Before 2026-11-28 no timed wait could time out
+    /// then, and a program whose way forward was a timeout (pbzip2's 1 s poll of its writer,
+    /// next to its signal thread in `sigwait`) was a false `hang` (probe 21).
+    pub fn pass_outside_time(&mut self, asleep: Option<std::time::Duration>) -> bool {
         if !self.waits_outside() {
             return false;
         }
@@ -265,7 +279,17 @@ impl<'s> Coordinator<'s> {
         let quantum = OUTSIDE_QUANTUM_NS << self.outside_ticks.min(MAX_SPIN_DOUBLINGS);
         let quantum = cap.map_or(quantum, |d| quantum.min(d - now));
         self.outside_ticks += 1;
-        self.state.advance_clock_within(quantum)
+        if self.state.advance_clock_within(quantum) {
+            return true;
+        }
+        let (Some(real), Some(d)) = (asleep, self.state.next_timed_deadline()) else {
+            self.asleep_base = None;
+            return false;
+        };
+        let base = *self.asleep_base.get_or_insert(now);
+        let target = d.min(base.saturating_add(real.as_nanos().min(u64::MAX as u128) as u64));
+        self.state
+            .advance_clock_to(cap.map_or(target, |c| target.min(c)))
     }
 
     /// Running thread `t` is about to wait in the kernel, outside control, for at most `ns`
@@ -514,7 +538,7 @@ mod tests {
         assert!(co.waits_outside());
         let mut times = Vec::new();
         for _ in 0..5 {
-            co.pass_outside_time();
+            co.pass_outside_time(None);
             times.push(co.state().now());
         }
         assert_eq!(
@@ -556,7 +580,7 @@ mod tests {
         // Each tick doubles the quantum (1, 2, 4 ms...).
         let mut times = Vec::new();
         for _ in 0..3 {
-            assert!(co.pass_outside_time());
+            assert!(co.pass_outside_time(None));
             assert_eq!(co.decide(), Decision::Wait);
             times.push(co.state().now());
         }
@@ -564,7 +588,7 @@ mod tests {
         // The reader comes back and exits: main's join and the reader's exit run, and the
         // quanta start again from 1 ms; no tick is due while a thread can run.
         co.post(reader, Op::Exit).unwrap();
-        assert!(!co.waits_outside() && !co.pass_outside_time());
+        assert!(!co.waits_outside() && !co.pass_outside_time(None));
         let Decision::Grant { tid, .. } = co.decide() else {
             panic!("the reader's exit")
         };
@@ -590,10 +614,49 @@ mod tests {
         co.post(0, Op::Join { target: sleeper }).unwrap();
         let mut ticks = 0;
         while co.decide() == Decision::Wait {
-            assert!(co.pass_outside_time());
+            assert!(co.pass_outside_time(None));
             ticks += 1;
         }
         assert_eq!(ticks, 17);
         assert_eq!(co.state().now(), far);
+    }
+
+    /// Probe 21's `semtimedwait_vs_read`: a reader blocked for good in `read` (outside
+    /// control) while main's `sem_timedwait` can only end by its timeout. No timed wait
+    /// times out while the driver has not seen every thread outside asleep in the kernel;
+    /// once it has, the clock moves towards the deadline at the pace of real time.
+    #[test]
+    fn a_timed_wait_times_out_in_real_time_while_every_thread_outside_is_asleep() {
+        let mut rw = RandomWalk::new();
+        let mut co = Coordinator::new(&mut rw, 2, 1_000);
+        co.post(0, Op::Create).unwrap();
+        let Decision::Grant {
+            child: Some(reader),
+            ..
+        } = co.decide()
+        else {
+            panic!("create granted")
+        };
+        co.mark_outside(reader).unwrap();
+        co.init_sem(0x10, 0);
+        let deadline = 1_000_000_000;
+        co.post(0, Op::SemTimedWait { s: 0x10, deadline }).unwrap();
+        assert_eq!(co.decide(), Decision::Wait);
+        assert!(co.waits_outside(), "ticks are due: a timed wait is pending");
+        assert!(
+            !co.pass_outside_time(None),
+            "not seen asleep: no time passes"
+        );
+        assert_eq!(co.state().now(), 0);
+        let ms = std::time::Duration::from_millis;
+        assert!(co.pass_outside_time(Some(ms(300))));
+        assert_eq!(co.state().now(), 300_000_000);
+        assert_eq!(co.decide(), Decision::Wait);
+        // Real time past the deadline: the wait times out at its deadline, not later.
+        assert!(co.pass_outside_time(Some(ms(1_500))));
+        assert_eq!(co.state().now(), deadline);
+        let Decision::Grant { tid: 0, .. } = co.decide() else {
+            panic!("the timed wait ends")
+        };
     }
 }

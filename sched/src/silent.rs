@@ -107,6 +107,25 @@ impl BlockedOut {
             .iter()
             .any(|(_, p)| read(p).is_some_and(|s| runnable(&s)))
     }
+
+    /// Whether all `count` threads outside control are among these, still outside
+    /// (`outside`), and asleep in the kernel (`S` or `D`): none of them is about to come back
+    /// by itself, so timed waits may time out in real time
+    /// ([`crate::Coordinator::pass_outside_time`]).
+    pub fn asleep(
+        &mut self,
+        count: usize,
+        outside: impl Fn(crate::event::Tid) -> bool,
+        read: impl Fn(&str) -> Option<String>,
+    ) -> bool {
+        self.0.retain(|(t, _)| outside(*t));
+        count > 0
+            && self.0.len() == count
+            && self
+                .0
+                .iter()
+                .all(|(_, p)| read(p).is_some_and(|s| matches!(state(&s), Some("S" | "D"))))
+    }
 }
 
 /// How long a program that handles a signal gets, once every thread is blocked, for a

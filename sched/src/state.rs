@@ -1493,6 +1493,33 @@ impl State {
             .min()
     }
 
+    /// The earliest deadline of a pending operation (a sleep or a timed wait) that the clock
+    /// has not reached yet, whether or not a thread is outside control.
+    pub fn next_timed_deadline(&self) -> Option<u64> {
+        if self.timed == 0 {
+            return None;
+        }
+        let now = self.clock.now();
+        self.threads
+            .iter()
+            .filter_map(|th| match th.status {
+                Status::Pending(op) => op.deadline().filter(|&d| d > now),
+                _ => None,
+            })
+            .min()
+    }
+
+    /// Move the clock to `t` if it is later, and re-check who is enabled. Returns whether
+    /// it moved.
+    pub fn advance_clock_to(&mut self, t: u64) -> bool {
+        if t <= self.clock.now() {
+            return false;
+        }
+        self.clock.advance_to(t);
+        self.recheck_blockable();
+        true
+    }
+
     /// Let virtual time pass: move the clock to the earliest deadline of a pending operation
     /// that it has not reached yet, and re-check who is enabled. The coordinator calls this
     /// when no thread can make progress otherwise (see [`clock`]). Returns whether it moved.

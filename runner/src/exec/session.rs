@@ -1386,7 +1386,12 @@ impl<'c> Loop<'c> {
             Some(Some(main)) => main.pid,
             _ => self.pid,
         };
-        if self.grace_until.is_none() && handles_a_signal(pid) {
+        if self.grace_until.is_none() && self.task_gone(coord) {
+            // A thread the model still counts is gone from the kernel (its process was
+            // killed): its connection's end, on its way, tells the model, and the vanished
+            // thread is finished after its own grace ([`VANISH_GRACE`]).
+            self.grace_until = Some(Instant::now() + 2 * VANISH_GRACE);
+        } else if self.grace_until.is_none() && handles_a_signal(pid) {
             let grace = silent::outside_signal_grace(
                 self.cfg.blocked_after.unwrap_or(Duration::ZERO),
                 self.cfg.step_timeout,
@@ -1399,6 +1404,23 @@ impl<'c> Loop<'c> {
             self.grace_until = None;
         }
         false
+    }
+
+    /// Whether a thread the model has not seen finish is gone from the kernel, or a
+    /// zombie's: a process of the run killed by a signal (probe 21: Python's
+    /// `multiprocessing.Pool` terminating its workers was a false `deadlock`, the parent's
+    /// `waitpid` against a worker counted as blocked in `sem_wait`).
+    fn task_gone(&self, coord: &Coordinator<'_>) -> bool {
+        let st = coord.state();
+        self.tasks.iter().enumerate().any(|(t, task)| {
+            let Some(task) = task.filter(|k| k.ktid != 0) else {
+                return false;
+            };
+            (t as Tid) < st.num_threads() as Tid
+                && st.status(t as Tid) != Status::Finished
+                && std::fs::read_to_string(format!("/proc/{}/task/{}/stat", task.pid, task.ktid))
+                    .map_or(true, |s| matches!(silent::state(&s), Some("Z" | "X")))
+        })
     }
 
     /// Grant events while the coordinator can decide.

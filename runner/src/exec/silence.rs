@@ -13,6 +13,9 @@ pub struct Silence {
     quiet_since: Instant,
     probed_at: Instant,
     ticked_at: Instant,
+    /// When every thread outside control was first seen asleep in the kernel in this
+    /// silence ([`silent::BlockedOut::asleep`]).
+    asleep_since: Option<Instant>,
 }
 
 impl Silence {
@@ -22,6 +25,7 @@ impl Silence {
             quiet_since: now,
             probed_at: now,
             ticked_at: now,
+            asleep_since: None,
         }
     }
 
@@ -66,15 +70,23 @@ impl Silence {
         self.ticked_at = Instant::now();
         let hold = silent::woken_hold(blocked_after.unwrap_or_default(), step_timeout);
         let st = coord.state();
-        if self.quiet_for() < hold
-            && blocked_out.woken(
-                |t| st.status(t) == Status::Outside,
-                |p| std::fs::read_to_string(p).ok(),
-            )
-        {
+        let outside = |t| st.status(t) == Status::Outside;
+        let read = |p: &str| std::fs::read_to_string(p).ok();
+        if self.quiet_for() < hold && blocked_out.woken(outside, read) {
             return false;
         }
-        coord.pass_outside_time()
+        let asleep = blocked_out
+            .asleep(st.outside().count(), outside, read)
+            .then(|| {
+                // Since when, in this silence (a later event starts it again).
+                let since = self
+                    .asleep_since
+                    .filter(|&s| s >= self.quiet_since)
+                    .unwrap_or(self.ticked_at);
+                self.asleep_since = Some(since);
+                since.elapsed()
+            });
+        coord.pass_outside_time(asleep)
     }
 
     /// A look starts now. Returns whether the silence has lasted long enough that a thread

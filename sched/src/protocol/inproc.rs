@@ -204,6 +204,11 @@ pub enum LogRec {
     /// [`Coordinator::pass_outside_time`]: a tick of real time passed while the run waited
     /// for a thread blocked outside control.
     Tick,
+    /// [`Coordinator::pass_outside_time`] with every thread outside asleep in the kernel for
+    /// `ns` of real time: timed waits' deadlines are passed towards too.
+    AsleepTick {
+        ns: u64,
+    },
     /// [`Coordinator::kernel_wait`]: thread `t` announced a kernel wait of at most `ns`.
     KernelWait {
         t: Tid,
@@ -312,7 +317,10 @@ pub fn replay_log(
                 .mark_outside(t)
                 .map_err(|e| format!("record {i}: {e}"))?,
             LogRec::Tick => {
-                coord.pass_outside_time();
+                coord.pass_outside_time(None);
+            }
+            LogRec::AsleepTick { ns } => {
+                coord.pass_outside_time(Some(std::time::Duration::from_nanos(ns)));
             }
             LogRec::KernelWait { t, ns } => coord.kernel_wait(t, ns),
             LogRec::Interrupted { t } => {

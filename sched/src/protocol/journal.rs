@@ -36,6 +36,8 @@ const K_FINISHED: u32 = 5;
 const K_DECIDE: u32 = 6;
 const K_INTERRUPTED: u32 = 7;
 const K_TICK: u32 = 8;
+/// [`LogRec::AsleepTick`]: its real time in the pc field.
+const K_ASLEEP_TICK: u32 = 9;
 /// [`LogRec::Decide`] without a grant.
 const NO_TID: u32 = u32::MAX;
 
@@ -136,6 +138,7 @@ pub fn encode(rec: &LogRec) -> [u8; RECORD_LEN] {
         LogRec::Finished { t } => record(K_FINISHED, t, none, 0),
         LogRec::Interrupted { t } => record(K_INTERRUPTED, t, none, 0),
         LogRec::Tick => record(K_TICK, 0, none, 0),
+        LogRec::AsleepTick { ns } => record(K_ASLEEP_TICK, 0, none, ns),
         LogRec::KernelWait { t, ns } => record(K_FRAME, t, Msg::KernelWait { ns }.encode().0, 0),
         LogRec::Decide { grant } => record(K_DECIDE, grant.unwrap_or(NO_TID), none, 0),
     }
@@ -177,6 +180,7 @@ pub fn decode(r: &[u8; RECORD_LEN]) -> Result<LogRec, ProtocolError> {
         K_FINISHED => LogRec::Finished { t },
         K_INTERRUPTED => LogRec::Interrupted { t },
         K_TICK => LogRec::Tick,
+        K_ASLEEP_TICK => LogRec::AsleepTick { ns: pc },
         K_DECIDE => LogRec::Decide {
             grant: (t != NO_TID).then_some(t),
         },
@@ -301,6 +305,7 @@ mod tests {
             LogRec::Outside { t: 2 },
             LogRec::Interrupted { t: 1 },
             LogRec::Tick,
+            LogRec::AsleepTick { ns: 1_234_567 },
             LogRec::KernelWait {
                 t: 2,
                 ns: 1_500_000_000,
