@@ -1478,24 +1478,18 @@ impl State {
     /// that passing time may end. While a thread is blocked outside control only sleeps
     /// count: it may be about to come back and release what a timed wait waits for.
     pub fn next_deadline(&self) -> Option<u64> {
-        if self.timed == 0 {
-            return None;
-        }
-        let now = self.clock.now();
-        self.threads
-            .iter()
-            .filter_map(|th| match th.status {
-                Status::Pending(op) if self.outside == 0 || matches!(op, Op::SleepUntil { .. }) => {
-                    op.deadline().filter(|&d| d > now)
-                }
-                _ => None,
-            })
-            .min()
+        let all = self.outside == 0;
+        self.earliest_deadline(|op| all || matches!(op, Op::SleepUntil { .. }))
     }
 
     /// The earliest deadline of a pending operation (a sleep or a timed wait) that the clock
     /// has not reached yet, whether or not a thread is outside control.
     pub fn next_timed_deadline(&self) -> Option<u64> {
+        self.earliest_deadline(|_| true)
+    }
+
+    /// The earliest deadline not reached yet of the pending operations that `counts`.
+    fn earliest_deadline(&self, counts: impl Fn(&Op) -> bool) -> Option<u64> {
         if self.timed == 0 {
             return None;
         }
@@ -1503,7 +1497,7 @@ impl State {
         self.threads
             .iter()
             .filter_map(|th| match th.status {
-                Status::Pending(op) => op.deadline().filter(|&d| d > now),
+                Status::Pending(op) if counts(&op) => op.deadline().filter(|&d| d > now),
                 _ => None,
             })
             .min()
