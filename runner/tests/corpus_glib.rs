@@ -91,6 +91,44 @@ fn correct_glib_programs_are_never_flagged() {
     }
 }
 
+/// A program without GLib that loads a GLib plugin with `dlopen(RTLD_LOCAL)`: GLib is
+/// found all the same, and the plugin's `GMutex` calls are points (before 2026-11-28 the
+/// first one stopped the program: `cannot find the real g_mutex_lock`, an `error`).
+#[test]
+fn a_glib_plugin_loaded_with_rtld_local_is_scheduled_not_stopped() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/glib");
+    let plugin = d.join("plugin_counter.so");
+    let o = Command::new("gcc")
+        .args(["-O1", "-shared", "-fPIC", "-o"])
+        .arg(&plugin)
+        .arg(src.join("plugin_counter.c"))
+        .args(glib_flags())
+        .output()
+        .expect("gcc");
+    assert!(o.status.success(), "plugin: {}", text(&o));
+    let prog = d.join("ok_glib_plugin");
+    let o = Command::new("gcc")
+        .args(["-O1", "-pthread", "-o"])
+        .arg(&prog)
+        .arg(src.join("ok_glib_plugin.c"))
+        .arg("-ldl")
+        .output()
+        .expect("gcc");
+    assert!(o.status.success(), "program: {}", text(&o));
+    for algo in ["rw", "pos"] {
+        let (p, o) = common::run_tries(d, &prog, algo, 30, &[], |c| {
+            c.arg("--").arg(&plugin);
+        });
+        assert_eq!(outcome_count(&p, "ok"), 30, "{algo}: {}", text(&o));
+        // The plugin's six lock and unlock calls are steps, beside the threads' own.
+        let steps = p["mean_steps"].as_f64().unwrap_or(0.0);
+        assert!(steps >= 10.0, "{algo}: {steps} steps: {}", text(&o));
+    }
+}
+
 #[test]
 fn glib_lock_and_condition_bugs_are_found_and_replay() {
     require_libpos();
