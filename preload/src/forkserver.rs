@@ -284,7 +284,7 @@ fn read_notice(fd: c_int) -> Option<Notice> {
 /// A fork copies only the calling thread, so the server must be alone.
 fn threads() -> Option<usize> {
     let mut buf = [0u8; 1024];
-    let n = read_proc(c"/proc/self/stat", &mut buf)?;
+    let n = crate::procfs::read_proc(c"/proc/self/stat", &mut buf)?;
     let text = &buf[..n];
     // The fields after the command name (which may hold anything but ends at the last ')'):
     // state, ppid, ..., the 18th is num_threads.
@@ -294,32 +294,6 @@ fn threads() -> Option<usize> {
         .filter(|f| !f.is_empty())
         .nth(17)?;
     std::str::from_utf8(field).ok()?.parse().ok()
-}
-
-/// Read the proc file `path` into `buf` without the heap, until its end or `buf` is full;
-/// the bytes read, `None` if it cannot be opened or read.
-pub(crate) fn read_proc(path: &std::ffi::CStr, buf: &mut [u8]) -> Option<usize> {
-    // SAFETY: open/read/close of a file named by a NUL-terminated path into `buf`.
-    unsafe {
-        let fd = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return None;
-        }
-        let mut n = 0;
-        while n < buf.len() {
-            let r = libc::read(fd, buf.as_mut_ptr().add(n).cast(), buf.len() - n);
-            if r <= 0 {
-                if r < 0 && n == 0 {
-                    real::close(fd);
-                    return None;
-                }
-                break;
-            }
-            n += r as usize;
-        }
-        real::close(fd);
-        Some(n)
-    }
 }
 
 /// Receive one request frame with its two pipes; `None` at EOF.
@@ -478,7 +452,7 @@ fn sweep(keep: &[Option<libc::pid_t>]) {
 /// unreadable. A longer list is cut at the buffer's end, and the rest is seen once the
 /// first are gone.
 fn children(buf: &mut [u8; 4096]) -> &[u8] {
-    let n = read_proc(c"/proc/thread-self/children", buf).unwrap_or(0);
+    let n = crate::procfs::read_proc(c"/proc/thread-self/children", buf).unwrap_or(0);
     // A cut last entry is dropped (it is read whole in a later round).
     let end = if n == buf.len() {
         buf.iter().rposition(|&c| c == b' ').unwrap_or(0)

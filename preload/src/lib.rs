@@ -52,6 +52,7 @@ pub mod journal;
 pub mod omp;
 pub mod poll;
 pub mod process;
+pub mod procfs;
 pub mod rawclone;
 pub mod real;
 pub mod rlimit;

@@ -46,7 +46,7 @@ fn slot(resource: libc::c_int) -> Option<usize> {
 /// `/proc/self/maps` without the heap.
 fn ours() -> u64 {
     let mut buf = [0u8; 65536];
-    let Some(n) = crate::forkserver::read_proc(c"/proc/self/maps", &mut buf) else {
+    let Some(n) = crate::procfs::read_proc(c"/proc/self/maps", &mut buf) else {
         return unseen();
     };
     let (lo_ours, hi_ours) = (crate::alloc::BASE, crate::alloc::END + (1 << 30));

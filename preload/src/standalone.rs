@@ -1404,7 +1404,7 @@ impl Run {
         let gone = self.peers.iter().any(|p| {
             p.ktid != 0
                 && p.tid.is_some_and(|t| st.status(t) != Status::Finished)
-                && !crate::timer::alive(p.ktid as libc::pid_t)
+                && !crate::procfs::alive(p.ktid as libc::pid_t)
         });
         if !gone {
             self.gone_since = None;
@@ -1656,38 +1656,10 @@ fn await_ktid_gone(ktid: u32) {
         return;
     }
     let _b = Busy::enter();
-    let mut path = [0u8; 48];
-    let mut w = &mut path[..47];
-    if std::io::Write::write_fmt(&mut w, format_args!("/proc/self/task/{ktid}/stat")).is_err() {
-        return;
-    }
     let start = Instant::now();
-    loop {
-        let mut buf = [0u8; 256];
-        // SAFETY: a NUL-terminated path in a stack buffer; read into a stack buffer.
-        let n = unsafe {
-            let fd = libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
-            if fd < 0 {
-                return; // gone (ENOENT), or nothing to wait for
-            }
-            let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
-            libc::close(fd);
-            n
-        };
-        if n <= 0 {
-            return;
-        }
-        let text = &buf[..n as usize];
-        let state = text
-            .iter()
-            .rposition(|&b| b == b')')
-            .and_then(|i| text.get(i + 2))
-            .copied();
-        if matches!(state, Some(b'Z' | b'X' | b'x'))
-            || start.elapsed() >= std::time::Duration::from_millis(100)
-        {
-            return;
-        }
+    while crate::procfs::alive(ktid as libc::pid_t)
+        && start.elapsed() < std::time::Duration::from_millis(100)
+    {
         std::thread::yield_now();
     }
 }

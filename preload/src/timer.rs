@@ -1157,7 +1157,7 @@ fn await_end_by(pid: libc::pid_t, sig: c_int) {
     // Read into stack buffers: no allocation on the program's thread (its later `malloc`s
     // keep their addresses).
     let mut buf = [0u8; 4096];
-    let Some(status) = read_proc(pid, c"status", &mut buf) else {
+    let Some(status) = crate::procfs::read_task(pid, c"status", &mut buf) else {
         return;
     };
     let has = |field: &[u8]| {
@@ -1173,7 +1173,7 @@ fn await_end_by(pid: libc::pid_t, sig: c_int) {
     }
     let start = std::time::Instant::now();
     while start.elapsed() < std::time::Duration::from_secs(1) {
-        if !alive(pid) {
+        if !crate::procfs::alive(pid) {
             return;
         }
         let t = libc::timespec {
@@ -1183,44 +1183,6 @@ fn await_end_by(pid: libc::pid_t, sig: c_int) {
         // SAFETY: a real 0.1 ms sleep (not a scheduling point, nor the program's virtual one).
         unsafe { real::nanosleep(&t, std::ptr::null_mut()) };
     }
-}
-
-/// Whether task `pid` (a process or a thread id) exists and is no zombie.
-pub(crate) fn alive(pid: libc::pid_t) -> bool {
-    let mut buf = [0u8; 512];
-    match read_proc(pid, c"stat", &mut buf) {
-        Some(stat) => {
-            let state = stat
-                .iter()
-                .rposition(|&b| b == b')')
-                .and_then(|i| stat.get(i + 2));
-            !matches!(state, Some(b'Z' | b'X'))
-        }
-        None => false,
-    }
-}
-
-/// `/proc/PID/FILE` read into `buf` (its start, as much as fits), or `None` if it cannot be
-/// opened (the process is gone).
-fn read_proc<'a>(pid: libc::pid_t, file: &std::ffi::CStr, buf: &'a mut [u8]) -> Option<&'a [u8]> {
-    let mut path = [0u8; 64];
-    let mut w = &mut path[..63];
-    std::io::Write::write_fmt(&mut w, format_args!("/proc/{pid}/")).ok()?;
-    let at = 63 - w.len();
-    let name = file.to_bytes();
-    path.get_mut(at..at + name.len())?.copy_from_slice(name);
-    // SAFETY: a NUL-terminated path in a stack buffer (zeroed past the name); read into
-    // `buf`.
-    let n = unsafe {
-        let fd = libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return None;
-        }
-        let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
-        libc::close(fd);
-        n
-    };
-    (n >= 0).then(|| &buf[..n as usize])
 }
 
 /// A forked child has no timers (POSIX): forget the parent's, whose threads did not follow.
