@@ -51,7 +51,7 @@ use pos_sched::coordinator::{DEFAULT_MAX_STEPS, OUTSIDE_TICK};
 use pos_sched::protocol::inproc::{self, LogRec, Spec, StrategySpec, Verdict};
 use pos_sched::protocol::{frame_pc, Msg, Reply, MSG_LEN};
 use pos_sched::schedule::Schedule;
-use pos_sched::silent::{self, Silent};
+use pos_sched::silent::{self, Judged, Silent};
 use pos_sched::state::{Deadlock, Status};
 use pos_sched::strategy::{self, Divergence, Options, Strategy};
 use pos_sched::{rng, Coordinator, Decision, Op, Tid};
@@ -92,6 +92,9 @@ pub struct Config {
     pub points: String,
     /// Milliseconds without any progress before the run is a hang (0: no limit).
     pub step_timeout_ms: i32,
+    /// Milliseconds a silent thread may compute before the run is a hang
+    /// ([`silent::Computing`]; at least the step timeout).
+    pub compute_timeout_ms: i32,
     /// Milliseconds of silence before a granted thread is looked up in `/proc` for being
     /// blocked outside control (0: never).
     pub blocked_after_ms: i32,
@@ -155,6 +158,17 @@ impl Config {
             }
             None => DEFAULT_STEP_TIMEOUT_MS,
         };
+        let compute_timeout_ms = match env("POS_COMPUTE_TIMEOUT") {
+            Some(t) => {
+                let secs: f64 = t
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| s.is_finite() && *s >= 0.0)
+                    .ok_or_else(|| format!("bad POS_COMPUTE_TIMEOUT {t:?}"))?;
+                (secs * 1000.0).min(i32::MAX as f64) as i32
+            }
+            None => silent::DEFAULT_COMPUTE_TIMEOUT.as_millis() as i32,
+        };
         let blocked_after_ms = match env("POS_BLOCKED_AFTER") {
             Some(t) => t
                 .parse::<u32>()
@@ -174,6 +188,7 @@ impl Config {
             record_latency: false,
             record_log: false,
             step_timeout_ms,
+            compute_timeout_ms,
             blocked_after_ms,
             timeouts_any,
             algo: env("POS_ALGO").unwrap_or_else(|| "pos".into()),
@@ -205,6 +220,7 @@ impl Config {
             schedule_out: None,
             points: String::new(),
             step_timeout_ms: ms(spec.step_timeout_ms),
+            compute_timeout_ms: ms(spec.compute_timeout_ms),
             blocked_after_ms: ms(spec.blocked_after_ms),
             timeouts_any: spec.timeouts_any,
         }
@@ -428,8 +444,9 @@ enum End {
     },
     Deadlock(Deadlock),
     Livelock,
-    /// Why, and the threads that had the turn.
-    Hang(String, Vec<String>),
+    /// Why, the threads that had the turn, and (when they kept computing: an endless loop
+    /// or a long computation) for how many milliseconds.
+    Hang(String, Vec<String>, Option<u64>),
     Diverged(Divergence),
     Finished,
 }
@@ -453,7 +470,7 @@ impl End {
     fn detail(&self) -> Option<String> {
         match self {
             End::Exit(c) if *c != 0 => Some(format!("exit code {c}")),
-            End::Assert(t, _) | End::Hang(t, _) => Some(t.clone()),
+            End::Assert(t, _) | End::Hang(t, ..) => Some(t.clone()),
             End::Deadlock(d) => Some(d.to_string()),
             End::Diverged(d) => Some(d.to_string()),
             End::Crash { signal, pc, .. } => Some(format!(
@@ -810,6 +827,8 @@ struct Run {
     /// Times a silence was excused for them: added to the steps of the sign of life, so that the
     /// runner sees the run move as well.
     excused: u64,
+    /// Whether the silent threads compute, at a step timeout of silence.
+    computing: silent::Computing,
     /// When virtual time last ticked while the run waited for a thread outside control
     /// ([`Run::tick`]).
     ticked: Instant,
@@ -854,6 +873,7 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
         quiet: now,
         kernel_waits: silent::KernelWaits::default(),
         excused: 0,
+        computing: silent::Computing::default(),
         probed: now,
         ticked: now,
         gone_wait: None,
@@ -981,14 +1001,42 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
             run.excused += 1;
             continue;
         }
+        let computing = if timed_out {
+            let limit = millis(cfg.compute_timeout_ms.max(cfg.step_timeout_ms));
+            let now = Instant::now();
+            let looks = run
+                .silent_stats()
+                .into_iter()
+                .map(|(t, p)| (t, std::fs::read_to_string(p).ok()));
+            match run.computing.judge(run.quiet, now, looks, limit) {
+                Judged::Computing => {
+                    // Running on a CPU: a long computation (or an endless loop, told
+                    // apart only by the compute timeout).
+                    run.quiet = now;
+                    run.excused += 1;
+                    continue;
+                }
+                Judged::TooLong(spent) => Some(ms(spent).max(0) as u64),
+                Judged::Idle => None,
+            }
+        } else {
+            None
+        };
         if timed_out {
-            let why = format!(
-                "thread(s) {} did not reach a scheduling point within {} ms",
-                run.unposted_names().join(", "),
-                cfg.step_timeout_ms
-            );
             let threads = run.unposted_names();
-            run.conclude(End::Hang(why, threads));
+            let why = match computing {
+                Some(spent) => format!(
+                    "thread(s) {} kept computing for {spent} ms without reaching a scheduling \
+                     point (an endless loop, or a computation longer than the compute timeout)",
+                    threads.join(", ")
+                ),
+                None => format!(
+                    "thread(s) {} did not reach a scheduling point within {} ms",
+                    threads.join(", "),
+                    cfg.step_timeout_ms
+                ),
+            };
+            run.conclude(End::Hang(why, threads, computing));
             // SAFETY: nothing can continue; end the process.
             unsafe { libc::_exit(1) }
         }
@@ -1100,6 +1148,26 @@ impl Run {
 
     /// Names of the running threads that have not posted, and of those set aside outside
     /// control (a hang report's culprits).
+    /// The `stat` paths of the threads a silence waits for: granted and not posted, or set
+    /// aside outside control.
+    fn silent_stats(&self) -> Vec<(Tid, String)> {
+        let Some(coord) = self.coord.as_ref() else {
+            return Vec::new();
+        };
+        let st = coord.state();
+        st.running()
+            .filter(|&t| !self.posted(t))
+            .chain(st.outside())
+            .filter_map(|t| {
+                let ktid = match self.locals.iter().find(|l| l.tid == t) {
+                    Some(l) => l.ktid,
+                    None => self.peers.iter().find(|p| p.tid == Some(t))?.ktid,
+                };
+                (ktid != 0).then(|| (t, format!("/proc/{ktid}/stat")))
+            })
+            .collect()
+    }
+
     fn unposted_names(&self) -> Vec<String> {
         let Some(coord) = self.coord.as_ref() else {
             return Vec::new();
@@ -1561,9 +1629,10 @@ impl Run {
                     .filter(|&t| st.status(t as Tid) != Status::Finished)
                     .count(),
             },
-            End::Hang(_, threads) => Verdict::Hang {
+            End::Hang(_, threads, computing) => Verdict::Hang {
                 threads,
-                waited_ms: self.cfg.step_timeout_ms.max(0) as u64,
+                waited_ms: computing.unwrap_or(self.cfg.step_timeout_ms.max(0) as u64),
+                computing: computing.is_some(),
             },
             End::Diverged(d) => Verdict::Diverged {
                 step: d.step,

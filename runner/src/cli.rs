@@ -117,6 +117,11 @@ pub struct ControlArgs {
     /// is reported as a hang.
     #[arg(long, default_value_t = 2.0, value_name = "SECS")]
     pub step_timeout: f64,
+    /// Seconds a thread may keep computing (running on a CPU) without reaching a
+    /// scheduling point before the run is reported as a hang: an endless loop, or a
+    /// computation longer than this. At least the step timeout.
+    #[arg(long, default_value_t = 30.0, value_name = "SECS")]
+    pub compute_timeout: f64,
     /// Scheduling steps before a run is reported as a livelock (step-limit) [default:
     /// 1000000; explore and races --classify: 10000].
     #[arg(long, value_name = "N")]

@@ -181,6 +181,18 @@ pub(crate) fn apply_control(cfg: &mut session::RunConfig, c: &cli::ControlArgs) 
     }
     cfg.step_timeout = Duration::try_from_secs_f64(c.step_timeout)
         .with_context(|| format!("--step-timeout {}", c.step_timeout))?;
+    if !(c.compute_timeout.is_finite()
+        && c.compute_timeout >= 0.0
+        && c.compute_timeout <= MAX_STEP_TIMEOUT_SECS)
+    {
+        bail!(
+            "--compute-timeout {}: must be a number of seconds from 0 to {MAX_STEP_TIMEOUT_SECS}",
+            c.compute_timeout
+        );
+    }
+    cfg.compute_timeout = Duration::try_from_secs_f64(c.compute_timeout)
+        .with_context(|| format!("--compute-timeout {}", c.compute_timeout))?
+        .max(cfg.step_timeout);
     let max_steps = c
         .max_steps
         .unwrap_or(pos_sched::coordinator::DEFAULT_MAX_STEPS);

@@ -138,9 +138,13 @@ fn a_spin_wait_is_set_aside_not_a_hang() {
 #[test]
 fn every_thread_blocked_for_good_or_spinning_is_still_a_hang() {
     let dir = tempfile::tempdir().unwrap();
+    // Blocked: a hang after the step timeout; spinning (on a CPU): after the compute timeout.
     for (name, threads) in [
-        ("pipes_nobody_writes", "thread(s) 0.1, 0.2"),
-        ("spinner", "thread(s) 0.1"),
+        (
+            "pipes_nobody_writes",
+            "thread(s) 0.1, 0.2 did not reach a scheduling point within 500 ms",
+        ),
+        ("spinner", "thread(s) 0.1 kept computing for"),
     ] {
         for algo in ["rw", "pos"] {
             let (e, out) = run(
@@ -155,6 +159,8 @@ fn every_thread_blocked_for_good_or_spinning_is_still_a_hang() {
                     "5",
                     "--step-timeout",
                     "0.5",
+                    "--compute-timeout",
+                    "1",
                 ],
             );
             let what = format!("{name} under {algo}: {e}\n{}", text(&out));

@@ -222,7 +222,7 @@ fn asynchronous_cancellation_of_a_computing_thread_ends_well() {
 }
 
 /// Without setting threads aside (`--blocked-after 0`) the computing thread cannot be
-/// reached: each run waits for it until the step timeout. Such a run is an error of the
+/// reached: each run waits for it until the compute timeout. Such a run is an error of the
 /// check (unsupported), never a hang or another bug of the program: no hits, no saved
 /// schedule, exit status 2 (nothing could be checked).
 #[test]
@@ -244,6 +244,8 @@ fn an_unreachable_asynchronous_cancellation_is_unsupported_not_a_bug() {
         "--blocked-after",
         "0",
         "--step-timeout",
+        "0.5",
+        "--compute-timeout",
         "0.5",
         prog.to_str().unwrap(),
     ]);

@@ -293,7 +293,7 @@ fn abnormal_programs_are_classified_and_leave_nothing_behind() {
         ("do_abort", "crash", Some("SIGABRT in thread 0.1")),
         ("thread_exit", "exit-code", Some("exit code 3")),
         ("pipe_read", "hang", Some("thread(s) 0.1")),
-        ("spin", "hang", Some("thread(s) 0.1")),
+        ("spin", "hang", Some("thread(s) 0.1 kept computing for")),
         ("forker", "ok", None),
         ("close_stdout", "ok", None),
     ];
@@ -312,6 +312,9 @@ fn abnormal_programs_are_classified_and_leave_nothing_behind() {
                 "1",
                 "--step-timeout",
                 "1",
+                // An endless spin runs on a CPU: a hang after the compute timeout.
+                "--compute-timeout",
+                "2",
                 // Three tries, three processes (a minimisation would replay the bug).
                 "--no-minimize",
                 "--json",

@@ -316,6 +316,8 @@ fn a_thread_spinning_without_a_point_under_auto_points_is_a_hang_with_either_tra
             "auto",
             "--step-timeout",
             "1",
+            "--compute-timeout",
+            "2",
             "--transport",
             transport,
         ];
@@ -326,7 +328,7 @@ fn a_thread_spinning_without_a_point_under_auto_points_is_a_hang_with_either_tra
         );
         let p = &r["programs"][0];
         assert_eq!(p["outcomes"]["hang"], 2, "{transport}: {p}");
-        // Two step timeouts and the runner's own margin, not minutes.
+        // Two compute timeouts and the runner's own margin, not minutes.
         assert!(
             start.elapsed().as_secs() < 60,
             "{transport}: {:?}",

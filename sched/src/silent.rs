@@ -167,6 +167,91 @@ impl KernelWaits {
     }
 }
 
+/// The CPU time a `stat` text shows, user plus system, in clock ticks (its 14th and 15th
+/// fields; the 3rd, the state, is the first after the last ')').
+pub fn cpu_ticks(stat: &str) -> Option<u64> {
+    let i = stat.rfind(')')?;
+    let mut f = stat[i + 1..].split_whitespace().skip(11);
+    let user: u64 = f.next()?.parse().ok()?;
+    let system: u64 = f.next()?.parse().ok()?;
+    Some(user + system)
+}
+
+/// How long a silent thread may compute ([`Computing`]) before its run is a hang, unless
+/// the user says otherwise (`--compute-timeout`, `POS_COMPUTE_TIMEOUT`).
+pub const DEFAULT_COMPUTE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What a silence of the step timeout was, judged by [`Computing::judge`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Judged {
+    /// A silent thread runs on a CPU: excused, look again after another step timeout.
+    Computing,
+    /// They have computed without a point for the compute timeout: a hang (an endless loop,
+    /// or a computation longer than the user allows), silent for this long.
+    TooLong(Duration),
+    /// None of them uses a CPU: a hang after the step timeout, as before.
+    Idle,
+}
+
+/// Silent threads that compute. An endless spin and a long computation between two points
+/// look alike from outside: both run on a CPU. A hang is a silence in which nothing runs;
+/// a thread that stays silent past the step timeout while it runs (runnable, or its CPU time
+/// grew since the last look in this silence) makes progress, and is excused for up to the
+/// compute timeout. Before 2026-11-28 it was a `hang` after the step timeout: probe 21's
+/// plzip, whose workers compress for about 2 s between two locks, in 13–30 of 30 runs on a
+/// loaded machine.
+#[derive(Debug, Default)]
+pub struct Computing {
+    /// The silence being excused: when it began, and the instant it was last excused at
+    /// (the caller's mark of the last event is set to it then: a different mark is a new
+    /// silence).
+    silence: Option<(Instant, Instant)>,
+    /// The CPU time of each thread looked at, at the last look in this silence.
+    seen: Vec<(crate::event::Tid, u64)>,
+}
+
+impl Computing {
+    /// Judge a silence of the step timeout at `now`: `quiet` is the caller's mark of the last
+    /// event, `looks` the `stat` text of each silent thread (granted and not posted, or set
+    /// aside outside control; `None`: unreadable), `limit` the compute timeout. On
+    /// [`Judged::Computing`] the caller sets its mark to `now`.
+    pub fn judge(
+        &mut self,
+        quiet: Instant,
+        now: Instant,
+        looks: impl IntoIterator<Item = (crate::event::Tid, Option<String>)>,
+        limit: Duration,
+    ) -> Judged {
+        let began = match self.silence {
+            Some((began, mark)) if mark == quiet => began,
+            _ => {
+                self.seen.clear();
+                quiet
+            }
+        };
+        let mut busy = false;
+        let mut seen = Vec::new();
+        for (t, stat) in looks {
+            let Some(stat) = stat else { continue };
+            let ticks = cpu_ticks(&stat);
+            let before = self.seen.iter().find(|(u, _)| *u == t).map(|&(_, k)| k);
+            busy |= runnable(&stat) || matches!((ticks, before), (Some(k), Some(b)) if k > b);
+            seen.extend(ticks.map(|k| (t, k)));
+        }
+        self.seen = seen;
+        let spent = now.saturating_duration_since(began);
+        self.silence = None;
+        if !busy {
+            return Judged::Idle;
+        }
+        if spent >= limit {
+            return Judged::TooLong(spent);
+        }
+        self.silence = Some((began, now));
+        Judged::Computing
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,5 +321,61 @@ mod tests {
         let ms = Duration::from_millis;
         assert_eq!(spin_after(ms(30), ms(2000)), ms(500));
         assert_eq!(spin_after(ms(300), ms(400)), ms(300));
+    }
+    #[test]
+    fn cpu_ticks_are_user_plus_system_after_the_name() {
+        let stat = "42 (a) b 1) R 1 42 42 0 -1 4194304 10 0 0 0 250 17 0 0 20 0 3 0";
+        assert_eq!(cpu_ticks(stat), Some(267));
+        assert_eq!(cpu_ticks("42 (a) R 1 2"), None);
+        assert_eq!(cpu_ticks("garbage"), None);
+    }
+
+    #[test]
+    fn a_silent_thread_on_a_cpu_is_computing_until_the_compute_timeout() {
+        let stat = |state: &str, ticks: u64| {
+            Some(format!(
+                "10 (w) {state} 1 10 10 0 -1 0 0 0 0 0 {ticks} 0 0 0 20 0 1 0"
+            ))
+        };
+        let s = Duration::from_secs;
+        let t0 = Instant::now();
+        let mut c = Computing::default();
+        // Runnable at the first look: computing.
+        assert_eq!(
+            c.judge(t0, t0 + s(2), [(1, stat("R", 100))], s(30)),
+            Judged::Computing
+        );
+        // Asleep now, but its CPU time grew since the look before: it computed meanwhile.
+        assert_eq!(
+            c.judge(t0 + s(2), t0 + s(4), [(1, stat("S", 150))], s(30)),
+            Judged::Computing
+        );
+        // Asleep and no CPU time since: idle, a hang as before.
+        assert_eq!(
+            c.judge(t0 + s(4), t0 + s(6), [(1, stat("S", 150))], s(30)),
+            Judged::Idle
+        );
+        // A new silence (another mark): earlier looks do not count, and the time runs
+        // from its start; at the compute timeout, still on a CPU: too long.
+        let t1 = t0 + s(10);
+        assert_eq!(
+            c.judge(t1, t1 + s(2), [(1, stat("S", 900))], s(30)),
+            Judged::Idle
+        );
+        let mut mark = t1 + s(20);
+        let mut c = Computing::default();
+        let mut now = mark + s(2);
+        let mut ticks = 1000;
+        let verdict = loop {
+            ticks += 10;
+            match c.judge(mark, now, [(2, None), (1, stat("R", ticks))], s(30)) {
+                Judged::Computing => mark = now,
+                other => break other,
+            }
+            now += s(2);
+        };
+        assert_eq!(verdict, Judged::TooLong(s(30)));
+        // Nothing readable (every silent thread gone): idle.
+        assert_eq!(c.judge(now, now + s(2), [(1, None)], s(30)), Judged::Idle);
     }
 }

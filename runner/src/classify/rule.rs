@@ -249,10 +249,12 @@ mod tests {
         let d1 = Outcome::Hang {
             threads: vec!["t1".into()],
             waited_ms: 2000,
+            computing: false,
         };
         let d2 = Outcome::Hang {
             threads: vec!["t2".into()],
             waited_ms: 2001,
+            computing: true,
         };
         assert_eq!(outcome_key(&d1), outcome_key(&d2));
         let a = |thread: &str| Outcome::Assert {

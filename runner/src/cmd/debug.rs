@@ -127,6 +127,7 @@ pub fn run(a: &DebugArgs) -> Result<i32> {
     });
     // A person at the gdb prompt takes their time: no step timeout, no probing.
     cfg.step_timeout = Duration::from_secs(7 * 24 * 3600);
+    cfg.compute_timeout = cfg.step_timeout;
     cfg.blocked_after = None;
     let mut st = strategy::replay(steps.clone());
     let r = session::run_once(&cfg, st.as_mut(), 0)?;

@@ -40,6 +40,7 @@ pub fn spec_for(cfg: &RunConfig, strategy: &dyn Strategy, seed: u64) -> Option<S
         max_steps: cfg.max_steps,
         timeouts_any: cfg.timeouts_any,
         step_timeout_ms: cfg.step_timeout.as_millis().min(u64::MAX as u128) as u64,
+        compute_timeout_ms: cfg.compute_timeout.as_millis().min(u64::MAX as u128) as u64,
         blocked_after_ms: cfg
             .blocked_after
             .map_or(0, |d| d.as_millis().clamp(1, u64::MAX as u128) as u64),
@@ -133,6 +134,7 @@ pub fn watch(
                 break Some(Outcome::Hang {
                     threads: Vec::new(),
                     waited_ms: guard.as_millis() as u64,
+                    computing: false,
                 });
             }
             Err(RecvTimeoutError::Disconnected) => {
@@ -240,9 +242,14 @@ impl Watch<'_> {
                 steps: end.steps,
                 live: *live,
             },
-            Verdict::Hang { threads, waited_ms } => Outcome::Hang {
+            Verdict::Hang {
+                threads,
+                waited_ms,
+                computing,
+            } => Outcome::Hang {
                 threads: threads.clone(),
                 waited_ms: *waited_ms,
+                computing: *computing,
             },
             Verdict::Diverged { step, reason } => Outcome::Diverged {
                 step: *step,

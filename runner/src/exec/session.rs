@@ -21,7 +21,7 @@ use pos_sched::event::{Event, Op, Tid};
 use pos_sched::protocol::inproc::LogRec;
 use pos_sched::protocol::{Msg, Reply, ENV_RUN_MARK, ENV_SOCKET};
 use pos_sched::schedule::Step;
-use pos_sched::silent::{self, Silent};
+use pos_sched::silent::{self, Judged, Silent};
 use pos_sched::state::Status;
 use pos_sched::Strategy;
 use std::ffi::OsString;
@@ -54,6 +54,9 @@ pub struct RunConfig {
     pub args: Vec<String>,
     pub libpos: PathBuf,
     pub step_timeout: Duration,
+    /// How long a silent thread may compute before the run is a hang
+    /// ([`pos_sched::silent::Computing`]; at least `step_timeout`).
+    pub compute_timeout: Duration,
     pub max_steps: u64,
     /// Exit codes that are not a bug.
     pub ok_exit_codes: Vec<i32>,
@@ -214,6 +217,7 @@ impl RunConfig {
             args,
             libpos,
             step_timeout: DEFAULT_STEP_TIMEOUT,
+            compute_timeout: pos_sched::silent::DEFAULT_COMPUTE_TIMEOUT,
             max_steps: pos_sched::coordinator::DEFAULT_MAX_STEPS,
             ok_exit_codes: vec![0],
             points: None,
@@ -823,12 +827,7 @@ const COMPUTING_TICKS: u64 = 2;
 fn cpu_ticks(task: &Task) -> Option<u64> {
     let stat =
         std::fs::read_to_string(format!("/proc/{}/task/{}/stat", task.pid, task.ktid)).ok()?;
-    // After "tid (comm)": state is field 3, utime field 14, stime field 15.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut f = rest.split_whitespace().skip(11);
-    let utime: u64 = f.next()?.parse().ok()?;
-    let stime: u64 = f.next()?.parse().ok()?;
-    Some(utime + stime)
+    silent::cpu_ticks(&stat)
 }
 
 /// At most how long the decision loop waits for a thread whose exit was granted to be gone.
@@ -1051,7 +1050,15 @@ impl<'c> Loop<'c> {
                             self.silence.heard();
                             continue;
                         }
-                        return Some(self.hang(coord));
+                        let paths = self.silent_stats(coord);
+                        match self
+                            .silence
+                            .judge(&paths, self.cfg.compute_timeout.max(self.cfg.step_timeout))
+                        {
+                            Judged::Computing => continue,
+                            Judged::TooLong(spent) => return Some(self.hang(coord, Some(spent))),
+                            Judged::Idle => return Some(self.hang(coord, None)),
+                        }
                     }
                     if self.probe_in(coord) == Some(Duration::ZERO) && self.set_aside(coord) {
                         if let Some(o) = self.decide(coord) {
@@ -1501,7 +1508,24 @@ impl<'c> Loop<'c> {
         }
     }
 
-    fn hang(&self, coord: &Coordinator<'_>) -> Outcome {
+    /// The `stat` paths of the threads a silence waits for: granted and not posted, or set
+    /// aside outside control.
+    fn silent_stats(&self, coord: &Coordinator<'_>) -> Vec<(Tid, String)> {
+        let st = coord.state();
+        st.running()
+            .chain(st.outside())
+            .filter_map(|t| match self.tasks.get(t as usize) {
+                Some(Some(k)) if k.ktid != 0 => {
+                    Some((t, format!("/proc/{}/task/{}/stat", k.pid, k.ktid)))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The run is a hang: nothing came for the step timeout, or (`computing`: for so long)
+    /// the silent threads kept computing for the compute timeout.
+    fn hang(&self, coord: &Coordinator<'_>, computing: Option<Duration>) -> Outcome {
         let st = coord.state();
         // Spinning (or blocked before anyone looked), then blocked outside control.
         let mut threads: Vec<String> = st
@@ -1514,7 +1538,8 @@ impl<'c> Loop<'c> {
         }
         Outcome::Hang {
             threads,
-            waited_ms: self.cfg.step_timeout.as_millis() as u64,
+            waited_ms: computing.unwrap_or(self.cfg.step_timeout).as_millis() as u64,
+            computing: computing.is_some(),
         }
     }
 

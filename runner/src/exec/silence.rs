@@ -4,7 +4,8 @@
 //! ticked while the run waited for such a thread.
 
 use pos_sched::coordinator::{Coordinator, OUTSIDE_TICK};
-use pos_sched::silent::{self, BlockedOut, Silent};
+use pos_sched::event::Tid;
+use pos_sched::silent::{self, BlockedOut, Computing, Judged, Silent};
 use pos_sched::state::Status;
 use std::time::{Duration, Instant};
 
@@ -16,6 +17,7 @@ pub struct Silence {
     /// When every thread outside control was first seen asleep in the kernel in this
     /// silence ([`silent::BlockedOut::asleep`]).
     asleep_since: Option<Instant>,
+    computing: Computing,
 }
 
 impl Silence {
@@ -26,6 +28,7 @@ impl Silence {
             probed_at: now,
             ticked_at: now,
             asleep_since: None,
+            computing: Computing::default(),
         }
     }
 
@@ -87,6 +90,21 @@ impl Silence {
                 since.elapsed()
             });
         coord.pass_outside_time(asleep)
+    }
+
+    /// At a step timeout of silence: whether a silent thread, whose `stat` text is at one of
+    /// `paths`, is computing ([`Computing`]). If it is, the silence is excused for another
+    /// step timeout (its count goes on across excuses), until `limit`.
+    pub fn judge(&mut self, paths: &[(Tid, String)], limit: Duration) -> Judged {
+        let now = Instant::now();
+        let looks = paths
+            .iter()
+            .map(|(t, p)| (*t, std::fs::read_to_string(p).ok()));
+        let judged = self.computing.judge(self.quiet_since, now, looks, limit);
+        if judged == Judged::Computing {
+            self.quiet_since = now;
+        }
+        judged
     }
 
     /// A look starts now. Returns whether the silence has lasted long enough that a thread

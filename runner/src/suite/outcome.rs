@@ -34,10 +34,13 @@ pub enum Outcome {
     /// Threads remain and none can proceed.
     Deadlock { report: Deadlock },
     /// A granted thread did not come back within the step timeout (blocked in an
-    /// uncontrolled call, or spinning without scheduling points).
+    /// uncontrolled call), or kept computing without a point for the compute timeout
+    /// (`computing`: an endless loop, or a longer computation).
     Hang {
         threads: Vec<String>,
         waited_ms: u64,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        computing: bool,
     },
     /// More scheduling steps than allowed: a livelock, or just a long run (`live`: threads
     /// not finished at the limit; with one, it is a long single-threaded stretch).
@@ -103,11 +106,14 @@ const ASYNC_CANCEL: &str = "poscheck: uncontrolled: asynchronous cancellation \
 /// A hang in a run where a thread set asynchronous cancellation is an error (unsupported),
 /// not a bug: on a real system that thread would have been cancelled wherever it was, but
 /// libpos can cancel it only at a scheduling point, so a thread cancelled while it computes
-/// is waited for until the step timeout. What the program would have done is unknown, so
+/// is waited for until the compute timeout. What the program would have done is unknown, so
 /// the run says nothing about it (a genuine hang of such a program is not told apart).
 pub fn refine(outcome: Outcome, stderr: &[u8]) -> Outcome {
     const SIGABRT: i32 = 6;
-    if let Outcome::Hang { threads, waited_ms } = &outcome {
+    if let Outcome::Hang {
+        threads, waited_ms, ..
+    } = &outcome
+    {
         if String::from_utf8_lossy(stderr).contains(ASYNC_CANCEL) {
             return Outcome::Error {
                 reason: format!(
@@ -287,15 +293,30 @@ impl fmt::Display for Outcome {
                 message,
             } => write!(f, "panic in thread '{thread}' at {location}: {message}"),
             Outcome::Deadlock { report } => write!(f, "deadlock: {report}"),
-            Outcome::Hang { threads, waited_ms } if threads.is_empty() => write!(
+            Outcome::Hang {
+                threads,
+                waited_ms,
+                computing: true,
+            } => write!(
+                f,
+                "hang: thread(s) {} kept computing for {waited_ms} ms without reaching a \
+                 scheduling point (an endless loop, or a computation longer than \
+                 --compute-timeout)",
+                threads.join(", ")
+            ),
+            Outcome::Hang {
+                threads, waited_ms, ..
+            } if threads.is_empty() => write!(
                 f,
                 "hang: the program reached no scheduling point and did not end within \
                  {waited_ms} ms (blocked in an uncontrolled call or spinning)"
             ),
-            Outcome::Hang { threads, waited_ms } => write!(
+            Outcome::Hang {
+                threads, waited_ms, ..
+            } => write!(
                 f,
                 "hang: thread(s) {} did not reach a scheduling point within {waited_ms} ms \
-                 (blocked in an uncontrolled call or spinning)",
+                 (blocked in a call libpos does not control)",
                 threads.join(", ")
             ),
             Outcome::StepLimit { steps, live } if *live <= 1 => write!(
@@ -334,6 +355,7 @@ mod tests {
         let hang = Outcome::Hang {
             threads: Vec::new(),
             waited_ms: 7000,
+            computing: false,
         };
         assert_eq!(
             hang.to_string(),
@@ -343,10 +365,39 @@ mod tests {
     }
 
     #[test]
+    fn a_hang_of_threads_that_kept_computing_says_so_and_how_to_allow_longer() {
+        let hang = Outcome::Hang {
+            threads: vec!["0.1".into()],
+            waited_ms: 30_000,
+            computing: true,
+        };
+        assert_eq!(
+            hang.to_string(),
+            "hang: thread(s) 0.1 kept computing for 30000 ms without reaching a scheduling \
+             point (an endless loop, or a computation longer than --compute-timeout)"
+        );
+        let json = serde_json::to_value(&hang).unwrap();
+        assert_eq!(json["computing"], true);
+        let blocked = Outcome::Hang {
+            threads: vec!["0.1".into()],
+            waited_ms: 2000,
+            computing: false,
+        };
+        assert!(serde_json::to_value(&blocked)
+            .unwrap()
+            .get("computing")
+            .is_none());
+        assert!(blocked
+            .to_string()
+            .contains("did not reach a scheduling point within"));
+    }
+
+    #[test]
     fn a_hang_waiting_for_an_asynchronous_cancellation_is_unsupported_not_a_bug() {
         let hang = Outcome::Hang {
             threads: vec!["0.1".into()],
             waited_ms: 2000,
+            computing: false,
         };
         let note = b"poscheck: uncontrolled: asynchronous cancellation \
                      (PTHREAD_CANCEL_ASYNCHRONOUS): a thread computing with it runs outside \

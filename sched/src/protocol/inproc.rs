@@ -74,6 +74,10 @@ pub struct Spec {
     pub timeouts_any: bool,
     /// Milliseconds without progress before the run is a hang (0: never).
     pub step_timeout_ms: u64,
+    /// Milliseconds a silent thread may compute before the run is a hang
+    /// ([`crate::silent::Computing`]; at least the step timeout).
+    #[serde(default)]
+    pub compute_timeout_ms: u64,
     /// Milliseconds of silence before a granted thread is looked up in `/proc` for being
     /// blocked outside control (0: never).
     pub blocked_after_ms: u64,
@@ -141,10 +145,13 @@ pub enum Verdict {
     StepLimit {
         live: usize,
     },
-    /// Nothing happened for the step timeout; the named threads had the turn.
+    /// Nothing happened for the step timeout, or the named threads kept computing for the
+    /// compute timeout (`computing`); the named threads had the turn.
     Hang {
         threads: Vec<String>,
         waited_ms: u64,
+        #[serde(default)]
+        computing: bool,
     },
     /// A replayed schedule could not be followed.
     Diverged {

@@ -46,7 +46,7 @@ use anyhow::{bail, Result};
 use libc::{c_int, pid_t, user_regs_struct};
 use pos_sched::coordinator::{Coordinator, Decision};
 use pos_sched::event::{Event, Op, Tid};
-use pos_sched::silent::{self, Silent};
+use pos_sched::silent::{self, Judged, Silent};
 use pos_sched::state::Status;
 use pos_sched::{Strategy, NO_DEADLINE};
 use std::collections::{HashMap, HashSet};
@@ -518,7 +518,15 @@ impl<'c> Tracer<'c> {
             };
             let Some((k, st)) = got else {
                 if self.silence.quiet_for() >= self.cfg.step_timeout {
-                    return Some(self.hang(coord));
+                    let paths = self.silent_stats(coord);
+                    match self
+                        .silence
+                        .judge(&paths, self.cfg.compute_timeout.max(self.cfg.step_timeout))
+                    {
+                        Judged::Computing => continue,
+                        Judged::TooLong(spent) => return Some(self.hang(coord, Some(spent))),
+                        Judged::Idle => return Some(self.hang(coord, None)),
+                    }
                 }
                 if self.probe_in(coord) == Some(Duration::ZERO) && self.set_aside(coord) {
                     if let Some(o) = self.decide(coord) {
@@ -1266,7 +1274,22 @@ impl<'c> Tracer<'c> {
         any
     }
 
-    fn hang(&self, coord: &Coordinator<'_>) -> Outcome {
+    /// The `stat` paths of the threads a silence waits for: granted and not stopped, or set
+    /// aside outside control.
+    fn silent_stats(&self, coord: &Coordinator<'_>) -> Vec<(Tid, String)> {
+        let st = coord.state();
+        st.running()
+            .chain(st.outside())
+            .filter_map(|t| {
+                let k = self.ktid(t)?;
+                Some((t, format!("/proc/{}/task/{k}/stat", self.pid)))
+            })
+            .collect()
+    }
+
+    /// The run is a hang: nothing came for the step timeout, or (`computing`: for so long)
+    /// the silent threads kept computing for the compute timeout.
+    fn hang(&self, coord: &Coordinator<'_>, computing: Option<Duration>) -> Outcome {
         let st = coord.state();
         let mut threads: Vec<String> = st
             .running()
@@ -1278,7 +1301,8 @@ impl<'c> Tracer<'c> {
         }
         Outcome::Hang {
             threads,
-            waited_ms: self.cfg.step_timeout.as_millis() as u64,
+            waited_ms: computing.unwrap_or(self.cfg.step_timeout).as_millis() as u64,
+            computing: computing.is_some(),
         }
     }
 
