@@ -813,10 +813,9 @@ struct Run {
     observed: std::collections::HashSet<(bool, u64, u32, u64)>,
     /// Times a granted thread was set aside as blocked outside control.
     outside: u64,
-    /// Threads set aside blocked in the kernel: virtual time holds while one is woken.
-    blocked_out: silent::BlockedOut,
-    /// When every thread outside was first seen asleep in the kernel in this silence.
-    asleep_since: Option<Instant>,
+    /// Virtual time while threads are outside control, and those set aside blocked in the
+    /// kernel.
+    outside_clock: silent::OutsideClock,
     /// Since when a deadlock waits for a killed process's end ([`Run::peer_gone`]).
     gone_since: Option<Instant>,
     /// Since when nothing happened, and when silent threads were last looked up.
@@ -867,8 +866,7 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
         },
         observed: std::collections::HashSet::new(),
         outside: 0,
-        blocked_out: silent::BlockedOut::default(),
-        asleep_since: None,
+        outside_clock: silent::OutsideClock::default(),
         gone_since: None,
         quiet: now,
         kernel_waits: silent::KernelWaits::default(),
@@ -1196,26 +1194,27 @@ impl Run {
         if self.tick_in() != Some(0) {
             return;
         }
-        self.ticked = Instant::now();
+        let now = Instant::now();
+        self.ticked = now;
         let hold = silent::woken_hold(
             millis(self.cfg.blocked_after_ms),
             millis(self.cfg.step_timeout_ms),
         );
-        if self.quiet.elapsed() < hold && self.woken_outside() {
-            // A thread set aside in the kernel is runnable again: no time passes before it
-            // is back ([`silent::woken_hold`]).
+        let Some(coord) = self.coord.as_mut() else {
             return;
-        }
-        let asleep = self.outside_asleep().then(|| {
-            // Since when, in this silence (a later event starts it again).
-            let since = self
-                .asleep_since
-                .filter(|&s| s >= self.quiet)
-                .unwrap_or(self.ticked);
-            self.asleep_since = Some(since);
-            since.elapsed()
-        });
-        if let Some(coord) = self.coord.as_mut() {
+        };
+        let st = coord.state();
+        let passed = self.outside_clock.tick(
+            now,
+            self.quiet,
+            hold,
+            st.outside().count(),
+            |t| st.status(t) == pos_sched::state::Status::Outside,
+            |p| std::fs::read_to_string(p).ok(),
+        );
+        // None: a thread set aside in the kernel is runnable again, and no time passes
+        // before it is back ([`silent::woken_hold`]).
+        if let Some(asleep) = passed {
             coord.pass_outside_time(asleep);
             self.log.push(match asleep {
                 Some(d) => LogRec::AsleepTick {
@@ -1224,32 +1223,6 @@ impl Run {
                 None => LogRec::Tick,
             });
         }
-    }
-
-    /// Whether every thread outside control was set aside blocked in the kernel and is
-    /// asleep there still ([`silent::BlockedOut::asleep`]).
-    fn outside_asleep(&mut self) -> bool {
-        let Some(coord) = self.coord.as_ref() else {
-            return false;
-        };
-        let st = coord.state();
-        self.blocked_out.asleep(
-            st.outside().count(),
-            |t| st.status(t) == pos_sched::state::Status::Outside,
-            |p| std::fs::read_to_string(p).ok(),
-        )
-    }
-
-    /// Whether a thread set aside blocked in the kernel, still outside, is runnable again.
-    fn woken_outside(&mut self) -> bool {
-        let Some(coord) = self.coord.as_ref() else {
-            return false;
-        };
-        let st = coord.state();
-        self.blocked_out.woken(
-            |t| st.status(t) == pos_sched::state::Status::Outside,
-            |p| std::fs::read_to_string(p).ok(),
-        )
     }
 
     /// Look up the silent threads in `/proc` and set aside those blocked outside control
@@ -1280,7 +1253,7 @@ impl Run {
                     && (coord.state().others_could_run(t)
                         || self.posts.iter().any(|&(p, _, _)| p != t)));
             if outside && self.set_aside(t) && view == Silent::BlockedOutside {
-                self.blocked_out.note(t, format!("/proc/{ktid}/stat"));
+                self.outside_clock.note(t, format!("/proc/{ktid}/stat"));
             }
         }
     }

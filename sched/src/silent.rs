@@ -82,49 +82,60 @@ pub fn runnable(stat: &str) -> bool {
     state(stat) == Some("R")
 }
 
-/// The threads set aside while blocked in the kernel ([`Silent::BlockedOutside`]), each with
-/// the path of its `stat` text: while one of them, still outside, is [`runnable`] again,
-/// virtual time holds still ([`woken_hold`]).
+/// Virtual time while the run waits for threads outside control
+/// ([`crate::Coordinator::pass_outside_time`]). It ticks, except while a thread set aside
+/// blocked in the kernel ([`Silent::BlockedOutside`], noted here) is runnable again (woken,
+/// on its way back: [`woken_hold`]); once every thread outside is such a thread and asleep
+/// there (`S`, `D`), none of them is about to come back by itself, and timed waits may time
+/// out in real time: the ticks carry the real time since they were all seen asleep. The
+/// runner's loops and libpos's in-program judge both keep one.
 #[derive(Debug, Default)]
-pub struct BlockedOut(Vec<(crate::event::Tid, String)>);
+pub struct OutsideClock {
+    /// The threads set aside blocked in the kernel, each with the path of its `stat` text.
+    blocked: Vec<(crate::event::Tid, String)>,
+    /// When every thread outside was first seen asleep in the current silence.
+    asleep_since: Option<Instant>,
+}
 
-impl BlockedOut {
+impl OutsideClock {
     /// Thread `t`, whose `stat` text is at `stat`, was set aside blocked in the kernel.
     pub fn note(&mut self, t: crate::event::Tid, stat: String) {
-        self.0.retain(|(u, _)| *u != t);
-        self.0.push((t, stat));
+        self.blocked.retain(|(u, _)| *u != t);
+        self.blocked.push((t, stat));
     }
 
-    /// Whether one of them that is still outside control (`outside`) is runnable again,
-    /// its `stat` text read by `read`. Those back in control are forgotten.
-    pub fn woken(
+    /// A tick is due at `now`, in a silence that began at `quiet`; `hold` is
+    /// [`woken_hold`], `count` the threads outside control, `outside` whether one still is,
+    /// `read` reads a `stat` text (once per noted thread). `None`: no time passes now (a
+    /// noted thread is runnable again); `Some(asleep)`: the coordinator's
+    /// `pass_outside_time(asleep)`. Those back in control are forgotten.
+    pub fn tick(
         &mut self,
-        outside: impl Fn(crate::event::Tid) -> bool,
-        read: impl Fn(&str) -> Option<String>,
-    ) -> bool {
-        self.0.retain(|(t, _)| outside(*t));
-        self.0
-            .iter()
-            .any(|(_, p)| read(p).is_some_and(|s| runnable(&s)))
-    }
-
-    /// Whether all `count` threads outside control are among these, still outside
-    /// (`outside`), and asleep in the kernel (`S` or `D`): none of them is about to come back
-    /// by itself, so timed waits may time out in real time
-    /// ([`crate::Coordinator::pass_outside_time`]).
-    pub fn asleep(
-        &mut self,
+        now: Instant,
+        quiet: Instant,
+        hold: Duration,
         count: usize,
         outside: impl Fn(crate::event::Tid) -> bool,
         read: impl Fn(&str) -> Option<String>,
-    ) -> bool {
-        self.0.retain(|(t, _)| outside(*t));
-        count > 0
-            && self.0.len() == count
-            && self
-                .0
-                .iter()
-                .all(|(_, p)| read(p).is_some_and(|s| matches!(state(&s), Some("S" | "D"))))
+    ) -> Option<Option<Duration>> {
+        self.blocked.retain(|(t, _)| outside(*t));
+        let states: Vec<Option<String>> = self
+            .blocked
+            .iter()
+            .map(|(_, p)| read(p).and_then(|s| state(&s).map(str::to_string)))
+            .collect();
+        let is = |s: &Option<String>, any: &[&str]| s.as_deref().is_some_and(|s| any.contains(&s));
+        if now.saturating_duration_since(quiet) < hold && states.iter().any(|s| is(s, &["R"])) {
+            return None;
+        }
+        let asleep =
+            count > 0 && states.len() == count && states.iter().all(|s| is(s, &["S", "D"]));
+        Some(asleep.then(|| {
+            // Since when, in this silence (a later event starts it again).
+            let since = self.asleep_since.filter(|&s| s >= quiet).unwrap_or(now);
+            self.asleep_since = Some(since);
+            now.saturating_duration_since(since)
+        }))
     }
 }
 
@@ -258,22 +269,75 @@ mod tests {
 
     #[test]
     fn a_blocked_thread_woken_while_outside_holds_time_until_it_is_back() {
-        let mut b = BlockedOut::default();
-        b.note(1, "/proc/9/task/10/stat".into());
-        b.note(2, "/proc/9/task/11/stat".into());
+        let ms = Duration::from_millis;
+        let hold = ms(500);
+        let t0 = Instant::now();
+        let mut c = OutsideClock::default();
+        c.note(1, "/proc/9/task/10/stat".into());
+        c.note(2, "/proc/9/task/11/stat".into());
         let text = |state: &'static str| move |_: &str| Some(format!("10 (w (x)) {state} 1 2"));
-        // Asleep in the kernel: time may pass; runnable (woken): it holds.
-        assert!(!b.woken(|_| true, text("S")));
-        assert!(b.woken(|_| true, text("R")));
+        // Runnable (woken): time holds, within the hold; asleep in the kernel: it passes.
+        assert_eq!(c.tick(t0 + ms(10), t0, hold, 3, |_| true, text("R")), None);
+        assert_eq!(
+            c.tick(t0 + ms(10), t0, hold, 3, |_| true, text("S")),
+            Some(None)
+        );
+        // Past the hold a runnable thread computes: time passes.
+        assert_eq!(
+            c.tick(t0 + ms(600), t0, hold, 3, |_| true, text("R")),
+            Some(None)
+        );
         // Back in control (no longer outside): forgotten, whatever its state.
-        assert!(!b.woken(|_| false, text("R")));
-        assert!(!b.woken(|_| true, text("R")));
+        assert_eq!(
+            c.tick(t0 + ms(10), t0, hold, 1, |_| false, text("R")),
+            Some(None)
+        );
+        assert_eq!(
+            c.tick(t0 + ms(10), t0, hold, 1, |_| true, text("R")),
+            Some(None)
+        );
         // Unreadable (gone): no hold.
-        b.note(3, "/proc/9/task/12/stat".into());
-        assert!(!b.woken(|_| true, |_| None));
+        c.note(3, "/proc/9/task/12/stat".into());
+        assert_eq!(
+            c.tick(t0 + ms(10), t0, hold, 1, |_| true, |_| None),
+            Some(None)
+        );
         assert_eq!(
             woken_hold(Duration::from_millis(30), Duration::from_secs(2)),
             Duration::from_millis(500)
+        );
+    }
+
+    #[test]
+    fn time_passes_in_real_time_once_every_thread_outside_is_asleep_in_the_kernel() {
+        let ms = Duration::from_millis;
+        let hold = ms(500);
+        let t0 = Instant::now();
+        let mut c = OutsideClock::default();
+        c.note(1, "a".into());
+        c.note(2, "b".into());
+        let both = |a: &'static str, b: &'static str| {
+            move |p: &str| Some(format!("1 (x) {} 1", if p == "a" { a } else { b }))
+        };
+        // Two outside, two noted, both asleep: real time since first seen so.
+        assert_eq!(
+            c.tick(t0 + ms(1), t0, hold, 2, |_| true, both("S", "D")),
+            Some(Some(ms(0)))
+        );
+        assert_eq!(
+            c.tick(t0 + ms(40), t0, hold, 2, |_| true, both("S", "S")),
+            Some(Some(ms(39)))
+        );
+        // A third thread outside (spinning, not noted): ticks only.
+        assert_eq!(
+            c.tick(t0 + ms(50), t0, hold, 3, |_| true, both("S", "S")),
+            Some(None)
+        );
+        // A new silence: the count starts again.
+        let t1 = t0 + ms(100);
+        assert_eq!(
+            c.tick(t1 + ms(5), t1, hold, 2, |_| true, both("S", "S")),
+            Some(Some(ms(0)))
         );
     }
 

@@ -918,8 +918,6 @@ struct Loop<'c> {
     silence: Silence,
     /// Times a thread was set aside as blocked outside control ([`RunResult::outside`]).
     outside_episodes: u64,
-    /// Threads set aside blocked in the kernel: virtual time holds while one is woken.
-    blocked_out: silent::BlockedOut,
     /// Silent threads with asynchronous cancellation: CPU ticks seen at a probe, with the
     /// scheduling step of that probe (see [`Loop::computing`]).
     cpu_seen: Vec<(Tid, u64, u64)>,
@@ -974,7 +972,6 @@ impl<'c> Loop<'c> {
             tasks: Vec::new(),
             silence: Silence::new(),
             outside_episodes: 0,
-            blocked_out: silent::BlockedOut::default(),
             cpu_seen: Vec::new(),
             start_frame: false,
             observed: std::collections::HashSet::new(),
@@ -1066,7 +1063,7 @@ impl<'c> Loop<'c> {
                         }
                     }
                     let (after, step) = (self.cfg.blocked_after, self.cfg.step_timeout);
-                    if self.silence.tick(coord, after, step, &mut self.blocked_out) {
+                    if self.silence.tick(coord, after, step) {
                         if let Some(o) = self.decide(coord) {
                             return Some(o);
                         }
@@ -1146,7 +1143,7 @@ impl<'c> Loop<'c> {
                 any = true;
                 if view == Silent::BlockedOutside {
                     let stat = format!("/proc/{}/task/{}/stat", task.pid, task.ktid);
-                    self.blocked_out.note(t, stat);
+                    self.silence.note_blocked(t, stat);
                 }
             }
         }

@@ -5,7 +5,7 @@
 
 use pos_sched::coordinator::{Coordinator, OUTSIDE_TICK};
 use pos_sched::event::Tid;
-use pos_sched::silent::{self, BlockedOut, Computing, Judged, Silent};
+use pos_sched::silent::{self, Computing, Judged, OutsideClock, Silent};
 use pos_sched::state::Status;
 use std::time::{Duration, Instant};
 
@@ -14,9 +14,9 @@ pub struct Silence {
     quiet_since: Instant,
     probed_at: Instant,
     ticked_at: Instant,
-    /// When every thread outside control was first seen asleep in the kernel in this
-    /// silence ([`silent::BlockedOut::asleep`]).
-    asleep_since: Option<Instant>,
+    /// Virtual time while threads are outside control, and those set aside blocked in the
+    /// kernel.
+    outside: OutsideClock,
     computing: Computing,
 }
 
@@ -27,7 +27,7 @@ impl Silence {
             quiet_since: now,
             probed_at: now,
             ticked_at: now,
-            asleep_since: None,
+            outside: OutsideClock::default(),
             computing: Computing::default(),
         }
     }
@@ -55,41 +55,38 @@ impl Silence {
         waits.then(|| OUTSIDE_TICK.saturating_sub(self.quiet_since.max(self.ticked_at).elapsed()))
     }
 
+    /// Thread `t`, whose `stat` text is at `stat`, was set aside blocked in the kernel.
+    pub fn note_blocked(&mut self, t: Tid, stat: String) {
+        self.outside.note(t, stat);
+    }
+
     /// Give `coord` the tick of virtual time that is due ([`Coordinator::pass_outside_time`]),
-    /// unless a thread of `blocked_out`, set aside blocked in the kernel and still outside,
-    /// is runnable again and the silence is shorter than [`silent::woken_hold`]: that thread
-    /// is on its way back, and no time passes before it is. Returns whether the clock moved
-    /// (a decision may be due).
+    /// unless a thread set aside blocked in the kernel, still outside, is runnable again and
+    /// the silence is shorter than [`silent::woken_hold`]: that thread is on its way back,
+    /// and no time passes before it is ([`OutsideClock::tick`]). Returns whether the clock
+    /// moved (a decision may be due).
     pub fn tick(
         &mut self,
         coord: &mut Coordinator<'_>,
         blocked_after: Option<Duration>,
         step_timeout: Duration,
-        blocked_out: &mut BlockedOut,
     ) -> bool {
         if self.tick_in(coord.waits_outside()) != Some(Duration::ZERO) {
             return false;
         }
-        self.ticked_at = Instant::now();
+        let now = Instant::now();
+        self.ticked_at = now;
         let hold = silent::woken_hold(blocked_after.unwrap_or_default(), step_timeout);
         let st = coord.state();
-        let outside = |t| st.status(t) == Status::Outside;
-        let read = |p: &str| std::fs::read_to_string(p).ok();
-        if self.quiet_for() < hold && blocked_out.woken(outside, read) {
-            return false;
-        }
-        let asleep = blocked_out
-            .asleep(st.outside().count(), outside, read)
-            .then(|| {
-                // Since when, in this silence (a later event starts it again).
-                let since = self
-                    .asleep_since
-                    .filter(|&s| s >= self.quiet_since)
-                    .unwrap_or(self.ticked_at);
-                self.asleep_since = Some(since);
-                since.elapsed()
-            });
-        coord.pass_outside_time(asleep)
+        let passed = self.outside.tick(
+            now,
+            self.quiet_since,
+            hold,
+            st.outside().count(),
+            |t| st.status(t) == Status::Outside,
+            |p| std::fs::read_to_string(p).ok(),
+        );
+        passed.is_some_and(|asleep| coord.pass_outside_time(asleep))
     }
 
     /// At a step timeout of silence: whether a silent thread, whose `stat` text is at one of

@@ -356,8 +356,6 @@ struct Tracer<'c> {
     trace: Vec<(Event, u64)>,
     silence: Silence,
     outside_episodes: u64,
-    /// Threads set aside blocked in the kernel: virtual time holds while one is woken.
-    blocked_out: silent::BlockedOut,
 }
 
 /// `-errno` as a register value.
@@ -388,7 +386,6 @@ impl<'c> Tracer<'c> {
             trace: Vec::new(),
             silence: Silence::new(),
             outside_episodes: 0,
-            blocked_out: silent::BlockedOut::default(),
         }
     }
 
@@ -534,7 +531,7 @@ impl<'c> Tracer<'c> {
                     }
                 }
                 let (after, step) = (self.cfg.blocked_after, self.cfg.step_timeout);
-                if self.silence.tick(coord, after, step, &mut self.blocked_out) {
+                if self.silence.tick(coord, after, step) {
                     if let Some(o) = self.decide(coord) {
                         return Some(o);
                     }
@@ -1267,7 +1264,7 @@ impl<'c> Tracer<'c> {
                 self.outside_episodes += 1;
                 any = true;
                 if view == Silent::BlockedOutside {
-                    self.blocked_out.note(t, format!("{dir}/stat"));
+                    self.silence.note_blocked(t, format!("{dir}/stat"));
                 }
             }
         }
