@@ -1252,8 +1252,10 @@ impl Run {
                     && view == Silent::RunningUserCode
                     && (coord.state().others_could_run(t)
                         || self.posts.iter().any(|&(p, _, _)| p != t)));
-            if outside && self.set_aside(t) && view == Silent::BlockedOutside {
-                self.outside_clock.note(t, format!("/proc/{ktid}/stat"));
+            if outside && self.set_aside(t) {
+                let stat = format!("/proc/{ktid}/stat");
+                self.outside_clock
+                    .note(t, stat, view == Silent::BlockedOutside);
             }
         }
     }

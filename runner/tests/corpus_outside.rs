@@ -3,7 +3,8 @@
 //! - a thread blocked for good in `sigwait` or `read` while another's timed wait can only
 //!   end by its timeout (pbzip2, a Python reader thread): C, C++ (g++ and clang++-14), Rust;
 //! - a process killed while blocked in a wait of the model, then reaped (Python's
-//!   `multiprocessing.Pool`), and forked children killed with `SIGKILL` (GNU parallel).
+//!   `multiprocessing.Pool`), and forked children killed with `SIGKILL` (GNU parallel);
+//! - a worker that computes, then blocks in `read`, beside a timed wait (C, C++, Rust).
 //!
 //! Before 2026-11-28 these were a `hang`, a `deadlock` or a `crash: SIGPIPE` in most runs.
 //! The correct programs are never flagged in 30 tries of rw, pct3, pos and auto (each run
@@ -66,6 +67,41 @@ fn a_timeout_path_and_an_ignored_kill_are_found_and_replay() {
                 )),
                 "{file} {algo}: {}",
                 text(&r)
+            );
+        }
+    }
+}
+
+/// A worker that computes before it blocks in `read` is set aside running (a spin-wait, as
+/// far as anyone can tell), then sleeps in the kernel: it counts among the threads asleep
+/// outside control, so main's timed waits time out. Before 2026-11-28 a thread set aside
+/// running was left out of that count: a `hang` in every run (and, under load, in about 1
+/// run in 30 of `ok_wait_timeout_beside_reader.rs`, whose reader took longer than the spin
+/// limit to reach its `read`). The step timeout is 0.4 s (a spin limit of 100 ms), the
+/// computation about 0.25 s.
+#[test]
+fn a_worker_that_computes_then_blocks_beside_a_timed_wait_is_never_flagged() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (cc, file) in [
+        ("gcc", "ok_timedwait_beside_busy_reader.c"),
+        ("g++", "ok_wait_for_beside_busy_reader.cpp"),
+        ("clang++-14", "ok_wait_for_beside_busy_reader.cpp"),
+        ("rustc", "ok_wait_timeout_beside_busy_reader.rs"),
+    ] {
+        let prog = build(d, cc, file);
+        for algo in common::ALGOS {
+            let (p, o) = common::run_tries(d, &prog, algo, 6, &["--step-timeout", "0.4"], |_| {});
+            assert_eq!(
+                outcome_count(&p, "ok"),
+                6,
+                "{cc} {file} {algo}: {}",
+                text(&o)
+            );
+            assert_eq!(
+                p["partial"], 6,
+                "set aside in every run: {cc} {file} {algo}: {p}"
             );
         }
     }

@@ -84,24 +84,30 @@ pub fn runnable(stat: &str) -> bool {
 
 /// Virtual time while the run waits for threads outside control
 /// ([`crate::Coordinator::pass_outside_time`]). It ticks, except while a thread set aside
-/// blocked in the kernel ([`Silent::BlockedOutside`], noted here) is runnable again (woken,
-/// on its way back: [`woken_hold`]); once every thread outside is such a thread and asleep
-/// there (`S`, `D`), none of them is about to come back by itself, and timed waits may time
-/// out in real time: the ticks carry the real time since they were all seen asleep. The
-/// runner's loops and libpos's in-program judge both keep one.
+/// blocked in the kernel ([`Silent::BlockedOutside`]) is runnable again (woken, on its way
+/// back: [`woken_hold`]); once every thread outside was noted here (set aside blocked, or
+/// running: a spin-wait, a computation) and is asleep in the kernel (`S`, `D`), none of them
+/// is about to come back by itself, and timed waits may time out in real time: the ticks
+/// carry the real time since they were all seen asleep. The runner's loops and libpos's
+/// in-program judge both keep one.
 #[derive(Debug, Default)]
 pub struct OutsideClock {
-    /// The threads set aside blocked in the kernel, each with the path of its `stat` text.
-    blocked: Vec<(crate::event::Tid, String)>,
+    /// The threads set aside, each with the path of its `stat` text and whether it was
+    /// blocked in the kernel then (only those hold time when runnable again).
+    noted: Vec<(crate::event::Tid, String, bool)>,
     /// When every thread outside was first seen asleep in the current silence.
     asleep_since: Option<Instant>,
 }
 
 impl OutsideClock {
-    /// Thread `t`, whose `stat` text is at `stat`, was set aside blocked in the kernel.
-    pub fn note(&mut self, t: crate::event::Tid, stat: String) {
-        self.blocked.retain(|(u, _)| *u != t);
-        self.blocked.push((t, stat));
+    /// Thread `t`, whose `stat` text is at `stat`, was set aside: `blocked` in the kernel,
+    /// or running (a spin-wait, a computation). A thread set aside running may block later
+    /// (a worker that computes, then reads a pipe): before 2026-11-28 only those set aside
+    /// blocked were noted, so time never reached a timed wait's deadline beside such a
+    /// worker, and the run was a false `hang` (`tests/corpus/outside/ok_timedwait_beside_busy_reader.c`).
+    pub fn note(&mut self, t: crate::event::Tid, stat: String, blocked: bool) {
+        self.noted.retain(|(u, _, _)| *u != t);
+        self.noted.push((t, stat, blocked));
     }
 
     /// A tick is due at `now`, in a silence that began at `quiet`; `hold` is
@@ -118,18 +124,24 @@ impl OutsideClock {
         outside: impl Fn(crate::event::Tid) -> bool,
         read: impl Fn(&str) -> Option<String>,
     ) -> Option<Option<Duration>> {
-        self.blocked.retain(|(t, _)| outside(*t));
-        let states: Vec<Option<String>> = self
-            .blocked
+        self.noted.retain(|(t, _, _)| outside(*t));
+        let states: Vec<(Option<String>, bool)> = self
+            .noted
             .iter()
-            .map(|(_, p)| read(p).and_then(|s| state(&s).map(str::to_string)))
+            .map(|(_, p, blocked)| {
+                (
+                    read(p).and_then(|s| state(&s).map(str::to_string)),
+                    *blocked,
+                )
+            })
             .collect();
         let is = |s: &Option<String>, any: &[&str]| s.as_deref().is_some_and(|s| any.contains(&s));
-        if now.saturating_duration_since(quiet) < hold && states.iter().any(|s| is(s, &["R"])) {
+        let woken = states.iter().any(|(s, blocked)| *blocked && is(s, &["R"]));
+        if now.saturating_duration_since(quiet) < hold && woken {
             return None;
         }
         let asleep =
-            count > 0 && states.len() == count && states.iter().all(|s| is(s, &["S", "D"]));
+            count > 0 && states.len() == count && states.iter().all(|(s, _)| is(s, &["S", "D"]));
         Some(asleep.then(|| {
             // Since when, in this silence (a later event starts it again).
             let since = self.asleep_since.filter(|&s| s >= quiet).unwrap_or(now);
@@ -273,8 +285,8 @@ mod tests {
         let hold = ms(500);
         let t0 = Instant::now();
         let mut c = OutsideClock::default();
-        c.note(1, "/proc/9/task/10/stat".into());
-        c.note(2, "/proc/9/task/11/stat".into());
+        c.note(1, "/proc/9/task/10/stat".into(), true);
+        c.note(2, "/proc/9/task/11/stat".into(), true);
         let text = |state: &'static str| move |_: &str| Some(format!("10 (w (x)) {state} 1 2"));
         // Runnable (woken): time holds, within the hold; asleep in the kernel: it passes.
         assert_eq!(c.tick(t0 + ms(10), t0, hold, 3, |_| true, text("R")), None);
@@ -297,7 +309,7 @@ mod tests {
             Some(None)
         );
         // Unreadable (gone): no hold.
-        c.note(3, "/proc/9/task/12/stat".into());
+        c.note(3, "/proc/9/task/12/stat".into(), true);
         assert_eq!(
             c.tick(t0 + ms(10), t0, hold, 1, |_| true, |_| None),
             Some(None)
@@ -314,8 +326,8 @@ mod tests {
         let hold = ms(500);
         let t0 = Instant::now();
         let mut c = OutsideClock::default();
-        c.note(1, "a".into());
-        c.note(2, "b".into());
+        c.note(1, "a".into(), true);
+        c.note(2, "b".into(), false);
         let both = |a: &'static str, b: &'static str| {
             move |p: &str| Some(format!("1 (x) {} 1", if p == "a" { a } else { b }))
         };
@@ -328,7 +340,12 @@ mod tests {
             c.tick(t0 + ms(40), t0, hold, 2, |_| true, both("S", "S")),
             Some(Some(ms(39)))
         );
-        // A third thread outside (spinning, not noted): ticks only.
+        // Thread 2 was set aside running: runnable, it holds no time (it may spin for good).
+        assert_eq!(
+            c.tick(t0 + ms(45), t0, hold, 2, |_| true, both("S", "R")),
+            Some(None)
+        );
+        // A third thread outside (not noted: one that left by itself): ticks only.
         assert_eq!(
             c.tick(t0 + ms(50), t0, hold, 3, |_| true, both("S", "S")),
             Some(None)

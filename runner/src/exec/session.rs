@@ -1141,10 +1141,9 @@ impl<'c> Loop<'c> {
             if coord.mark_outside(t).is_ok() {
                 self.outside_episodes += 1;
                 any = true;
-                if view == Silent::BlockedOutside {
-                    let stat = format!("/proc/{}/task/{}/stat", task.pid, task.ktid);
-                    self.silence.note_blocked(t, stat);
-                }
+                let stat = format!("/proc/{}/task/{}/stat", task.pid, task.ktid);
+                self.silence
+                    .note_outside(t, stat, view == Silent::BlockedOutside);
             }
         }
         any

@@ -55,9 +55,10 @@ impl Silence {
         waits.then(|| OUTSIDE_TICK.saturating_sub(self.quiet_since.max(self.ticked_at).elapsed()))
     }
 
-    /// Thread `t`, whose `stat` text is at `stat`, was set aside blocked in the kernel.
-    pub fn note_blocked(&mut self, t: Tid, stat: String) {
-        self.outside.note(t, stat);
+    /// Thread `t`, whose `stat` text is at `stat`, was set aside, `blocked` in the kernel or
+    /// running ([`OutsideClock::note`]).
+    pub fn note_outside(&mut self, t: Tid, stat: String, blocked: bool) {
+        self.outside.note(t, stat, blocked);
     }
 
     /// Give `coord` the tick of virtual time that is due ([`Coordinator::pass_outside_time`]),

@@ -1263,9 +1263,8 @@ impl<'c> Tracer<'c> {
             if outside && coord.mark_outside(t).is_ok() {
                 self.outside_episodes += 1;
                 any = true;
-                if view == Silent::BlockedOutside {
-                    self.silence.note_blocked(t, format!("{dir}/stat"));
-                }
+                self.silence
+                    .note_outside(t, format!("{dir}/stat"), view == Silent::BlockedOutside);
             }
         }
         any
