@@ -254,7 +254,8 @@ fn targets(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
             eprintln!(
                 "poscheck: warning: {} creates no thread (neither it nor its libraries import \
                  pthread_create, thrd_create, std::thread, an OpenMP parallel region, a timer \
-                 or fork); nothing will be scheduled",
+                 or fork): its one thread has no interleavings to explore (its runs are \
+                 checked for crashes and exit codes only)",
                 p.display()
             );
         } else if info.rust_std && !info.instrumented {
