@@ -147,28 +147,21 @@ impl Config {
             Some(s) => parse_seed(&s)?,
             None => fresh_seed(),
         };
-        let step_timeout_ms = match env("POS_STEP_TIMEOUT") {
-            Some(t) => {
-                let secs: f64 = t
-                    .parse()
-                    .ok()
-                    .filter(|s: &f64| s.is_finite() && *s >= 0.0)
-                    .ok_or_else(|| format!("bad POS_STEP_TIMEOUT {t:?}"))?;
-                (secs * 1000.0).min(i32::MAX as f64) as i32
-            }
-            None => DEFAULT_STEP_TIMEOUT_MS,
+        // Seconds (a number, at least 0) as milliseconds.
+        let millis_of = |name: &str, default: i32| match env(name) {
+            Some(t) => t
+                .parse()
+                .ok()
+                .filter(|s: &f64| s.is_finite() && *s >= 0.0)
+                .map(|secs| (secs * 1000.0).min(i32::MAX as f64) as i32)
+                .ok_or_else(|| format!("bad {name} {t:?}")),
+            None => Ok(default),
         };
-        let compute_timeout_ms = match env("POS_COMPUTE_TIMEOUT") {
-            Some(t) => {
-                let secs: f64 = t
-                    .parse()
-                    .ok()
-                    .filter(|s: &f64| s.is_finite() && *s >= 0.0)
-                    .ok_or_else(|| format!("bad POS_COMPUTE_TIMEOUT {t:?}"))?;
-                (secs * 1000.0).min(i32::MAX as f64) as i32
-            }
-            None => silent::DEFAULT_COMPUTE_TIMEOUT.as_millis() as i32,
-        };
+        let step_timeout_ms = millis_of("POS_STEP_TIMEOUT", DEFAULT_STEP_TIMEOUT_MS)?;
+        let compute_timeout_ms = millis_of(
+            "POS_COMPUTE_TIMEOUT",
+            silent::DEFAULT_COMPUTE_TIMEOUT.as_millis() as i32,
+        )?;
         let blocked_after_ms = match env("POS_BLOCKED_AFTER") {
             Some(t) => t
                 .parse::<u32>()

@@ -21,7 +21,7 @@ use pos_sched::event::{Event, Op, Tid};
 use pos_sched::protocol::inproc::LogRec;
 use pos_sched::protocol::{Msg, Reply, ENV_RUN_MARK, ENV_SOCKET};
 use pos_sched::schedule::Step;
-use pos_sched::silent::{self, Judged, Silent};
+use pos_sched::silent::{self, Silent};
 use pos_sched::state::Status;
 use pos_sched::Strategy;
 use std::ffi::OsString;
@@ -1048,14 +1048,11 @@ impl<'c> Loop<'c> {
                             continue;
                         }
                         let paths = self.silent_stats(coord);
-                        match self
-                            .silence
-                            .judge(&paths, self.cfg.compute_timeout.max(self.cfg.step_timeout))
-                        {
-                            Judged::Computing => continue,
-                            Judged::TooLong(spent) => return Some(self.hang(coord, Some(spent))),
-                            Judged::Idle => return Some(self.hang(coord, None)),
+                        let (limit, step) = (self.cfg.compute_timeout, self.cfg.step_timeout);
+                        if let Some(computing) = self.silence.hang(&paths, limit, step) {
+                            return Some(self.hang(coord, computing));
                         }
+                        continue;
                     }
                     if self.probe_in(coord) == Some(Duration::ZERO) && self.set_aside(coord) {
                         if let Some(o) = self.decide(coord) {

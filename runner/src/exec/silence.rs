@@ -90,19 +90,30 @@ impl Silence {
         passed.is_some_and(|asleep| coord.pass_outside_time(asleep))
     }
 
-    /// At a step timeout of silence: whether a silent thread, whose `stat` text is at one of
-    /// `paths`, is computing ([`Computing`]). If it is, the silence is excused for another
-    /// step timeout (its count goes on across excuses), until `limit`.
-    pub fn judge(&mut self, paths: &[(Tid, String)], limit: Duration) -> Judged {
+    /// At a step timeout of silence: whether the run is a hang. A silent thread, whose
+    /// `stat` text is at one of `paths`, that is computing ([`Computing`]) excuses the
+    /// silence for another step timeout, its count going on across excuses, until `limit`
+    /// (at least `step_timeout`). `None`: excused; `Some(None)`: a hang, nothing runs;
+    /// `Some(Some(spent))`: a hang, they kept computing for `spent`.
+    pub fn hang(
+        &mut self,
+        paths: &[(Tid, String)],
+        limit: Duration,
+        step_timeout: Duration,
+    ) -> Option<Option<Duration>> {
         let now = Instant::now();
         let looks = paths
             .iter()
             .map(|(t, p)| (*t, std::fs::read_to_string(p).ok()));
-        let judged = self.computing.judge(self.quiet_since, now, looks, limit);
-        if judged == Judged::Computing {
-            self.quiet_since = now;
+        let limit = limit.max(step_timeout);
+        match self.computing.judge(self.quiet_since, now, looks, limit) {
+            Judged::Computing => {
+                self.quiet_since = now;
+                None
+            }
+            Judged::TooLong(spent) => Some(Some(spent)),
+            Judged::Idle => Some(None),
         }
-        judged
     }
 
     /// A look starts now. Returns whether the silence has lasted long enough that a thread

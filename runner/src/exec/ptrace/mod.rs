@@ -46,7 +46,7 @@ use anyhow::{bail, Result};
 use libc::{c_int, pid_t, user_regs_struct};
 use pos_sched::coordinator::{Coordinator, Decision};
 use pos_sched::event::{Event, Op, Tid};
-use pos_sched::silent::{self, Judged, Silent};
+use pos_sched::silent::{self, Silent};
 use pos_sched::state::Status;
 use pos_sched::{Strategy, NO_DEADLINE};
 use std::collections::{HashMap, HashSet};
@@ -516,14 +516,11 @@ impl<'c> Tracer<'c> {
             let Some((k, st)) = got else {
                 if self.silence.quiet_for() >= self.cfg.step_timeout {
                     let paths = self.silent_stats(coord);
-                    match self
-                        .silence
-                        .judge(&paths, self.cfg.compute_timeout.max(self.cfg.step_timeout))
-                    {
-                        Judged::Computing => continue,
-                        Judged::TooLong(spent) => return Some(self.hang(coord, Some(spent))),
-                        Judged::Idle => return Some(self.hang(coord, None)),
+                    let (limit, step) = (self.cfg.compute_timeout, self.cfg.step_timeout);
+                    if let Some(computing) = self.silence.hang(&paths, limit, step) {
+                        return Some(self.hang(coord, computing));
                     }
+                    continue;
                 }
                 if self.probe_in(coord) == Some(Duration::ZERO) && self.set_aside(coord) {
                     if let Some(o) = self.decide(coord) {
