@@ -1495,7 +1495,7 @@ impl Run {
                     if coord.state().left_with_its_process(t) {
                         return None;
                     }
-                    let p = coord.state().process_of(t);
+                    let p = coord.state().space_of(t);
                     let pc = frame_pc(&head).unwrap_or(0);
                     self.posts.push((t, op.in_process(p), pc))
                 }
@@ -1505,7 +1505,7 @@ impl Run {
             | Msg::BarrierInit { .. }
             | Msg::OnceInit { .. }
             | Msg::MutexInit { .. } => {
-                let p = self.peers[i].tid.map_or(0, |t| coord.state().process_of(t));
+                let p = self.peers[i].tid.map_or(0, |t| coord.state().space_of(t));
                 initialise(coord, &mut self.log, &msg, p);
             }
             Msg::Assert { text } => return Some((End::Assert(text, self.peers[i].tid), fd)),

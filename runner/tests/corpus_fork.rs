@@ -248,3 +248,42 @@ fn a_process_shared_semaphore_posted_too_few_times_is_a_deadlock() {
         );
     }
 }
+
+/// More than 255 children, one after another (probe 22: userspace-rcu's `test_urcu_fork`).
+/// Past the 255th, a child takes the name space of one that has left, none of its objects:
+/// before 2026-11-28 the 257th child inherited the first one's mutex, still held by a thread
+/// of that exited child, a false deadlock in every run. A true deadlock in the 300th child is
+/// found, named in that child's terms, and replays.
+#[test]
+fn three_hundred_children_in_turn_are_never_flagged_and_the_last_one_s_deadlock_is_found() {
+    require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ok = build(d, "ok_many_children_exit_holding.c");
+    for algo in ["rw", "pos"] {
+        let (p, o) = common::run_tries(d, &ok, algo, 2, &[], |_| {});
+        assert_eq!(outcome_count(&p, "ok"), 2, "{algo}: {}", text(&o));
+    }
+    let bug = build(d, "bug_late_child_abba.c");
+    let (p, o) = common::run_tries(d, &bug, "pos", 12, &["--no-minimize"], |_| {});
+    let deadlocks = outcome_count(&p, "deadlock");
+    eprintln!("bug_late_child_abba pos: deadlock {deadlocks}/12");
+    assert!(
+        deadlocks > 0 && deadlocks + outcome_count(&p, "ok") == 12,
+        "{}",
+        text(&o)
+    );
+    let t = text(&o);
+    assert!(
+        t.contains("thread p300.t0.1 at lock(mutex@p300:")
+            && t.contains("held by thread p300.t0.2"),
+        "{t}"
+    );
+    let schedule = p["schedule"].as_str().expect("a saved schedule");
+    let r = poscheck(&["replay", "--times", "3", schedule]);
+    assert!(
+        text(&r).contains("recorded outcome deadlock: reproduced 3 of 3 times"),
+        "{}",
+        text(&r)
+    );
+}

@@ -1619,11 +1619,23 @@ impl State {
             if let Status::Pending(op) = th.status {
                 match self.blocker(i as Tid, &op) {
                     None => return None,
-                    Some(why) => blocked.push(BlockedThread {
-                        thread: th.name.clone(),
-                        op: op.to_string(),
-                        waits_for: why,
-                    }),
+                    Some(why) => {
+                        // Objects are named by their name space; past the 255th process
+                        // that is not the process number ([`State::space_of`]).
+                        let (space, p) = (self.space_of(i as Tid), th.name.process());
+                        let named = |text: String| {
+                            if space == p {
+                                text
+                            } else {
+                                text.replace(&format!("p{space}:"), &format!("p{p}:"))
+                            }
+                        };
+                        blocked.push(BlockedThread {
+                            thread: th.name.clone(),
+                            op: named(op.to_string()),
+                            waits_for: named(why),
+                        })
+                    }
                 }
             }
         }

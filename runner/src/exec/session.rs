@@ -1272,8 +1272,7 @@ impl<'c> Loop<'c> {
                     return Ok(None);
                 }
                 // A forked child's objects live in its own address space.
-                let p = coord.state().process_of(t);
-                let op = op.in_process(p);
+                let op = op.in_process(coord.state().space_of(t));
                 coord.post(t, op).map_err(|e| e.to_string())?;
                 return Ok(self.decide(coord));
             }
@@ -1329,7 +1328,7 @@ impl<'c> Loop<'c> {
             | Msg::BarrierInit { .. }
             | Msg::OnceInit { .. }
             | Msg::MutexInit { .. } => {
-                let p = tid.map_or(0, |t| coord.state().process_of(t));
+                let p = tid.map_or(0, |t| coord.state().space_of(t));
                 if let Some(rec) = LogRec::of_init(&msg, p) {
                     rec.initialise(coord);
                 }

@@ -293,7 +293,7 @@ pub fn observed_event(state: &State, t: Tid, write: bool, addr: u64, size: u32) 
     } else {
         Op::Read { addr, size }
     };
-    Event::new(t, op.in_process(state.process_of(t)))
+    Event::new(t, op.in_process(state.space_of(t)))
 }
 
 /// The runner's side of [`Spec::record_log`]: feed `log` to `coord` (the runner's strategy,

@@ -30,6 +30,8 @@ pub(super) struct Proc {
     left: bool,
     /// A `waitpid`/`wait` of its parent consumed its exit.
     reaped: bool,
+    /// Its name space: the tag its objects' addresses carry ([`State::space_of`]).
+    space: u32,
 }
 
 impl Proc {
@@ -39,9 +41,14 @@ impl Proc {
             first: 0,
             left: false,
             reaped: false,
+            space: 0,
         }
     }
 }
+
+/// How many name spaces an object address can tell apart: its bits from [`PROCESS_SHIFT`]
+/// up.
+const SPACES: u32 = 1 << (64 - PROCESS_SHIFT);
 
 /// The process part of an object address in name space `p`.
 fn space(addr: u64) -> u64 {
@@ -59,6 +66,47 @@ impl State {
         self.threads
             .get(t as usize)
             .map_or(0, |th| th.name.process())
+    }
+
+    /// The name space of thread `t`'s objects ([`crate::Op::in_process`]): its process's
+    /// number while there are fewer than [`SPACES`] processes, then the space of a process
+    /// that has left control, its objects forgotten. Before 2026-11-28 the number itself was
+    /// the tag, and the 257th process was given the objects of the first: a mutex that an
+    /// exited child's thread still held was held in a later child too, a false deadlock in
+    /// every run of a program that forks 257 children (userspace-rcu's `test_urcu_fork`).
+    #[inline]
+    pub fn space_of(&self, t: Tid) -> u32 {
+        self.procs
+            .get(self.process_of(t) as usize)
+            .map_or(0, |p| p.space)
+    }
+
+    /// The name space for process number `p`: `p` while it fits, else the space of a
+    /// process that has left control (when more than [`SPACES`] - 1 children live at
+    /// once, they share).
+    fn free_space(&self, p: u32) -> u32 {
+        if p < SPACES {
+            return p;
+        }
+        (1..SPACES)
+            .find(|&s| {
+                (0..self.procs.len() as u32)
+                    .all(|q| self.procs[q as usize].space != s || self.process_gone(q))
+            })
+            .unwrap_or(p % SPACES)
+    }
+
+    /// Forget the objects of name space `s` (a process that has left control), before a
+    /// new process takes it.
+    fn drop_space(&mut self, s: u32) {
+        let theirs = |k: &u64| space(*k) == s as u64 && *k & SHARED_BIT == 0;
+        self.mutexes.retain(|k, _| !theirs(k));
+        self.conds.retain(|k, _| !theirs(k));
+        self.rwlocks.retain(|k, _| !theirs(k));
+        self.sems.retain(|k, _| !theirs(k));
+        self.barriers.retain(|k, _| !theirs(k));
+        self.onces.retain(|k, _| !theirs(k));
+        self.futexes.retain(|k, _| !theirs(k));
     }
 
     /// Number of processes so far (the main one included).
@@ -94,14 +142,19 @@ impl State {
         }
         let parent = self.process_of(t);
         let p = self.procs.len() as u32;
+        let space = self.free_space(p);
+        if space != p {
+            self.drop_space(space);
+        }
         let first = self.push_thread(ThreadName::process_main(p));
         self.procs.push(Proc {
             parent,
             first,
             left: false,
             reaped: false,
+            space,
         });
-        self.copy_objects(parent, p, t, first);
+        self.copy_objects(self.procs[parent as usize].space, space, t, first);
         first
     }
 
@@ -341,6 +394,38 @@ mod tests {
         assert!(!s.is_enabled(c2));
         run(&mut s, other, Op::Unlock { m: 0x4000, kind });
         assert!(!s.is_enabled(c2), "the parent's unlock is not the child's");
+    }
+
+    #[test]
+    fn a_child_past_the_255th_takes_the_name_space_of_one_gone_and_none_of_its_objects() {
+        let mut s = State::new();
+        run(&mut s, 0, Op::Start);
+        let kind = MutexKind::Normal;
+        let m = 0x5000;
+        // 300 children one after another; each locks its copy of `m` in a thread that
+        // still holds it when the child exits (the exit ends the process).
+        for p in 1..=300u32 {
+            let c = run(&mut s, 0, Op::Fork).child.unwrap();
+            assert_eq!(s.process_of(c), p);
+            let space = s.space_of(c);
+            if p < 256 {
+                assert_eq!(space, p);
+            } else {
+                assert!((1..256).contains(&space), "{p}: {space}");
+            }
+            run(&mut s, c, Op::Start);
+            let lock = Op::Lock { m, kind }.in_process(space);
+            assert_eq!(run(&mut s, c, lock).result, code::OK, "child {p}");
+            let h = run(&mut s, c, Op::Create).child.unwrap();
+            run(&mut s, h, Op::Start);
+            s.post(h, lock).unwrap();
+            assert!(!s.is_enabled(h), "child {p}: its own copy is held");
+            run(&mut s, c, Op::ProcessExit { code: 0 });
+            assert!(s.process_gone(p));
+            assert_eq!(run(&mut s, 0, Op::WaitProc { target: c }).result, code::OK);
+        }
+        // The main process's own `m` was never touched.
+        assert_eq!(run(&mut s, 0, Op::Lock { m, kind }).result, code::OK);
     }
 
     #[test]
