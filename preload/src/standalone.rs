@@ -1514,7 +1514,7 @@ impl Run {
                 return Some((End::Crash { signal, pc, tid }, fd));
             }
             // Only a runner sends these, and only the runner reads them.
-            Msg::End { .. } | Msg::Alive { .. } => {}
+            Msg::End { .. } | Msg::Alive { .. } | Msg::Concluding { .. } => {}
             Msg::KernelWait { ns } => {
                 if let Some(t) = self.peers[i].tid {
                     self.kernel_wait(t, ns);
@@ -1622,6 +1622,8 @@ impl Run {
         // schedule: it would overwrite the program's.
         let quiet = coord.state().num_threads() == 1 && end.kind() == "ok";
         if let Sink::Runner(fd) = cfg.sink {
+            // Making the report takes a while for a long run: the runner waits for it.
+            write_all(fd, &Msg::Concluding { steps }.encode().0);
             let verdict = self.verdict(end, &coord);
             let report = inproc::End {
                 verdict,

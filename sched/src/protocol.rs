@@ -88,6 +88,12 @@ pub enum Msg {
     /// main thread's connection at most about once a second, so that the runner can tell a
     /// long run from a stuck one without hearing every step.
     Alive { steps: u64 },
+    /// A run decided in the program is over after `steps` steps, and its end report (the
+    /// schedule of every step) is being made: that takes time in proportion to the steps
+    /// (about 10 s for 8 million), during which no [`Msg::Alive`] comes
+    /// ([`concluding_grace`]). Sent on the main thread's connection just before
+    /// [`Msg::End`].
+    Concluding { steps: u64 },
     /// The sending thread, blocked in a wait of the model (its post waits for a reply), got
     /// a signal from outside the run (a child's `SIGCHLD`, a `kill` from another process)
     /// whose handler libpos runs once the thread is granted: the coordinator ends the wait
@@ -210,6 +216,7 @@ const K_ALIVE: u32 = 83;
 const K_INTERRUPTED: u32 = 84;
 const K_KERNEL_WAIT: u32 = 85;
 const K_LEAVING: u32 = 86;
+const K_CONCLUDING: u32 = 87;
 
 /// Bit of a mutex kind's code for a robust mutex (glibc's `PTHREAD_MUTEX_ROBUST_NORMAL_NP`).
 const KIND_ROBUST: u64 = 16;
@@ -533,6 +540,7 @@ impl Msg {
             Msg::Interrupted => (frame(K_INTERRUPTED, 0, 0, 0, 0), &[]),
             Msg::KernelWait { ns } => (frame(K_KERNEL_WAIT, 0, *ns, 0, 0), &[]),
             Msg::Leaving => (frame(K_LEAVING, 0, 0, 0, 0), &[]),
+            Msg::Concluding { steps } => (frame(K_CONCLUDING, 0, *steps, 0, 0), &[]),
         }
     }
 
@@ -610,6 +618,7 @@ impl Msg {
             K_INTERRUPTED => Msg::Interrupted,
             K_KERNEL_WAIT => Msg::KernelWait { ns: a },
             K_LEAVING => Msg::Leaving,
+            K_CONCLUDING => Msg::Concluding { steps: a },
             _ => return Err(ProtocolError(format!("unknown message kind {kind}"))),
         }))
     }
@@ -634,6 +643,16 @@ pub fn frame_pc(f: &[u8; MSG_LEN]) -> Option<u64> {
     let pc = u64::from_le_bytes(f[16..24].try_into().expect("8 bytes"));
     let memory = u32_at(0) == K_POST && (31..=35).contains(&u32_at(4));
     (memory && pc != 0).then_some(pc)
+}
+
+/// How long the runner waits for the end report of a run that said it is
+/// [`Msg::Concluding`] after `steps` steps: a minute, plus 20 µs a step (the report of 8
+/// million steps took about 10 s to make, send and read on a loaded machine). Before
+/// 2026-11-28 it waited the step timeout plus 5 s, and such a long correct run was a
+/// `hang` (probe 22).
+pub fn concluding_grace(steps: u64) -> std::time::Duration {
+    std::time::Duration::from_secs(60)
+        + std::time::Duration::from_micros(20) * steps.min(u32::MAX as u64) as u32
 }
 
 #[cfg(test)]
@@ -819,6 +838,7 @@ mod tests {
             Msg::Interrupted,
             Msg::KernelWait { ns: 5_000_000_000 },
             Msg::Leaving,
+            Msg::Concluding { steps: 8_000_009 },
         ] {
             let (h, _) = m.encode();
             assert_eq!(Msg::decode(&h).unwrap(), Ok(m));

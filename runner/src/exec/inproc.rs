@@ -89,6 +89,7 @@ pub fn watch(
         error: None,
         steps: 0,
         progress: Instant::now(),
+        concluding: None,
     };
     let mut exited_at: Option<Instant> = None;
     let hang = loop {
@@ -102,7 +103,10 @@ pub fn watch(
         }
         let timeout = match exited_at {
             Some(at) => END_GRACE.saturating_sub(at.elapsed()),
-            None => guard.saturating_sub(w.progress.elapsed()),
+            None => w
+                .concluding
+                .unwrap_or(guard)
+                .saturating_sub(w.progress.elapsed()),
         };
         match io.recv_timeout(timeout) {
             Ok(Ev::Conn(0, s)) => {
@@ -172,6 +176,8 @@ struct Watch<'c> {
     /// Steps at the last sign of life, and when they last advanced.
     steps: u64,
     progress: Instant,
+    /// The program said it makes its end report ([`Msg::Concluding`]): how long it gets.
+    concluding: Option<Duration>,
 }
 
 impl Watch<'_> {
@@ -187,6 +193,10 @@ impl Watch<'_> {
             Msg::Hello { tid: 0, .. } => self.read_maps(),
             Msg::Alive { steps } if steps != self.steps => {
                 self.steps = steps;
+                self.progress = Instant::now();
+            }
+            Msg::Concluding { steps } => {
+                self.concluding = Some(pos_sched::protocol::concluding_grace(steps));
                 self.progress = Instant::now();
             }
             Msg::End { json } => match serde_json::from_slice::<End>(&json) {

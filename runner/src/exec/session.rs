@@ -1309,7 +1309,7 @@ impl<'c> Loop<'c> {
                 }
             }
             // Only a run decided in the program sends these ([`inproc`]).
-            Msg::End { .. } | Msg::Alive { .. } => {}
+            Msg::End { .. } | Msg::Alive { .. } | Msg::Concluding { .. } => {}
             Msg::Leaving => {
                 if let Some(t) = tid {
                     if coord.mark_outside(t).is_ok() {
