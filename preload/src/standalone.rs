@@ -970,10 +970,18 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
         } else {
             n > 0
         };
-        let quiet_ms = ms(run.quiet.elapsed());
-        let timed_out = (n == 0 || (local && !others))
+        let silent_for = |run: &Run| ms(run.quiet.elapsed());
+        let mut timed_out = (n == 0 || (local && !others))
             && cfg.step_timeout_ms > 0
-            && quiet_ms >= cfg.step_timeout_ms;
+            && silent_for(run) >= cfg.step_timeout_ms;
+        if timed_out {
+            // A tick of virtual time that is due may end a wait (this thread may have had
+            // no CPU for a while on a loaded machine): its decision is progress, not a hang.
+            run.tick();
+            run.flush();
+            run.decide_all(None);
+            timed_out = silent_for(run) >= cfg.step_timeout_ms;
+        }
         if timed_out
             && cfg.standalone()
             && run

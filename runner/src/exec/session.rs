@@ -1042,6 +1042,16 @@ impl<'c> Loop<'c> {
                             }
                         }
                     } else if self.silence.quiet_for() >= self.cfg.step_timeout {
+                        // A tick of virtual time that is due may end a wait: the clock
+                        // moving is progress, not a hang.
+                        let (after, step) = (self.cfg.blocked_after, self.cfg.step_timeout);
+                        if self.silence.tick(coord, after, step) {
+                            self.silence.heard();
+                            if let Some(o) = self.decide(coord) {
+                                return Some(o);
+                            }
+                            continue;
+                        }
                         if self.kernel_waits.excuse(self.cfg.step_timeout) {
                             // A thread waits in the kernel with a timeout: it comes back.
                             self.silence.heard();

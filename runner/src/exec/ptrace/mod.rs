@@ -515,6 +515,15 @@ impl<'c> Tracer<'c> {
             };
             let Some((k, st)) = got else {
                 if self.silence.quiet_for() >= self.cfg.step_timeout {
+                    // A tick of virtual time that is due may end a wait: progress.
+                    let (after, step) = (self.cfg.blocked_after, self.cfg.step_timeout);
+                    if self.silence.tick(coord, after, step) {
+                        self.silence.heard();
+                        if let Some(o) = self.decide(coord) {
+                            return Some(o);
+                        }
+                        continue;
+                    }
                     let paths = self.silent_stats(coord);
                     let (limit, step) = (self.cfg.compute_timeout, self.cfg.step_timeout);
                     if let Some(computing) = self.silence.hang(&paths, limit, step) {
