@@ -806,8 +806,8 @@ struct Run {
     observed: std::collections::HashSet<(bool, u64, u32, u64)>,
     /// Times a granted thread was set aside as blocked outside control.
     outside: u64,
-    /// Virtual time while threads are outside control, and those set aside blocked in the
-    /// kernel.
+    /// Virtual time while threads are outside control, and the threads set aside (blocked in the
+    /// kernel or running).
     outside_clock: silent::OutsideClock,
     /// Since when a deadlock waits for a killed process's end ([`Run::peer_gone`]).
     gone_since: Option<Instant>,

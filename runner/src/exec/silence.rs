@@ -14,8 +14,8 @@ pub struct Silence {
     quiet_since: Instant,
     probed_at: Instant,
     ticked_at: Instant,
-    /// Virtual time while threads are outside control, and those set aside blocked in the
-    /// kernel.
+    /// Virtual time while threads are outside control, and the threads set aside (blocked in the
+    /// kernel or running).
     outside: OutsideClock,
     computing: Computing,
 }
