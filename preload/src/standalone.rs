@@ -1007,7 +1007,8 @@ fn serve(listener: c_int, strategy: Box<dyn Strategy>, cfg: Config) {
                 .silent_stats()
                 .into_iter()
                 .map(|(t, p)| (t, std::fs::read_to_string(p).ok()));
-            match run.computing.judge(run.quiet, now, looks, limit) {
+            let ran = run.outside_clock.ran_since(run.quiet);
+            match run.computing.judge(run.quiet, now, looks, ran, limit) {
                 Judged::Computing => {
                     // Running on a CPU: a long computation (or an endless loop, told
                     // apart only by the compute timeout).

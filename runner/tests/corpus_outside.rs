@@ -78,8 +78,9 @@ fn a_timeout_path_and_an_ignored_kill_are_found_and_replay() {
 /// running was left out of that count: a `hang` in every run (and, under load, in about 1
 /// run in 30 of `ok_wait_timeout_beside_reader.rs`, whose reader took longer than the spin
 /// limit to reach its `read`). The default step timeout (2 s, a spin limit of 500 ms), a
-/// computation of about 0.65 s. (With a step timeout of 0.4 s, 2-8 runs in 100 were still a
-/// false `hang` under load: an open defect, see the stop note of 2026-11-28.)
+/// computation of about 0.65 s. (At a step timeout of 0.4 s, 2-8 runs in 100 were still a
+/// false `hang` under load until the judge of a silence learned that a tick had seen the
+/// worker running in it: `silent::OutsideClock::ran_since`.)
 #[test]
 fn a_worker_that_computes_then_blocks_beside_a_timed_wait_is_never_flagged() {
     require_libpos();

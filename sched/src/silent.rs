@@ -97,9 +97,18 @@ pub struct OutsideClock {
     noted: Vec<(crate::event::Tid, String, bool)>,
     /// When every thread outside was first seen asleep in the current silence.
     asleep_since: Option<Instant>,
+    /// When a tick last saw one of them running (`R`).
+    ran_at: Option<Instant>,
 }
 
 impl OutsideClock {
+    /// Whether a tick saw a thread set aside running (`R`) at or after `t`: one that
+    /// computed through a silence and went to sleep just before a look at it is busy
+    /// ([`Computing::judge`]).
+    pub fn ran_since(&self, t: Instant) -> bool {
+        self.ran_at.is_some_and(|r| r >= t)
+    }
+
     /// Thread `t`, whose `stat` text is at `stat`, was set aside: `blocked` in the kernel,
     /// or running (a spin-wait, a computation). A thread set aside running may block later
     /// (a worker that computes, then reads a pipe): before 2026-11-28 only those set aside
@@ -136,6 +145,9 @@ impl OutsideClock {
             })
             .collect();
         let is = |s: &Option<String>, any: &[&str]| s.as_deref().is_some_and(|s| any.contains(&s));
+        if states.iter().any(|(s, _)| is(s, &["R"])) {
+            self.ran_at = Some(now);
+        }
         let woken = states.iter().any(|(s, blocked)| *blocked && is(s, &["R"]));
         if now.saturating_duration_since(quiet) < hold && woken {
             return None;
@@ -236,13 +248,18 @@ pub struct Computing {
 impl Computing {
     /// Judge a silence of the step timeout at `now`: `quiet` is the caller's mark of the last
     /// event, `looks` the `stat` text of each silent thread (granted and not posted, or set
-    /// aside outside control; `None`: unreadable), `limit` the compute timeout. On
-    /// [`Judged::Computing`] the caller sets its mark to `now`.
+    /// aside outside control; `None`: unreadable), `ran` whether one of them was seen
+    /// running in this silence by another look ([`OutsideClock::ran_since`]: a worker that
+    /// computed all through it and blocked in `read` just before this look; before
+    /// 2026-11-28 that was a false `hang` in 2-8 runs of 100 under load at a 0.4 s step
+    /// timeout), `limit` the compute timeout. On [`Judged::Computing`] the caller sets its
+    /// mark to `now`.
     pub fn judge(
         &mut self,
         quiet: Instant,
         now: Instant,
         looks: impl IntoIterator<Item = (crate::event::Tid, Option<String>)>,
+        ran: bool,
         limit: Duration,
     ) -> Judged {
         let began = match self.silence {
@@ -252,7 +269,7 @@ impl Computing {
                 quiet
             }
         };
-        let mut busy = false;
+        let mut busy = ran;
         let mut seen = Vec::new();
         for (t, stat) in looks {
             let Some(stat) = stat else { continue };
@@ -299,6 +316,7 @@ mod tests {
             c.tick(t0 + ms(600), t0, hold, 3, |_| true, text("R")),
             Some(None)
         );
+        assert!(c.ran_since(t0 + ms(600)) && !c.ran_since(t0 + ms(601)));
         // Back in control (no longer outside): forgotten, whatever its state.
         assert_eq!(
             c.tick(t0 + ms(10), t0, hold, 1, |_| false, text("R")),
@@ -423,24 +441,24 @@ mod tests {
         let mut c = Computing::default();
         // Runnable at the first look: computing.
         assert_eq!(
-            c.judge(t0, t0 + s(2), [(1, stat("R", 100))], s(30)),
+            c.judge(t0, t0 + s(2), [(1, stat("R", 100))], false, s(30)),
             Judged::Computing
         );
         // Asleep now, but its CPU time grew since the look before: it computed meanwhile.
         assert_eq!(
-            c.judge(t0 + s(2), t0 + s(4), [(1, stat("S", 150))], s(30)),
+            c.judge(t0 + s(2), t0 + s(4), [(1, stat("S", 150))], false, s(30)),
             Judged::Computing
         );
         // Asleep and no CPU time since: idle, a hang as before.
         assert_eq!(
-            c.judge(t0 + s(4), t0 + s(6), [(1, stat("S", 150))], s(30)),
+            c.judge(t0 + s(4), t0 + s(6), [(1, stat("S", 150))], false, s(30)),
             Judged::Idle
         );
         // A new silence (another mark): earlier looks do not count, and the time runs
         // from its start; at the compute timeout, still on a CPU: too long.
         let t1 = t0 + s(10);
         assert_eq!(
-            c.judge(t1, t1 + s(2), [(1, stat("S", 900))], s(30)),
+            c.judge(t1, t1 + s(2), [(1, stat("S", 900))], false, s(30)),
             Judged::Idle
         );
         let mut mark = t1 + s(20);
@@ -449,14 +467,25 @@ mod tests {
         let mut ticks = 1000;
         let verdict = loop {
             ticks += 10;
-            match c.judge(mark, now, [(2, None), (1, stat("R", ticks))], s(30)) {
+            match c.judge(mark, now, [(2, None), (1, stat("R", ticks))], false, s(30)) {
                 Judged::Computing => mark = now,
                 other => break other,
             }
             now += s(2);
         };
         assert_eq!(verdict, Judged::TooLong(s(30)));
+        // Asleep at the first look of a silence, but a tick saw it running in it (it
+        // computed until just before): busy.
+        let t2 = now + s(60);
+        let mut c = Computing::default();
+        assert_eq!(
+            c.judge(t2, t2 + s(2), [(1, stat("S", 5000))], true, s(30)),
+            Judged::Computing
+        );
         // Nothing readable (every silent thread gone): idle.
-        assert_eq!(c.judge(now, now + s(2), [(1, None)], s(30)), Judged::Idle);
+        assert_eq!(
+            c.judge(now, now + s(2), [(1, None)], false, s(30)),
+            Judged::Idle
+        );
     }
 }

@@ -106,7 +106,11 @@ impl Silence {
             .iter()
             .map(|(t, p)| (*t, std::fs::read_to_string(p).ok()));
         let limit = limit.max(step_timeout);
-        match self.computing.judge(self.quiet_since, now, looks, limit) {
+        let ran = self.outside.ran_since(self.quiet_since);
+        match self
+            .computing
+            .judge(self.quiet_since, now, looks, ran, limit)
+        {
             Judged::Computing => {
                 self.quiet_since = now;
                 None
