@@ -1146,8 +1146,6 @@ impl Run {
         }
     }
 
-    /// Names of the running threads that have not posted, and of those set aside outside
-    /// control (a hang report's culprits).
     /// The `stat` paths of the threads a silence waits for: granted and not posted, or set
     /// aside outside control.
     fn silent_stats(&self) -> Vec<(Tid, String)> {
@@ -1168,6 +1166,8 @@ impl Run {
             .collect()
     }
 
+    /// Names of the running threads that have not posted, and of those set aside outside
+    /// control (a hang report's culprits).
     fn unposted_names(&self) -> Vec<String> {
         let Some(coord) = self.coord.as_ref() else {
             return Vec::new();
