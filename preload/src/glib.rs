@@ -48,45 +48,16 @@ fn point(op: impl FnOnce() -> Op) {
 
 mod real {
     use super::Gboolean;
-    use libc::{c_char, c_void};
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use libc::c_void;
+    use std::sync::atomic::AtomicUsize;
 
-    /// libglib's function `name` (NUL-terminated): the next definition after libpos
-    /// (`dlsym(RTLD_NEXT)`), or, when libglib came with a `dlopen` of `RTLD_LOCAL` (a plugin,
-    /// a Python extension module) and so is not in the global scope, its own
-    /// (`dlopen(RTLD_NOLOAD)`): the library's callers still reach libpos's function first,
-    /// and a lookup of the next one alone failed and stopped the program. Cached: libglib is
-    /// never unloaded (`DF_1_NODELETE`).
+    /// libglib's function `name` (NUL-terminated): the next definition after libpos, or,
+    /// when libglib came with a `dlopen` of `RTLD_LOCAL` (a plugin, a Python extension
+    /// module) and so is not in the global scope, its own: the library's callers still reach
+    /// libpos's function first, and a lookup of the next one alone failed and stopped the
+    /// program. Cached: libglib is never unloaded (`DF_1_NODELETE`).
     fn lookup(cache: &AtomicUsize, name: &'static str) -> usize {
-        let f = cache.load(Ordering::Relaxed);
-        if f != 0 {
-            return f;
-        }
-        let cname = name.as_ptr() as *const c_char;
-        // SAFETY: NUL-terminated literals; a handle from `dlopen` is closed once used (the
-        // library stays: it was loaded before, and is never unloaded).
-        let p = unsafe {
-            let mut p = libc::dlsym(libc::RTLD_NEXT, cname);
-            if p.is_null() {
-                let h = libc::dlopen(
-                    c"libglib-2.0.so.0".as_ptr(),
-                    libc::RTLD_LAZY | libc::RTLD_NOLOAD,
-                );
-                if !h.is_null() {
-                    p = libc::dlsym(h, cname);
-                    libc::dlclose(h);
-                }
-            }
-            p
-        };
-        if p.is_null() {
-            crate::conn::die(&format!(
-                "cannot find libglib's {}",
-                name.trim_end_matches('\0')
-            ));
-        }
-        cache.store(p as usize, Ordering::Relaxed);
-        p as usize
+        crate::real::lookup_or_in(cache, name, &[], Some(c"libglib-2.0.so.0"))
     }
 
     /// Define `real::NAME(args)` forwarding to libglib's function of this name.

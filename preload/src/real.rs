@@ -18,6 +18,19 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// with `dlvsym` and falling back to `dlsym`. Aborts with a message if it does not exist:
 /// forwarding is impossible then, and continuing would misbehave silently.
 pub fn lookup(cache: &AtomicUsize, name: &'static str, versions: &[&'static str]) -> usize {
+    lookup_or_in(cache, name, versions, None)
+}
+
+/// [`lookup`], and when nothing after libpos defines `name`, the already loaded `library`
+/// (`dlopen(RTLD_NOLOAD)`): a library loaded with `RTLD_LOCAL` (a plugin, a Python extension
+/// module's dependency) is not in the global scope, while its callers still reach libpos's
+/// interposer first. The cached address stays valid only for a library never unloaded.
+pub fn lookup_or_in(
+    cache: &AtomicUsize,
+    name: &'static str,
+    versions: &[&'static str],
+    library: Option<&std::ffi::CStr>,
+) -> usize {
     debug_assert!(name.ends_with('\0') && versions.iter().all(|v| v.ends_with('\0')));
     let f = cache.load(Ordering::Relaxed);
     if f != 0 {
@@ -35,6 +48,17 @@ pub fn lookup(cache: &AtomicUsize, name: &'static str, versions: &[&'static str]
     if p.is_null() {
         // SAFETY: NUL-terminated literal.
         p = unsafe { libc::dlsym(libc::RTLD_NEXT, cname) };
+    }
+    if let (true, Some(lib)) = (p.is_null(), library) {
+        // SAFETY: NUL-terminated strings; the handle of a library loaded before is closed
+        // once used (the library stays loaded).
+        unsafe {
+            let h = libc::dlopen(lib.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD);
+            if !h.is_null() {
+                p = libc::dlsym(h, cname);
+                libc::dlclose(h);
+            }
+        }
     }
     if p.is_null() {
         crate::conn::die(&format!(
