@@ -1146,9 +1146,9 @@ impl Run {
         }
     }
 
-    /// The `stat` paths of the threads a silence waits for: granted and not posted, or set
-    /// aside outside control.
-    fn silent_stats(&self) -> Vec<(Tid, String)> {
+    /// The threads a silence waits for: granted and not posted, or set aside outside
+    /// control (a hang report's culprits).
+    fn awaited(&self) -> Vec<Tid> {
         let Some(coord) = self.coord.as_ref() else {
             return Vec::new();
         };
@@ -1156,6 +1156,13 @@ impl Run {
         st.running()
             .filter(|&t| !self.posted(t))
             .chain(st.outside())
+            .collect()
+    }
+
+    /// The `stat` paths of the [`Run::awaited`] threads whose kernel tid is known.
+    fn silent_stats(&self) -> Vec<(Tid, String)> {
+        self.awaited()
+            .into_iter()
             .filter_map(|t| {
                 let ktid = match self.locals.iter().find(|l| l.tid == t) {
                     Some(l) => l.ktid,
@@ -1166,16 +1173,14 @@ impl Run {
             .collect()
     }
 
-    /// Names of the running threads that have not posted, and of those set aside outside
-    /// control (a hang report's culprits).
+    /// The names of the [`Run::awaited`] threads.
     fn unposted_names(&self) -> Vec<String> {
         let Some(coord) = self.coord.as_ref() else {
             return Vec::new();
         };
         let st = coord.state();
-        st.running()
-            .filter(|&t| !self.posted(t))
-            .chain(st.outside())
+        self.awaited()
+            .into_iter()
             .map(|t| st.name(t).to_string())
             .collect()
     }

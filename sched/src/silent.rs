@@ -134,26 +134,25 @@ impl OutsideClock {
         read: impl Fn(&str) -> Option<String>,
     ) -> Option<Option<Duration>> {
         self.noted.retain(|(t, _, _)| outside(*t));
-        let states: Vec<(Option<String>, bool)> = self
+        // Each noted thread's state letter, read once a tick.
+        let states: Vec<(Option<char>, bool)> = self
             .noted
             .iter()
             .map(|(_, p, blocked)| {
-                (
-                    read(p).and_then(|s| state(&s).map(str::to_string)),
-                    *blocked,
-                )
+                let letter = read(p).and_then(|s| state(&s).and_then(|x| x.chars().next()));
+                (letter, *blocked)
             })
             .collect();
-        let is = |s: &Option<String>, any: &[&str]| s.as_deref().is_some_and(|s| any.contains(&s));
-        if states.iter().any(|(s, _)| is(s, &["R"])) {
+        if states.iter().any(|&(s, _)| s == Some('R')) {
             self.ran_at = Some(now);
         }
-        let woken = states.iter().any(|(s, blocked)| *blocked && is(s, &["R"]));
+        let woken = states.iter().any(|&(s, blocked)| blocked && s == Some('R'));
         if now.saturating_duration_since(quiet) < hold && woken {
             return None;
         }
-        let asleep =
-            count > 0 && states.len() == count && states.iter().all(|(s, _)| is(s, &["S", "D"]));
+        let asleep = count > 0
+            && states.len() == count
+            && states.iter().all(|&(s, _)| matches!(s, Some('S' | 'D')));
         Some(asleep.then(|| {
             // Since when, in this silence (a later event starts it again).
             let since = self.asleep_since.filter(|&s| s >= quiet).unwrap_or(now);
