@@ -4,14 +4,16 @@
 //! compare-exchanges with distinct success and failure orders, and legacy `__sync_*`
 //! builtins (gcc and clang-14).
 //!
-//! Correct programs are never flagged in 200 tries of rw, pct3, pos and auto (no run takes the
+//! Correct programs are never flagged in 100 tries of rw, pct3, pos and auto (no run takes the
 //! step limit). Buggy ones are found; their saved schedules record the memory order of every
 //! atomic step (`atomic_load(acquire, mem[...])`, `atomic_rmw(acq_rel/relaxed, ...)` for a
-//! compare-exchange) — exactly the orders the source asks for — and replay 100 of 100 times.
+//! compare-exchange) — exactly the orders the source asks for — and replay 20 of 20 times.
 //! Replay reads the orders back: a schedule whose recorded order differs from the program's
 //! diverges at that step, and one saved without orders (older files) still replays.
 
 mod common;
+
+use common::TRIES;
 
 use common::{outcome_count, poscheck, require_libpos, text};
 use serde_json::Value;
@@ -66,10 +68,10 @@ fn correct_programs_with_ordered_atomics_are_never_flagged() {
         for cc in compilers(file) {
             let prog = build(dir.path(), cc, file);
             for algo in common::ALGOS {
-                let (p, o) = common::run_200(dir.path(), &prog, algo, &[], |_| {});
+                let (p, o) = common::run_default(dir.path(), &prog, algo, &[], |_| {});
                 let what = format!("{cc} {file} under {algo}: {p}\n{}", text(&o));
                 assert_eq!(p["points"], "auto", "{what}");
-                assert_eq!(outcome_count(&p, "ok"), 200, "{what}");
+                assert_eq!(outcome_count(&p, "ok"), u64::from(TRIES), "{what}");
                 assert_eq!(p["step_limits"].as_u64().unwrap_or(0), 0, "{what}");
                 // The atomics are points: more steps than the thread starts and exits.
                 assert!(p["mean_steps"].as_f64().unwrap() > 20.0, "{what}");
@@ -137,12 +139,12 @@ fn buggy_programs_are_found_and_their_schedules_record_the_orders() {
     for (cc, file, heads) in BUGGY {
         let prog = build(dir.path(), cc, file);
         for algo in common::ALGOS {
-            let (p, o) = common::run_200(dir.path(), &prog, algo, &[], |_| {});
+            let (p, o) = common::run_default(dir.path(), &prog, algo, &[], |_| {});
             let what = format!("{cc} {file} under {algo}: {p}\n{}", text(&o));
             assert!(outcome_count(&p, "assert") > 0, "{what}");
             assert_eq!(
                 outcome_count(&p, "assert") + outcome_count(&p, "ok"),
-                200,
+                u64::from(TRIES),
                 "{what}"
             );
             let schedule = p["schedule"].as_str().expect("a saved schedule");
@@ -161,10 +163,10 @@ fn buggy_programs_are_found_and_their_schedules_record_the_orders() {
             for s in &seen {
                 assert!(heads.contains(&s.as_str()), "unexpected {s}: {what}");
             }
-            let r = poscheck(&["replay", "--times", "100", schedule]);
+            let r = poscheck(&["replay", "--times", "20", schedule]);
             assert!(
                 String::from_utf8_lossy(&r.stdout)
-                    .contains("recorded outcome assert: reproduced 100 of 100 times"),
+                    .contains("recorded outcome assert: reproduced 20 of 20 times"),
                 "{what}\n{}",
                 text(&r)
             );
@@ -177,7 +179,7 @@ fn replay_checks_recorded_orders_and_accepts_schedules_without_them() {
     require_libpos();
     let dir = tempfile::tempdir().unwrap();
     let prog = build(dir.path(), "gcc", "bug_c11_stats.c");
-    let (p, o) = common::run_200(dir.path(), &prog, "pos", &[], |_| {});
+    let (p, o) = common::run_default(dir.path(), &prog, "pos", &[], |_| {});
     let schedule = p["schedule"]
         .as_str()
         .unwrap_or_else(|| panic!("{}", text(&o)));

@@ -1,10 +1,12 @@
 //! The fork corpus (`tests/corpus/fork/`): threads of forked children are controlled in the
 //! same run, a wait for a child is a scheduling point, an exec'd image runs uncontrolled
-//! (said once). Correct programs are never flagged in 200 tries of rw, pct3 and pos (and no
+//! (said once). Correct programs are never flagged in 100 tries of rw, pct3 and pos (and no
 //! run takes the step timeout); buggy ones — a race among a child's threads, a deadlock
-//! across parent and child — are found and their saved schedules replay 100 of 100 times.
+//! across parent and child — are found and their saved schedules replay 20 of 20 times.
 
 mod common;
+
+use common::TRIES;
 
 use common::{outcome_count, poscheck, require_libpos, text};
 use serde_json::Value;
@@ -29,9 +31,9 @@ fn build(dir: &Path, file: &str) -> PathBuf {
     out
 }
 
-/// `poscheck run` of 200 tries with a JSON report ([`common::run_200`]).
+/// `poscheck run` of [`common::TRIES`] tries with a JSON report ([`common::run_default`]).
 fn run(dir: &Path, prog: &Path, algo: &str) -> (Value, Output) {
-    common::run_200(dir, prog, algo, &[], |_| {})
+    common::run_default(dir, prog, algo, &[], |_| {})
 }
 
 #[test]
@@ -57,7 +59,12 @@ fn correct_forking_programs_are_never_flagged() {
         let prog = build(dir.path(), file);
         for algo in common::ALGOS {
             let (p, o) = run(dir.path(), &prog, algo);
-            assert_eq!(outcome_count(&p, "ok"), 200, "{file} {algo}: {}", text(&o));
+            assert_eq!(
+                outcome_count(&p, "ok"),
+                u64::from(TRIES),
+                "{file} {algo}: {}",
+                text(&o)
+            );
         }
     }
 }
@@ -121,7 +128,7 @@ fn bugs_in_children_are_found_and_replay() {
             assert!(outcome_count(&p, kind) > 0, "{file} {algo}: {}", text(&o));
             assert_eq!(
                 outcome_count(&p, kind) + outcome_count(&p, "ok"),
-                200,
+                u64::from(TRIES),
                 "{file} {algo}: {}",
                 text(&o)
             );
@@ -131,10 +138,10 @@ fn bugs_in_children_are_found_and_replay() {
                 text(&o)
             );
             let schedule = p["schedule"].as_str().expect("a saved schedule");
-            let r = poscheck(&["replay", "--times", "100", schedule]);
+            let r = poscheck(&["replay", "--times", "20", schedule]);
             assert!(
                 String::from_utf8_lossy(&r.stdout).contains(&format!(
-                    "recorded outcome {kind}: reproduced 100 of 100 times"
+                    "recorded outcome {kind}: reproduced 20 of 20 times"
                 )),
                 "{file} {algo}: {}",
                 text(&r)
@@ -206,10 +213,10 @@ fn explore_finds_the_bugs_of_children_and_nothing_else() {
             "{}.explore-dpor.bug0.json",
             prog.file_name().unwrap().to_str().unwrap()
         ));
-        let r = poscheck(&["replay", "--times", "100", schedule.to_str().unwrap()]);
+        let r = poscheck(&["replay", "--times", "20", schedule.to_str().unwrap()]);
         assert!(
             String::from_utf8_lossy(&r.stdout)
-                .contains(&format!("recorded outcome {kind}: reproduced 100 of 100")),
+                .contains(&format!("recorded outcome {kind}: reproduced 20 of 20")),
             "{}",
             text(&r)
         );
@@ -226,8 +233,13 @@ fn a_process_shared_semaphore_posted_too_few_times_is_a_deadlock() {
     let dir = tempfile::tempdir().unwrap();
     let prog = build(dir.path(), "bug_pshared_sem_short.c");
     for algo in common::ALGOS {
-        let (p, o) = common::run_200(dir.path(), &prog, algo, &[], |_| {});
-        assert_eq!(outcome_count(&p, "deadlock"), 200, "{algo}: {}", text(&o));
+        let (p, o) = common::run_default(dir.path(), &prog, algo, &[], |_| {});
+        assert_eq!(
+            outcome_count(&p, "deadlock"),
+            u64::from(TRIES),
+            "{algo}: {}",
+            text(&o)
+        );
         assert!(
             String::from_utf8_lossy(&o.stdout).contains("waits for semaphore shared:"),
             "{algo}: {}",
@@ -239,10 +251,10 @@ fn a_process_shared_semaphore_posted_too_few_times_is_a_deadlock() {
             text(&o)
         );
         let schedule = p["schedule"].as_str().expect("a saved schedule");
-        let r = poscheck(&["replay", "--times", "100", schedule]);
+        let r = poscheck(&["replay", "--times", "20", schedule]);
         assert!(
             String::from_utf8_lossy(&r.stdout)
-                .contains("recorded outcome deadlock: reproduced 100 of 100 times"),
+                .contains("recorded outcome deadlock: reproduced 20 of 20 times"),
             "{algo}: {}",
             text(&r)
         );

@@ -4,15 +4,17 @@
 //! with g++ and clang++-14), and hand-written futex code in C calling `syscall(SYS_futex)`
 //! (wait, wake, requeue, wake-op, and PI operations that libpos does not model).
 //!
-//! Correct programs are never flagged in 200 tries of rw, pct3 and pos, no run takes the step
+//! Correct programs are never flagged in 100 tries of rw, pct3 and pos, no run takes the step
 //! timeout or is set aside (`partial`), and each is scheduled at its futex operations (mean
 //! steps per run well above its number of threads). Buggy ones are found in 100 tries and
-//! their saved schedules replay 100 of 100 times; a Rust panic is reported as `panic` with its
+//! their saved schedules replay 20 of 20 times; a Rust panic is reported as `panic` with its
 //! message.
 //! Built with `poscheck cc`/`c++`, the C and C++ ones are also explored by odpor and dpor with
 //! memory points: no divergence, no false bug, every lost wake-up found.
 
 mod common;
+
+use common::TRIES;
 
 use common::{outcome_count, require_libpos, text, POSCHECK};
 use serde_json::Value;
@@ -67,10 +69,10 @@ fn poscheck(args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// `poscheck run` of 200 tries with a JSON report ([`common::run_200`]), without
+/// `poscheck run` of [`common::TRIES`] tries with a JSON report ([`common::run_default`]), without
 /// `RUST_BACKTRACE` (see [`poscheck`]).
 fn run(dir: &Path, prog: &Path, algo: &str) -> (Value, Output) {
-    common::run_200(dir, prog, algo, &[], |c| {
+    common::run_default(dir, prog, algo, &[], |c| {
         c.env_remove("RUST_BACKTRACE");
     })
 }
@@ -115,7 +117,7 @@ fn correct_futex_programs_are_never_flagged_and_are_scheduled_at_their_futex_ops
                 assert_eq!(p["hits"], 0, "{what}");
                 // No hang, no step limit: every run ended normally, none waited for the
                 // step timeout, and none had a thread set aside outside control.
-                assert_eq!(outcome_count(&p, "ok"), 200, "{what}");
+                assert_eq!(outcome_count(&p, "ok"), u64::from(TRIES), "{what}");
                 assert_eq!(p["partial"].as_u64().unwrap_or(0), 0, "{what}");
                 assert_eq!(p["step_limits"].as_u64().unwrap_or(0), 0, "{what}");
                 let steps = p["mean_steps"].as_f64().unwrap_or(0.0);
@@ -123,7 +125,7 @@ fn correct_futex_programs_are_never_flagged_and_are_scheduled_at_their_futex_ops
                     steps >= 4.0 * f64::from(*threads),
                     "not scheduled at its futex operations: {what}"
                 );
-                eprintln!("{cc} {file} {algo}: 0 bugs in 200, mean steps {steps}");
+                eprintln!("{cc} {file} {algo}: 0 bugs in {TRIES}, mean steps {steps}");
             }
         }
     }
@@ -141,7 +143,7 @@ fn unmodelled_pi_futexes_run_uncontrolled_without_false_alarms() {
         let (p, o) = run(dir.path(), &prog, algo);
         let what = format!("ok_futex_pi.c under {algo}: {p}\n{}", text(&o));
         assert_eq!(p["hits"], 0, "{what}");
-        assert_eq!(outcome_count(&p, "ok"), 200, "{what}");
+        assert_eq!(outcome_count(&p, "ok"), u64::from(TRIES), "{what}");
         partial += p["partial"].as_u64().unwrap_or(0);
     }
     assert!(partial > 0, "a contended PI lock blocks in the kernel");
@@ -182,10 +184,10 @@ const BUGGY: &[(&str, &str)] = &[
 /// Replay `p`'s saved schedule 100 times; it must give `kind` every time.
 fn assert_replays(p: &Value, kind: &str, what: &str) {
     let schedule = p["schedule"].as_str().expect("a saved schedule");
-    let r = poscheck(&["replay", "--times", "100", schedule]);
+    let r = poscheck(&["replay", "--times", "20", schedule]);
     assert!(
         String::from_utf8_lossy(&r.stdout).contains(&format!(
-            "recorded outcome {kind}: reproduced 100 of 100 times"
+            "recorded outcome {kind}: reproduced 20 of 20 times"
         )),
         "{what}: {}",
         text(&r)
@@ -210,7 +212,7 @@ fn buggy_futex_programs_are_found_and_replay() {
                 common::ALGOS
             };
             for algo in algos {
-                // 100 tries: each bug is found in tens of them (the correct programs get 200).
+                // 100 tries: each bug is found in tens of them
                 let (p, o) = common::run_tries(dir.path(), &prog, algo, 100, &[], |c| {
                     c.env_remove("RUST_BACKTRACE");
                 });
@@ -295,10 +297,10 @@ fn futex_programs_are_explored_with_memory_points_without_divergence() {
                         "{what}"
                     );
                     let schedule = bug["schedule"].as_str().expect("saved");
-                    let r = poscheck(&["replay", "--times", "100", schedule]);
+                    let r = poscheck(&["replay", "--times", "20", schedule]);
                     assert!(
                         String::from_utf8_lossy(&r.stdout)
-                            .contains("recorded outcome deadlock: reproduced 100 of 100 times"),
+                            .contains("recorded outcome deadlock: reproduced 20 of 20 times"),
                         "{what}: {}",
                         text(&r)
                     );

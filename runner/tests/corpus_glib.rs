@@ -153,10 +153,10 @@ fn glib_lock_and_condition_bugs_are_found_and_replay() {
                 text(&o)
             );
             let schedule = p["schedule"].as_str().expect("a saved schedule");
-            let r = poscheck(&["replay", "--times", "100", schedule]);
+            let r = poscheck(&["replay", "--times", "20", schedule]);
             assert!(
                 text(&r).contains(&format!(
-                    "recorded outcome {kind}: reproduced 100 of 100 times"
+                    "recorded outcome {kind}: reproduced 20 of 20 times"
                 )),
                 "{file} {algo}: {}",
                 text(&r)

@@ -8,6 +8,8 @@
 
 mod common;
 
+use common::TRIES;
+
 use common::{outcome_count, poscheck, require_libpos, text};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -70,14 +72,19 @@ fn a_lost_update_in_a_limited_program_is_found_and_replays() {
     let d = dir.path();
     let prog = build(d, "gcc", "bug_rlimit_as_split.c");
     for algo in ["rw", "pct3", "pos"] {
-        let (p, o) = common::run_200(d, &prog, algo, &[], |_| {});
+        let (p, o) = common::run_default(d, &prog, algo, &[], |_| {});
         let hits = outcome_count(&p, "assert");
         assert!(hits > 0, "{algo}: {}", text(&o));
-        assert_eq!(hits + outcome_count(&p, "ok"), 200, "{algo}: {}", text(&o));
+        assert_eq!(
+            hits + outcome_count(&p, "ok"),
+            u64::from(TRIES),
+            "{algo}: {}",
+            text(&o)
+        );
         let schedule = p["schedule"].as_str().expect("a saved schedule");
-        let r = poscheck(&["replay", "--times", "100", schedule]);
+        let r = poscheck(&["replay", "--times", "20", schedule]);
         assert!(
-            text(&r).contains("recorded outcome assert: reproduced 100 of 100 times"),
+            text(&r).contains("recorded outcome assert: reproduced 20 of 20 times"),
             "{algo}: {}",
             text(&r)
         );

@@ -1,11 +1,13 @@
 //! The OpenMP and raw-futex corpus (`tests/corpus/omp/`): libgomp blocks in inline futex
 //! system calls, which libpos traps with its seccomp filter and models; its locks and
 //! critical sections (`omp_*_lock`, `GOMP_critical_*`) libpos interposes as mutexes. Correct programs
-//! are never flagged in 200 tries of rw, pct3 and pos (no run takes the step timeout, and
+//! are never flagged in 100 tries of rw, pct3 and pos (no run takes the step timeout, and
 //! they are really scheduled: mean steps per run above the thread count); buggy ones are
-//! found and their saved schedules replay 100 of 100 times.
+//! found and their saved schedules replay 20 of 20 times.
 
 mod common;
+
+use common::TRIES;
 
 use common::{outcome_count, require_libpos, text, POSCHECK};
 use serde_json::Value;
@@ -61,10 +63,10 @@ fn poscheck(args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// `poscheck run` of 200 tries with a JSON report ([`common::run_200`]), with
+/// `poscheck run` of [`common::TRIES`] tries with a JSON report ([`common::run_default`]), with
 /// `OMP_NUM_THREADS` set.
 fn run(dir: &Path, prog: &Path, algo: &str) -> (Value, Output) {
-    common::run_200(dir, prog, algo, &[], |c| {
+    common::run_default(dir, prog, algo, &[], |c| {
         c.env("OMP_NUM_THREADS", THREADS);
     })
 }
@@ -103,7 +105,7 @@ fn correct_openmp_programs_are_scheduled_and_never_flagged() {
         for algo in common::ALGOS {
             let (p, o) = run(dir.path(), &prog, algo);
             let what = format!("{cc} {file} under {algo}: {}", text(&o));
-            assert_eq!(outcome_count(&p, "ok"), 200, "{what}");
+            assert_eq!(outcome_count(&p, "ok"), u64::from(TRIES), "{what}");
             assert_eq!(p["step_limits"].as_u64(), Some(0), "{what}");
             // Never set aside as blocked outside control (as every run was before libgomp's
             // futexes were trapped), except waiting for a child process in `waitpid`.
@@ -115,7 +117,7 @@ fn correct_openmp_programs_are_scheduled_and_never_flagged() {
             }
             let steps = p["mean_steps"].as_f64().unwrap();
             assert!(steps > *threads, "only {steps} steps per run: {what}");
-            eprintln!("{cc} {file} {algo}: ok=200 mean steps {steps}");
+            eprintln!("{cc} {file} {algo}: ok={TRIES} mean steps {steps}");
         }
     }
 }
@@ -145,17 +147,17 @@ fn buggy_openmp_programs_are_found_and_replay() {
             let what = format!("{cc} {file} under {algo}: {}", text(&o));
             let hits = outcome_count(&p, kind);
             assert!(hits > 0, "{what}");
-            assert_eq!(hits + outcome_count(&p, "ok"), 200, "{what}");
+            assert_eq!(hits + outcome_count(&p, "ok"), u64::from(TRIES), "{what}");
             let schedule = p["schedule"].as_str().expect("a saved schedule");
-            let r = poscheck(&["replay", "--times", "100", schedule]);
+            let r = poscheck(&["replay", "--times", "20", schedule]);
             assert!(
                 String::from_utf8_lossy(&r.stdout).contains(&format!(
-                    "recorded outcome {kind}: reproduced 100 of 100 times"
+                    "recorded outcome {kind}: reproduced 20 of 20 times"
                 )),
                 "{cc} {file} {algo}: {}",
                 text(&r)
             );
-            eprintln!("{cc} {file} {algo}: {kind}={hits}/200, replay 100/100");
+            eprintln!("{cc} {file} {algo}: {kind}={hits}/{TRIES}, replay 20/20");
         }
     }
 }
@@ -180,7 +182,7 @@ fn openmp_programs_get_no_pthread_warning() {
 /// a futex until the team starts, and replays posted those waits only when they returned,
 /// after the wake that woke them in the run, so every reversal past the team's start was
 /// judged infeasible: 1 execution, no bug, "complete", for any OpenMP program. The first
-/// bug's saved schedule replays 100 of 100 times (it once stopped at the team's first futex
+/// bug's saved schedule replays 20 of 20 times (it once stopped at the team's first futex
 /// wait, 4 steps, for `atomic_window_bug.c`).
 #[test]
 fn odpor_reorders_what_openmp_threads_do_after_the_team_starts() {
@@ -213,9 +215,9 @@ fn odpor_reorders_what_openmp_threads_do_after_the_team_starts() {
             .find_map(|l| l.trim().strip_prefix("schedule: "))
             .and_then(|l| l.split_whitespace().next())
             .unwrap_or_else(|| panic!("{file}: no bug schedule: {out}"));
-        let r = poscheck(&["replay", "--times", "100", schedule]);
+        let r = poscheck(&["replay", "--times", "20", schedule]);
         assert!(
-            String::from_utf8_lossy(&r.stdout).contains("reproduced 100 of 100 times"),
+            String::from_utf8_lossy(&r.stdout).contains("reproduced 20 of 20 times"),
             "{file}: {}",
             text(&r)
         );

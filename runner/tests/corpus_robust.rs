@@ -4,7 +4,7 @@
 //! makes it not recoverable, `pthread_mutex_init` starts it afresh. Correct programs that
 //! recover (threads in C and C++, a child process) or initialise a not recoverable one
 //! again were all reported as `deadlock` or `assert` before: they are never flagged in
-//! 200 tries of rw, pct3, pos and auto, nor by an ODPOR exploration. A program that
+//! 100 tries of rw, pct3, pos and auto, nor by an ODPOR exploration. A program that
 //! ignores `EOWNERDEAD` fails its assertion on `ENOTRECOVERABLE` in every run, a normal
 //! mutex held by a thread that exited is still a `deadlock`, and a trylock that does not
 //! expect a dead owner is found by ODPOR and by sampling.
@@ -12,6 +12,8 @@
 //! Each test prints its figures (`--nocapture`).
 
 mod common;
+
+use common::TRIES;
 
 use common::{outcome_count, require_libpos, text};
 use std::path::{Path, PathBuf};
@@ -62,7 +64,7 @@ fn odpor_explores_the_correct_programs_without_a_bug() {
 /// A trylock that meets a dead owner only when the owner's exit comes first: found by ODPOR
 /// (the exit of a thread that locked a robust mutex depends on other threads' mutex
 /// operations; before, ODPOR explored 2 executions and called the program correct) and by
-/// some of 200 tries of rw and pos.
+/// some of 100 tries of rw and pos.
 #[test]
 fn a_trylock_after_the_owner_s_exit_is_found_by_odpor_and_sampling() {
     require_libpos();
@@ -72,7 +74,7 @@ fn a_trylock_after_the_owner_s_exit_is_found_by_odpor_and_sampling() {
     common::assert_found_by_odpor_and_sampling(dir.path(), &prog, file, "assert");
 }
 
-/// The buggy programs are found in every one of 200 tries, with their outcome.
+/// The buggy programs are found in every one of 100 tries, with their outcome.
 #[test]
 fn ignoring_eownerdead_and_a_dead_owner_of_a_normal_mutex_are_found() {
     require_libpos();
@@ -83,10 +85,10 @@ fn ignoring_eownerdead_and_a_dead_owner_of_a_normal_mutex_are_found() {
     ] {
         let prog = build(dir.path(), "gcc", file);
         for algo in ["rw", "pct3", "pos"] {
-            let (p, o) = common::run_200(dir.path(), &prog, algo, &[], |_| {});
+            let (p, o) = common::run_default(dir.path(), &prog, algo, &[], |_| {});
             let n = outcome_count(&p, outcome);
-            eprintln!("buggy {file} under {algo}: {outcome} {n}/200");
-            assert_eq!(n, 200, "{file} {algo}: {}", text(&o));
+            eprintln!("buggy {file} under {algo}: {outcome} {n}/{TRIES}");
+            assert_eq!(n, u64::from(TRIES), "{file} {algo}: {}", text(&o));
         }
     }
 }

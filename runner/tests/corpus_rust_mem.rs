@@ -6,12 +6,14 @@
 //! `__tsan_*` calls libpos implements: those accesses and atomics become scheduling points.
 //!
 //! Correct programs (Mutex, atomics with compare-exchange loops, Condvar queue, RwLock and
-//! mpsc, scoped threads with OnceLock, a Release/Acquire flag) are never flagged in 200 tries
+//! mpsc, scoped threads with OnceLock, a Release/Acquire flag) are never flagged in 100 tries
 //! of rw, pct3, pos and auto; the three bugs are found by rw and pos and replay. An
 //! exploration of a Rust program that finds no bug is never called complete: std's
 //! precompiled code changes atomics that the traces do not hold.
 
 mod common;
+
+use common::TRIES;
 
 use common::{outcome_count, require_libpos, text, POSCHECK};
 use std::path::{Path, PathBuf};
@@ -70,8 +72,8 @@ fn correct_rust_programs_with_memory_points_are_never_flagged() {
     common::assert_all_never_flagged(CORRECT, build);
 }
 
-/// Each bug is a `panic` in some of 200 tries of rw and of pos, every other try ok; the
-/// first one's saved schedule replays 100 of 100 times.
+/// Each bug is a `panic` in some of 100 tries of rw and of pos, every other try ok; the
+/// first one's saved schedule replays 20 of 20 times.
 #[test]
 fn rust_lost_updates_are_found_with_poscheck_rustc() {
     require_libpos();
@@ -79,15 +81,19 @@ fn rust_lost_updates_are_found_with_poscheck_rustc() {
     for (i, file) in BUGGY.iter().enumerate() {
         let prog = build(dir.path(), "poscheck-rustc", file);
         for algo in ["rw", "pos"] {
-            let (p, o) = common::run_200(dir.path(), &prog, algo, &[], |_| {});
+            let (p, o) = common::run_default(dir.path(), &prog, algo, &[], |_| {});
             let (bugs, ok) = (outcome_count(&p, "panic"), outcome_count(&p, "ok"));
-            eprintln!("{file} under {algo}: panic {bugs}/200, ok {ok}/200");
-            assert!(bugs > 0 && bugs + ok == 200, "{file} {algo}: {}", text(&o));
+            eprintln!("{file} under {algo}: panic {bugs}/{TRIES}, ok {ok}/{TRIES}");
+            assert!(
+                bugs > 0 && bugs + ok == u64::from(TRIES),
+                "{file} {algo}: {}",
+                text(&o)
+            );
         }
         if i == 0 {
             let (_, saved, o) = common::run_report(&prog, &["--algo", "pos", "--tries", "200"]);
             let saved = saved.unwrap_or_else(|| panic!("no saved schedule: {}", text(&o)));
-            common::assert_replays(&saved, 100);
+            common::assert_replays(&saved, 20);
         }
     }
 }
@@ -246,7 +252,7 @@ fn a_cargo_project_builds_with_the_printed_rustflags() {
         .expect("cannot run cargo");
     assert!(o.status.success(), "cargo build: {}", text(&o));
     let prog = dir.path().join("target").join(target).join("release/split");
-    let (p, o) = common::run_200(dir.path(), &prog, "pos", &[], |_| {});
+    let (p, o) = common::run_default(dir.path(), &prog, "pos", &[], |_| {});
     assert!(outcome_count(&p, "panic") > 0, "{}", text(&o));
 }
 

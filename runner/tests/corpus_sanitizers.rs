@@ -82,12 +82,12 @@ fn a_use_after_free_race_is_reported_by_addresssanitizer_and_replays() {
     // Reports without symbolised stacks: a symbolised one takes 0.4 s.
     let quick = ("ASAN_OPTIONS", "symbolize=0");
     for algo in ["rw", "pct3", "pos"] {
-        let (p, o) = common::run_200(d, &prog, algo, &[], |c| {
+        let (p, o) = common::run_tries(d, &prog, algo, 100, &[], |c| {
             c.env(quick.0, quick.1);
         });
         let hits = outcome_count(&p, "exit-code");
         assert!(hits > 0, "{algo}: {}", text(&o));
-        assert_eq!(hits + outcome_count(&p, "ok"), 200, "{algo}: {}", text(&o));
+        assert_eq!(hits + outcome_count(&p, "ok"), 100, "{algo}: {}", text(&o));
         assert!(
             text(&o).contains("AddressSanitizer: heap-use-after-free"),
             "{algo}: {}",
@@ -96,12 +96,12 @@ fn a_use_after_free_race_is_reported_by_addresssanitizer_and_replays() {
         if algo == "pos" {
             let schedule = p["schedule"].as_str().expect("a saved schedule");
             let r = Command::new(common::POSCHECK)
-                .args(["replay", "--times", "100", schedule])
+                .args(["replay", "--times", "20", schedule])
                 .env(quick.0, quick.1)
                 .output()
                 .unwrap();
             assert!(
-                text(&r).contains("recorded outcome exit-code: reproduced 100 of 100 times"),
+                text(&r).contains("recorded outcome exit-code: reproduced 20 of 20 times"),
                 "{algo}: {}",
                 text(&r)
             );

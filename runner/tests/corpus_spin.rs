@@ -10,6 +10,8 @@
 
 mod common;
 
+use common::TRIES;
+
 use std::path::{Path, PathBuf};
 
 /// The pseudo-compiler of OpenMP programs: gcc with `-fopenmp`.
@@ -48,15 +50,19 @@ fn a_lost_update_around_a_trylock_poll_is_found() {
     let dir = tempfile::tempdir().unwrap();
     let prog = build(dir.path(), "gcc", "bug_trylock_poll_split.c");
     for algo in ["rw", "pct3", "pos"] {
-        let (p, o) = common::run_200(dir.path(), &prog, algo, &[], |_| {});
+        let (p, o) = common::run_default(dir.path(), &prog, algo, &[], |_| {});
         let (bugs, ok) = (
             common::outcome_count(&p, "assert"),
             common::outcome_count(&p, "ok"),
         );
-        eprintln!("bug_trylock_poll_split under {algo}: assert {bugs}/200, ok {ok}/200");
-        assert!(bugs > 0 && bugs + ok == 200, "{algo}: {}", common::text(&o));
+        eprintln!("bug_trylock_poll_split under {algo}: assert {bugs}/{TRIES}, ok {ok}/{TRIES}");
+        assert!(
+            bugs > 0 && bugs + ok == u64::from(TRIES),
+            "{algo}: {}",
+            common::text(&o)
+        );
         let saved = p["schedule"].as_str().expect("a saved schedule");
-        common::assert_replays(Path::new(saved), 100);
+        common::assert_replays(Path::new(saved), 20);
     }
 }
 
@@ -91,7 +97,7 @@ fn lock_polling_loops_are_explored() {
                 assert_eq!(found > 0, buggy, "{what}");
                 if buggy {
                     let schedule = v["bugs"][0]["schedule"].as_str().expect("saved");
-                    common::assert_replays(Path::new(schedule), 100);
+                    common::assert_replays(Path::new(schedule), 20);
                 }
             }
         }

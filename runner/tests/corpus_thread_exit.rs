@@ -12,11 +12,13 @@
 //! runs after the shared libraries' destructors too (a library that joins its pool threads
 //! in its destructor hung every run while that handler was tied to libpos's own).
 //!
-//! Correct programs are never flagged in 200 tries of rw, pct3, pos and auto (gcc and
+//! Correct programs are never flagged in 100 tries of rw, pct3, pos and auto (gcc and
 //! clang-14, g++ and clang++-14, rustc) and ODPOR explores them without a bug; the lost
 //! update in a destructor is found by sampling and by ODPOR, and its schedule replays.
 
 mod common;
+
+use common::TRIES;
 
 use common::{outcome_count, require_libpos, text};
 use std::path::{Path, PathBuf};
@@ -49,7 +51,7 @@ fn correct_programs_that_synchronise_at_thread_exit_are_never_flagged() {
 }
 
 /// A shared library whose destructor wakes and joins its helper thread (libuv's shutdown):
-/// never flagged in 200 tries of rw and pos, with gcc and clang-14.
+/// never flagged in 100 tries of rw and pos, with gcc and clang-14.
 #[test]
 fn a_library_destructor_that_joins_its_thread_is_never_flagged() {
     require_libpos();
@@ -79,10 +81,10 @@ fn a_library_destructor_that_joins_its_thread_is_never_flagged() {
             .unwrap();
         assert!(o.status.success(), "{cc}: {}", text(&o));
         for algo in ["rw", "pos"] {
-            let (p, o) = common::run_200(dir.path(), &prog, algo, &[], |_| {});
+            let (p, o) = common::run_default(dir.path(), &prog, algo, &[], |_| {});
             assert_eq!(
                 outcome_count(&p, "ok"),
-                200,
+                u64::from(TRIES),
                 "{cc} under {algo}: {}",
                 text(&o)
             );
@@ -106,8 +108,8 @@ fn odpor_finds_no_bug_in_what_threads_run_at_their_exit() {
     }
 }
 
-/// A lost update between two threads' destructors: found by rw and pos in 200 tries and by
-/// ODPOR; a saved schedule replays 100 of 100 times.
+/// A lost update between two threads' destructors: found by rw and pos in 100 tries and by
+/// ODPOR; a saved schedule replays 20 of 20 times.
 #[test]
 fn a_race_in_thread_specific_data_destructors_is_found() {
     require_libpos();

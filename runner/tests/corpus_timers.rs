@@ -11,13 +11,15 @@
 //! model: deterministic, no partial run, and the clock it reads afterwards has reached the
 //! expiry (it read the start time before, and `sigtimedwait`'s timeout was real).
 //!
-//! Correct programs (gcc and clang-14, g++ and clang++-14, rustc) are never flagged in 200
+//! Correct programs (gcc and clang-14, g++ and clang++-14, rustc) are never flagged in 100
 //! tries of rw, pct3, pos and auto, and ODPOR explores them without a bug; those whose signal
 //! wait starts before any timer is armed (it waits in the kernel, outside control, so their
-//! runs are partial) end well in 200 of 200 tries. The two races with a timer are found and
+//! runs are partial) end well in 50 of 50 tries. The two races with a timer are found and
 //! replay, and so does a notification that outlives `timer_delete`.
 
 mod common;
+
+use common::TRIES;
 
 use common::{outcome_count, require_libpos, text};
 use std::path::{Path, PathBuf};
@@ -46,7 +48,7 @@ const CORRECT: &[(&[&str], &str, u32)] = &[
 
 /// Correct programs with a signal wait that starts before any timer is armed, or after the
 /// last one ended (`sigwait`, `sigtimedwait`): it waits in the kernel, outside control, and
-/// the thread is set aside until the signal comes (partial runs). 100 tries of rw and pos
+/// the thread is set aside until the signal comes (partial runs). 50 tries of rw and pos
 /// each: every run waits for the set-aside.
 const WAIT_OUTSIDE: &[(&[&str], &str)] = &[
     (CXX, "ok_sigwait_timer.cpp"),
@@ -72,14 +74,14 @@ fn a_signal_wait_outside_control_gets_the_timer_signal() {
         for cc in *compilers {
             let prog = build(dir.path(), cc, file);
             for algo in ["rw", "pos"] {
-                let (p, o) = common::run_tries(dir.path(), &prog, algo, 100, &[], |_| {});
+                let (p, o) = common::run_tries(dir.path(), &prog, algo, 50, &[], |_| {});
                 eprintln!(
-                    "{cc} {file} under {algo}: ok {}/100",
+                    "{cc} {file} under {algo}: ok {}/50",
                     outcome_count(&p, "ok")
                 );
                 assert_eq!(
                     outcome_count(&p, "ok"),
-                    100,
+                    50,
                     "{cc} {file} {algo}: {}",
                     text(&o)
                 );
@@ -105,7 +107,7 @@ fn odpor_finds_no_bug_in_correct_timer_programs() {
 }
 
 /// A timer's notification thread and a worker, due at the same time, update a total in two
-/// locked steps: found by ODPOR, rw and pos; a saved schedule replays 100 of 100 times.
+/// locked steps: found by ODPOR, rw and pos; a saved schedule replays 20 of 20 times.
 #[test]
 fn a_race_between_a_timer_notification_and_a_worker_is_found() {
     require_libpos();
@@ -132,7 +134,7 @@ fn a_notification_racing_with_timer_delete_is_found_by_odpor_and_sampling() {
 /// An alarm's handler posts the semaphore main waits on, at the time a worker's sleep ends:
 /// main may wake from the handler's post before the worker has done its part. The order
 /// lies in memory between scheduling points, so sampling finds it (a sync-only exploration
-/// does not see that memory); its schedule replays 100 of 100 times.
+/// does not see that memory); its schedule replays 20 of 20 times.
 #[test]
 fn an_alarm_handler_racing_with_a_worker_is_found_by_sampling() {
     require_libpos();
@@ -140,14 +142,18 @@ fn an_alarm_handler_racing_with_a_worker_is_found_by_sampling() {
     let file = "bug_alarm_order.c";
     let prog = build(dir.path(), "gcc", file);
     for algo in ["rw", "pos"] {
-        let (p, o) = common::run_200(dir.path(), &prog, algo, &[], |_| {});
+        let (p, o) = common::run_default(dir.path(), &prog, algo, &[], |_| {});
         let (bugs, ok) = (outcome_count(&p, "assert"), outcome_count(&p, "ok"));
-        eprintln!("{file} under {algo}: assert {bugs}/200, ok {ok}/200");
-        assert!(bugs > 0 && bugs + ok == 200, "{file} {algo}: {}", text(&o));
+        eprintln!("{file} under {algo}: assert {bugs}/{TRIES}, ok {ok}/{TRIES}");
+        assert!(
+            bugs > 0 && bugs + ok == u64::from(TRIES),
+            "{file} {algo}: {}",
+            text(&o)
+        );
     }
     let (_, saved, o) = common::run_report(&prog, &["--algo", "pos", "--tries", "200"]);
     let saved = saved.unwrap_or_else(|| panic!("no saved schedule: {}", text(&o)));
-    common::assert_replays(&saved, 100);
+    common::assert_replays(&saved, 20);
 }
 
 /// A spin on a flag a timer's handler sets, built with `poscheck cc` and every memory access

@@ -1,8 +1,8 @@
 //! The virtual-time corpus (`tests/corpus/vtime/`): timed waits, sleeps, clock reads, and
 //! the timeouts of `poll`, `select` and `epoll_wait`, and `timerfd`s.
-//! Correct programs are never flagged in 200 tries of rw, pct3, pos and auto (50 for those
+//! Correct programs are never flagged in 100 tries of rw, pct3, pos and auto (25 for those
 //! that wait outside control in every run), and no run takes the step timeout; buggy ones
-//! are found and their saved schedules replay 100 of 100 times.
+//! are found and their saved schedules replay 20 of 20 times.
 
 mod common;
 
@@ -17,9 +17,13 @@ fn build(dir: &Path, compiler: &str, file: &str) -> PathBuf {
     common::build_corpus("vtime", dir, compiler, file)
 }
 
-/// `poscheck run` of 200 tries with a JSON report ([`common::run_200`]).
+/// Tries of each run: every program here has few schedules that matter (its timeouts'
+/// order), all reached well within 100 tries of each algorithm.
+const TRIES: u32 = 100;
+
+/// `poscheck run` of [`TRIES`] tries with a JSON report.
 fn run(dir: &Path, prog: &Path, algo: &str, extra: &[&str]) -> (Value, Output) {
-    common::run_200(dir, prog, algo, extra, |_| {})
+    common::run_tries(dir, prog, algo, TRIES, extra, |_| {})
 }
 
 /// Correct programs: (compiler, file, extra flags).
@@ -75,7 +79,11 @@ fn correct_timed_programs_are_never_flagged() {
     let dir = tempfile::tempdir().unwrap();
     for (cc, file, extra) in CORRECT {
         let prog = build(dir.path(), cc, file);
-        let tries = if WAIT_OUTSIDE.contains(file) { 50 } else { 200 };
+        let tries = if WAIT_OUTSIDE.contains(file) {
+            25
+        } else {
+            TRIES
+        };
         for algo in common::ALGOS {
             let (p, o) = common::run_tries(dir.path(), &prog, algo, tries, extra, |_| {});
             assert_eq!(
@@ -90,7 +98,7 @@ fn correct_timed_programs_are_never_flagged() {
 
 /// Correct programs of [`CORRECT`] whose every run has a thread blocked outside control
 /// (`epoll_wait` with no timeout, `read` of a pipe) that is set aside only after
-/// `--blocked-after` (30 ms), once or more a run: 50 tries each (their schedules are few; 200
+/// `--blocked-after` (30 ms), once or more a run: 25 tries each (their schedules are few; 200
 /// took 65 s of the test's 180 on a loaded machine).
 const WAIT_OUTSIDE: &[&str] = &["ok_timerfd_epoll.c", "ok_watchdog_pipe_worker.c"];
 
@@ -127,15 +135,15 @@ fn buggy_timed_programs_are_found_and_replay() {
             );
             assert_eq!(
                 outcome_count(&p, kind) + outcome_count(&p, "ok"),
-                200,
+                u64::from(TRIES),
                 "{cc} {file} under {algo}: {}",
                 text(&o)
             );
             let schedule = p["schedule"].as_str().expect("a saved schedule");
-            let r = poscheck(&["replay", "--times", "100", schedule]);
+            let r = poscheck(&["replay", "--times", "20", schedule]);
             assert!(
                 String::from_utf8_lossy(&r.stdout).contains(&format!(
-                    "recorded outcome {kind}: reproduced 100 of 100 times"
+                    "recorded outcome {kind}: reproduced 20 of 20 times"
                 )),
                 "{cc} {file} {algo}: {}",
                 text(&r)
@@ -184,10 +192,9 @@ fn explore_takes_the_timeout_path_only_with_timeouts_any() {
         "{}.explore-dpor.bug0.json",
         prog.file_name().unwrap().to_str().unwrap()
     ));
-    let r = poscheck(&["replay", "--times", "100", schedule.to_str().unwrap()]);
+    let r = poscheck(&["replay", "--times", "20", schedule.to_str().unwrap()]);
     assert!(
-        String::from_utf8_lossy(&r.stdout)
-            .contains("recorded outcome assert: reproduced 100 of 100"),
+        String::from_utf8_lossy(&r.stdout).contains("recorded outcome assert: reproduced 20 of 20"),
         "{}",
         text(&r)
     );

@@ -839,10 +839,10 @@ fn named_semaphores_start_at_their_real_count() {
     let p = &s.json("bug.json")["programs"][0];
     assert!(p["outcomes"]["assert"].as_u64().unwrap_or(0) > 0, "{t}");
     let schedule = p["schedule"].as_str().expect("a saved schedule");
-    let out = s.poscheck(&["replay", "--times", "100", schedule]);
+    let out = s.poscheck(&["replay", "--times", "20", schedule]);
     let t = text(&out);
     assert!(
-        t.contains("recorded outcome assert: reproduced 100 of 100 times"),
+        t.contains("recorded outcome assert: reproduced 20 of 20 times"),
         "{t}"
     );
 }

@@ -470,11 +470,11 @@ fn replaying_a_buggy_schedule_reproduces_it_every_time() {
             .as_str()
             .unwrap()
             .to_string();
-        let out = s.poscheck(&["replay", "--times", "100", &sched]);
+        let out = s.poscheck(&["replay", "--times", "20", &sched]);
         assert_eq!(out.status.code(), Some(1), "{}", text(&out));
         assert!(
             text(&out).contains(&format!(
-                "recorded outcome {kind}: reproduced 100 of 100 times"
+                "recorded outcome {kind}: reproduced 20 of 20 times"
             )),
             "{}",
             text(&out)

@@ -550,12 +550,12 @@ fn r4_finds_a_one_reversal_bug_and_nothing_in_a_correct_program() {
         (Some("assert"), Some(1))
     );
     let o = Command::new(POSCHECK)
-        .args(["replay", "--times", "100"])
+        .args(["replay", "--times", "20"])
         .arg(bug["schedule"].as_str().unwrap())
         .output()
         .unwrap();
     assert!(
-        text(&o).contains("recorded outcome assert: reproduced 100 of 100"),
+        text(&o).contains("recorded outcome assert: reproduced 20 of 20"),
         "{}",
         text(&o)
     );

@@ -36,7 +36,7 @@ fn lost_update_between_atomic_load_and_cas_is_found_in_the_default_mode() {
         assert_eq!(p["first_outcome"]["kind"], "assert", "{algo}: {}", text(&o));
         let saved = saved.expect("a saved schedule");
         assert_eq!(saved_points(&saved), "auto");
-        assert_replays(&saved, 100);
+        assert_replays(&saved, 20);
     }
     // Sync points only (the old fallback of `races` with no race found) never reach it.
     let (p, _, o) = run_report(&bin, &["--points", "sync", "--tries", "200", "--seed", "1"]);
@@ -83,7 +83,7 @@ fn wsq_bad_is_found_from_learned_sites_and_replays_with_them() {
     let saved = saved.expect("a saved schedule");
     let points = saved_points(&saved);
     assert!(points.starts_with("auto:0x"), "{points}");
-    assert_replays(&saved, 100);
+    assert_replays(&saved, 20);
     // Same seed, one worker: the same sites learned at the same tries, the same hits.
     let (q, _, o1) = run_report(&bin, &[&args[..], &["--jobs", "1"]].concat());
     for key in [

@@ -2,7 +2,7 @@
 //! a benign race (two threads write the same value), a statistics counter nobody prints
 //! (both harmless), a "last to finish" record that only changes the output (harmful, with the
 //! first differing line), a lost update asserted after the joins (harmful, and the saved reversed
-//! schedule replays the assertion 100 of 100 times), a race-free program (no race), and with
+//! schedule replays the assertion 20 of 20 times), a race-free program (no race), and with
 //! `--sync` on an uninstrumented build a lock-order inversion (the reversed lock
 //! acquisition deadlocks), and a cycle of three locks (three tellers transferring around a
 //! ring) that no single reversal deadlocks and two do (`--depth 2`: harmful together), next
@@ -10,6 +10,8 @@
 //! command leaves no temporary file behind. libpos.so must sit next to `poscheck`.
 
 mod common;
+
+use common::TRIES;
 
 use common::{assert_replays, require_libpos, text, POSCHECK};
 use serde_json::Value;
@@ -162,7 +164,7 @@ fn a_lost_update_checked_after_the_joins_is_a_harmful_race_that_replays() {
             "{what}"
         );
         let saved = Path::new(r["schedule"].as_str().unwrap());
-        assert_replays(saved, 100);
+        assert_replays(saved, 20);
     }
     // The recorded run's schedule is saved too and replays to its outcome, ok.
     let original = doc["original_schedule"].as_str().expect("saved");
@@ -231,11 +233,11 @@ fn with_sync_a_lock_order_inversion_is_a_harmful_conflict_that_deadlocks() {
     let r = &g["reversed"][0];
     assert_eq!(r["class"], "harmful", "{r}");
     assert_eq!(r["detail"], "outcome ok (exit code 0) -> deadlock", "{r}");
-    assert_replays(Path::new(r["schedule"].as_str().unwrap()), 100);
+    assert_replays(Path::new(r["schedule"].as_str().unwrap()), 20);
 }
 
 /// The reversals of a race harmless alone tried together with another race: every pair
-/// found harmful, with both races named, its final run a deadlock replaying 100 of 100.
+/// found harmful, with both races named, its final run a deadlock replaying 20 of 20.
 fn together(doc: &Value) -> Vec<(usize, Value)> {
     let mut out = Vec::new();
     for (g, group) in doc["races"].as_array().unwrap().iter().enumerate() {
@@ -286,7 +288,7 @@ fn a_cycle_of_three_locks_is_harmful_only_as_a_pair_of_reversals() {
             "{}",
             text(&o)
         );
-        assert_replays(Path::new(t["schedule"].as_str().unwrap()), 100);
+        assert_replays(Path::new(t["schedule"].as_str().unwrap()), 20);
     }
     // --depth is 1 or 2, with a one-line error otherwise.
     let o = common::poscheck(&[
@@ -317,9 +319,9 @@ fn with_one_global_lock_order_no_pair_of_reversals_is_harmful() {
 }
 
 /// The corpus programs themselves, as every corpus test checks them: the correct ones
-/// (the benign races change nothing the program shows) give no bug in 200 tries of each
+/// (the benign races change nothing the program shows) give no bug in 100 tries of each
 /// algorithm and no run takes the step timeout; the buggy ones are found and their saved
-/// schedules replay 100 of 100 times.
+/// schedules replay 20 of 20 times.
 #[test]
 fn the_corpus_programs_are_what_they_claim_under_sampling() {
     let dir = tempfile::tempdir().unwrap();
@@ -334,7 +336,7 @@ fn the_corpus_programs_are_what_they_claim_under_sampling() {
     ] {
         let prog = build(name, instrumented);
         for algo in common::ALGOS {
-            let (p, o) = common::run_200(dir.path(), &prog, algo, &[], |_| {});
+            let (p, o) = common::run_default(dir.path(), &prog, algo, &[], |_| {});
             let want = if name == "lock_order" || name == "transfer_ring" {
                 "deadlock"
             } else {
@@ -343,7 +345,7 @@ fn the_corpus_programs_are_what_they_claim_under_sampling() {
             if want == "ok" {
                 assert_eq!(
                     common::outcome_count(&p, "ok"),
-                    200,
+                    u64::from(TRIES),
                     "{name} {algo}: {}",
                     text(&o)
                 );
@@ -354,17 +356,17 @@ fn the_corpus_programs_are_what_they_claim_under_sampling() {
                 "{name} {algo}: {}",
                 text(&o)
             );
-            assert_replays(Path::new(p["schedule"].as_str().unwrap()), 100);
+            assert_replays(Path::new(p["schedule"].as_str().unwrap()), 20);
         }
     }
     let prog = build("lost_update", true);
     for algo in common::ALGOS {
-        let (p, o) = common::run_200(dir.path(), &prog, algo, &[], |_| {});
+        let (p, o) = common::run_default(dir.path(), &prog, algo, &[], |_| {});
         assert!(
             common::outcome_count(&p, "assert") > 0,
             "lost_update {algo}: {}",
             text(&o)
         );
-        assert_replays(Path::new(p["schedule"].as_str().unwrap()), 100);
+        assert_replays(Path::new(p["schedule"].as_str().unwrap()), 20);
     }
 }

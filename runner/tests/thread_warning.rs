@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::TRIES;
+
 use common::{require_libpos, text, POSCHECK};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -153,22 +155,27 @@ fn a_wait_for_a_raw_task_s_exit_is_no_deadlock_and_bugs_around_it_replay() {
         "bug_raw_clone_split",
     );
     for algo in ["rw", "pct3", "pos"] {
-        let (p, o) = common::run_200(d, &ok, algo, &[], |_| {});
-        assert_eq!(common::outcome_count(&p, "ok"), 200, "{algo}: {}", text(&o));
+        let (p, o) = common::run_default(d, &ok, algo, &[], |_| {});
+        assert_eq!(
+            common::outcome_count(&p, "ok"),
+            u64::from(TRIES),
+            "{algo}: {}",
+            text(&o)
+        );
         assert!(!text(&o).contains("partial"), "{algo}: {}", text(&o));
-        let (p, o) = common::run_200(d, &bug, algo, &[], |_| {});
+        let (p, o) = common::run_default(d, &bug, algo, &[], |_| {});
         let hits = common::outcome_count(&p, "assert");
         assert!(hits > 0, "{algo}: {}", text(&o));
         assert_eq!(
             hits + common::outcome_count(&p, "ok"),
-            200,
+            u64::from(TRIES),
             "{algo}: {}",
             text(&o)
         );
         let schedule = p["schedule"].as_str().expect("a saved schedule");
-        let r = common::poscheck(&["replay", "--times", "100", schedule]);
+        let r = common::poscheck(&["replay", "--times", "20", schedule]);
         assert!(
-            text(&r).contains("recorded outcome assert: reproduced 100 of 100 times"),
+            text(&r).contains("recorded outcome assert: reproduced 20 of 20 times"),
             "{algo}: {}",
             text(&r)
         );
