@@ -212,7 +212,14 @@ fn asynchronous_cancellation_of_a_computing_thread_ends_well() {
         let prog = build(dir.path(), cc, "async_compute.c");
         for algo in common::ALGOS {
             let what = format!("{cc} async_compute.c under {algo}");
-            let (p, o) = common::run_tries(dir.path(), &prog, algo, 10, &["--step-timeout", "1"], |_| {});
+            let (p, o) = common::run_tries(
+                dir.path(),
+                &prog,
+                algo,
+                10,
+                &["--step-timeout", "1"],
+                |_| {},
+            );
             let t = text(&o);
             eprintln!(
                 "async {what}: ok {}/10, partial {}",
