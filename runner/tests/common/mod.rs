@@ -209,8 +209,9 @@ pub fn assert_replays(saved: &Path, times: u32) {
     );
 }
 
-/// A correct program's [`TRIES`] tries ([`run_default`]): every run ok, none partial or at the step
-/// limit, and scheduled (mean steps above its `threads`, main included). Prints the figures.
+/// A correct program's [`TRIES`] tries ([`run_default`]): every run ok, none partial or at
+/// the step limit, and scheduled (mean steps above its `threads`, main included). Prints the
+/// figures.
 pub fn assert_never_flagged(p: &serde_json::Value, o: &Output, what: &str, threads: u32) {
     let steps = p["mean_steps"].as_f64().unwrap_or(0.0);
     eprintln!(
