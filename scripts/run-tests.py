@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Run every test binary of the workspace, two at a time (scripts/test.sh).
 
+The runner's end-to-end tests are one binary (runner/tests/main.rs) with a module per file;
+each module runs as a job of its own (`split_modules`), named after its file.
+
 `cargo test` runs its test binaries one after the other. Most of the runner's end-to-end
 binaries spend their time waiting (step timeouts, sleeps, programs blocked on purpose), so
 two of them side by side take little more than one: CI stays well under its time limit on
@@ -41,8 +44,31 @@ def binaries():
         t = m["target"]
         pkg_dir = os.path.dirname(m["manifest_path"])
         kind = "unittests" if set(t["kind"]) & {"lib", "bin", "cdylib", "rlib"} else "test"
-        found.append((f"{kind} {os.path.relpath(t['src_path'], ROOT)}", exe, pkg_dir))
+        found.append((f"{kind} {os.path.relpath(t['src_path'], ROOT)}", exe, pkg_dir, []))
     return found
+
+
+def split_modules(bins, filtered):
+    """The runner's end-to-end binary (`runner/tests/main.rs`, one module per file of
+    `runner/tests/`) as one job per module, each the binary run on that module's tests only
+    (`--exact` with their names), so that the modules run side by side and apart, as when each
+    file was a binary of its own. With a test filter of the caller's, the binary runs once."""
+    jobs = []
+    for name, exe, cwd, extra in bins:
+        if filtered or not name.endswith(os.path.join("tests", "main.rs")):
+            jobs.append((name, exe, cwd, extra))
+            continue
+        listed = subprocess.run([exe, "--list"], cwd=cwd, stdout=subprocess.PIPE, check=True,
+                                text=True).stdout
+        modules = {}
+        for line in listed.splitlines():
+            if line.endswith(": test"):
+                test = line[: -len(": test")]
+                modules.setdefault(test.split("::")[0], []).append(test)
+        folder = os.path.dirname(name.split()[-1])
+        for module, tests in sorted(modules.items()):
+            jobs.append((f"test {folder}/{module}.rs", exe, cwd, ["--exact", *tests]))
+    return jobs
 
 
 # The longest binaries in recent runs start first, so that the pool does not end on one of
@@ -71,7 +97,7 @@ def main():
         args = args[2:]
     if args[:1] == ["--"]:
         args = args[1:]
-    queue = order(binaries())
+    queue = order(split_modules(binaries(), filtered=bool(args)))
     lock = threading.Lock()
     failed = []
     spent = [0.0, 0.0]  # wall and CPU seconds of every binary, summed
@@ -81,9 +107,9 @@ def main():
             with lock:
                 if not queue:
                     return
-                name, exe, cwd = queue.pop(0)
+                name, exe, cwd, extra = queue.pop(0)
             start = time.monotonic()
-            p = subprocess.Popen([exe, *args], cwd=cwd, stdout=subprocess.PIPE,
+            p = subprocess.Popen([exe, *extra, *args], cwd=cwd, stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, text=True, errors="replace")
             out = p.stdout.read()
             p.stdout.close()

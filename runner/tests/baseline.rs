@@ -3,7 +3,7 @@
 //! another seed or fewer tries are refused (exit 2). Also checks the baseline kept in the
 //! repository is one for the nightly run's seed and at most its tries.
 
-mod common;
+use crate::common;
 
 use common::{poscheck, text};
 use serde_json::json;

@@ -2,7 +2,7 @@
 //! error is one line `poscheck: error: ...` with exit code 2 (clap's errors and the
 //! manifest's TOML errors included).
 
-mod common;
+use crate::common;
 
 use common::{poscheck, text};
 

@@ -11,7 +11,7 @@
 //! Replay reads the orders back: a schedule whose recorded order differs from the program's
 //! diverges at that step, and one saved without orders (older files) still replays.
 
-mod common;
+use crate::common;
 
 use common::TRIES;
 

@@ -9,7 +9,7 @@
 //!
 //! Each test prints its figures (`--nocapture`): hits per algorithm and replays.
 
-mod common;
+use crate::common;
 
 use common::TRIES;
 

@@ -11,7 +11,7 @@
 //! flag) are a `hang` that says the thread kept computing, found by rw, pos and odpor, and
 //! their schedules replay.
 
-mod common;
+use crate::common;
 
 use common::{outcome_count, poscheck, require_libpos, text};
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! run takes the step timeout); buggy ones — a race among a child's threads, a deadlock
 //! across parent and child — are found and their saved schedules replay 20 of 20 times.
 
-mod common;
+use crate::common;
 
 use common::TRIES;
 

@@ -12,7 +12,7 @@
 //! Built with `poscheck cc`/`c++`, the C and C++ ones are also explored by odpor and dpor with
 //! memory points: no divergence, no false bug, every lost wake-up found.
 
-mod common;
+use crate::common;
 
 use common::TRIES;
 

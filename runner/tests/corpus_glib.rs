@@ -7,7 +7,7 @@
 //! uncontended `GMutex` made no system call and none of them was ever found (0 of 200 tries
 //! of rw, pct3 and pos each). The correct programs are never flagged.
 
-mod common;
+use crate::common;
 
 use common::{outcome_count, poscheck, require_libpos, text};
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! 2026-11-28 every run failed (`pthread_create` with `EAGAIN`, a `std::thread` or libgomp
 //! that could not start). A lost update in such a program is found and replays.
 
-mod common;
+use crate::common;
 
 use common::TRIES;
 

@@ -5,7 +5,7 @@
 //! they are really scheduled: mean steps per run above the thread count); buggy ones are
 //! found and their saved schedules replay 20 of 20 times.
 
-mod common;
+use crate::common;
 
 use common::TRIES;
 

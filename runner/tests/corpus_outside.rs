@@ -11,7 +11,7 @@
 //! waits for its timeouts in real time: 20-60 ms); a timeout path that assumes the reader
 //! delivered, and a kill of a worker that ignores it, are found and replay.
 
-mod common;
+use crate::common;
 
 use common::{outcome_count, poscheck, require_libpos, text};
 use std::path::{Path, PathBuf};

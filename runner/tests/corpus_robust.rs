@@ -11,7 +11,7 @@
 //!
 //! Each test prints its figures (`--nocapture`).
 
-mod common;
+use crate::common;
 
 use common::TRIES;
 

@@ -11,7 +11,7 @@
 //! exploration of a Rust program that finds no bug is never called complete: std's
 //! precompiled code changes atomics that the traces do not hold.
 
-mod common;
+use crate::common;
 
 use common::TRIES;
 

@@ -11,7 +11,7 @@
 //! never flagged in rw, pct3, pos and auto (60 tries, 15 for ThreadSanitizer builds). A use after free that needs one
 //! preemption is found by AddressSanitizer's report, and its schedule replays.
 
-mod common;
+use crate::common;
 
 use common::{outcome_count, require_libpos, text};
 use std::path::{Path, PathBuf};

@@ -23,7 +23,7 @@
 //! without a bug. A worker that takes an item after `sem_wait` without looking for `EINTR`
 //! is found by ODPOR, rw and pos, and its schedule replays 20 of 20 times.
 
-mod common;
+use crate::common;
 
 use common::{require_libpos, text};
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@
 //! with memory points, a lock-polling loop lets the other threads run (no step-limited
 //! first execution), and a publication race behind one is found.
 
-mod common;
+use crate::common;
 
 use common::TRIES;
 

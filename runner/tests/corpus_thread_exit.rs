@@ -16,7 +16,7 @@
 //! clang-14, g++ and clang++-14, rustc) and ODPOR explores them without a bug; the lost
 //! update in a destructor is found by sampling and by ODPOR, and its schedule replays.
 
-mod common;
+use crate::common;
 
 use common::TRIES;
 

@@ -17,7 +17,7 @@
 //! runs are partial) end well in 50 of 50 tries. The two races with a timer are found and
 //! replay, and so does a notification that outlives `timer_delete`.
 
-mod common;
+use crate::common;
 
 use common::TRIES;
 

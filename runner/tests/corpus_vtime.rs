@@ -4,7 +4,7 @@
 //! that wait outside control in every run), and no run takes the step timeout; buggy ones
 //! are found and their saved schedules replay 20 of 20 times.
 
-mod common;
+use crate::common;
 
 use common::{outcome_count, poscheck, require_libpos, text};
 use serde_json::Value;

@@ -4,7 +4,7 @@
 //! SIGSEGV at the source line of the NULL dereference; `--step N` stops earlier. Skipped,
 //! with a message, where gdb is absent.
 
-mod common;
+use crate::common;
 
 use common::{poscheck, text, POSCHECK};
 use std::path::PathBuf;

@@ -9,8 +9,8 @@
 //! each thread's exit, main's process exit.
 //!
 //! libpos.so must sit next to the `poscheck` binary (`cargo build -p pos-preload`, same
-//! profile). Run in release: `cargo test --release -p poscheck --test explore`; the large
-//! sizes are `#[ignore]`d (`-- --ignored`).
+//! profile). Run in release: `cargo test --release -p poscheck --test end_to_end --
+//! explore::`; the large sizes are `#[ignore]`d (`-- --ignored`).
 
 use serde_json::Value;
 use std::collections::HashMap;
@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock};
 
-mod common;
+use crate::common;
 
 use common::{text, POSCHECK};
 
@@ -176,7 +176,7 @@ fn filesystem_matches_the_literature() {
 }
 
 #[test]
-#[ignore = "large sizes: cargo test --release -p poscheck --test explore -- --ignored"]
+#[ignore = "large sizes: cargo test --release -p poscheck --test end_to_end -- --ignored explore::"]
 fn large_sizes() {
     assert_eq!(clean("lastzero", 10, "odpor"), (3328, 0));
     assert_eq!(clean("indexer", 14, "odpor"), (512, 0));
@@ -263,7 +263,7 @@ fn dfs_explores_every_schedule_of_two_independent_threads() {
 }
 
 #[test]
-#[ignore = "large sizes: cargo test --release -p poscheck --test explore -- --ignored"]
+#[ignore = "large sizes: cargo test --release -p poscheck --test end_to_end -- --ignored explore::"]
 fn dfs_two_independent_large() {
     for n in 4..=5 {
         assert_eq!(

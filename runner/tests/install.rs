@@ -6,7 +6,7 @@
 //! `benchmarks/` is a suite of four of the bundled programs (built by the installed
 //! `poscheck build`, as `scripts/main.sh` builds the whole suite).
 
-mod common;
+use crate::common;
 
 use common::POSCHECK;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! pass; and with `GITHUB_ACTIONS` set, each bug is an `::error file=...,line=...::`
 //! annotation on the source line the assertion names.
 
-mod common;
+use crate::common;
 
 use common::{text, POSCHECK};
 use std::path::{Path, PathBuf};

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-mod common;
+use crate::common;
 
 use common::{text, POSCHECK};
 
@@ -360,8 +360,9 @@ fn model_events(m: &Program) -> Vec<Vec<String>> {
 /// probabilities for the same event structure within 5.3 standard errors (plus the
 /// simulator's own when it samples): a correct implementation fails one of the six
 /// comparisons less than once in a million seeds. (10,000 tries took 3 of CI's minutes;
-/// `POSCHECK_THEORY_TRIES=10000 cargo test --release --test points hit_ratios` runs that
-/// size, with the tolerance narrowing as the square root of the tries.)
+/// `POSCHECK_THEORY_TRIES=10000 cargo test --release -p poscheck --test end_to_end --
+/// points::hit_ratios` runs that size, with the tolerance narrowing as the square root of
+/// the tries.)
 #[test]
 fn hit_ratios_match_the_simulator() {
     let tries: u64 = std::env::var("POSCHECK_THEORY_TRIES")

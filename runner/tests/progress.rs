@@ -4,7 +4,7 @@
 //! plain progress line every `$POSCHECK_PROGRESS_SECS` (10 s by default) on stderr; the
 //! results are those of the tries alone.
 
-mod common;
+use crate::common;
 
 use common::{text, POSCHECK};
 use std::path::{Path, PathBuf};

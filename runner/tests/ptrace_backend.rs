@@ -11,7 +11,7 @@
 //!   any run is left running.
 //! - The same seed gives the same schedule.
 
-mod common;
+use crate::common;
 
 use common::{outcome_count, run_report, text, POSCHECK};
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@
 //! to its correct version (one global lock order: no pair is harmful). Every run gets its own TMPDIR, which must be empty afterwards: the
 //! command leaves no temporary file behind. libpos.so must sit next to `poscheck`.
 
-mod common;
+use crate::common;
 
 use common::TRIES;
 

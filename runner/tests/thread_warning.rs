@@ -4,7 +4,7 @@
 //! forked child process;
 //! still given for genuinely single-threaded C, C++ and Rust programs.
 
-mod common;
+use crate::common;
 
 use common::TRIES;
 

@@ -5,7 +5,7 @@
 //! two preemptions, reproduce the same bug 100 times of 100, and files without the new
 //! fields replay as before.
 
-mod common;
+use crate::common;
 
 use common::{poscheck, text, POSCHECK};
 use std::path::{Path, PathBuf};
