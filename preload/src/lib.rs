@@ -285,6 +285,7 @@ extern "C" fn init() {
     process::install_fork_handler();
     thread::hook_process_exit();
     drop(busy);
+    process::not_single_threaded();
     ACTIVE.store(true, Ordering::SeqCst);
     match main_conn {
         Some(fd) => conn::adopt_on(0, fds::adopt_fd(fd)),

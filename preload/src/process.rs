@@ -203,6 +203,25 @@ extern "C" fn on_fatal(sig: c_int, _info: *mut libc::siginfo_t, uc: *mut c_void)
     }
 }
 
+/// Clear glibc's `__libc_single_threaded` before control starts, in every mode alike. glibc
+/// clears it at the first `pthread_create`, and libraries read it to skip work: libstdc++'s
+/// `std::locale` runs its `pthread_once` only once the process has threads. So the program's
+/// first steps depended on whether libpos had started a thread of its own before the
+/// program's static initialisation: a run decided in the program (a hidden thread) recorded
+/// a `once_begin` that a run decided over the socket (no thread), as `replay --trace` is,
+/// never made, and every C++ program with iostreams diverged at step 1 there. Clearing is
+/// always safe: it only makes code take its thread-safe path.
+pub fn not_single_threaded() {
+    // SAFETY: dlsym with a NUL-terminated name; the symbol, where glibc has it (2.32 and
+    // later), is a `char` that the process may write.
+    unsafe {
+        let flag = libc::dlsym(libc::RTLD_DEFAULT, c"__libc_single_threaded".as_ptr());
+        if !flag.is_null() {
+            std::ptr::write_volatile(flag.cast::<libc::c_char>(), 0);
+        }
+    }
+}
+
 /// Opaque unwinder context (libgcc's `_Unwind_Context`).
 #[repr(C)]
 pub(crate) struct UnwindContext {

@@ -249,3 +249,34 @@ fn bad_input_is_one_line_and_no_panic() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
 }
+
+/// A C++ program with iostreams (g++ and clang++-14): its first bug's schedule replays under
+/// `replay --trace`, whose runs are decided over the socket while `run`'s are decided in the
+/// program. libstdc++ calls `pthread_once` in its locale set-up only once the process has
+/// threads; before libpos cleared glibc's single-threaded flag in every mode, the trace
+/// replay diverged at step 1 (the run had a thread of libpos's, the replay none).
+#[test]
+fn a_cxx_program_with_iostreams_replays_under_trace() {
+    common::require_libpos();
+    let dir = tempfile::tempdir().unwrap();
+    for cc in common::CXX_COMPILERS {
+        let prog = common::build_corpus("trace", dir.path(), cc, "bug_iostream_lost_update.cpp");
+        let (p, o) = common::run_tries(dir.path(), &prog, "pos", 50, &["--no-minimize"], |_| {});
+        assert!(
+            common::outcome_count(&p, "assert") > 0,
+            "{cc}: {}",
+            text(&o)
+        );
+        let schedule = p["schedule"].as_str().expect("a saved schedule");
+        let r = poscheck(&["replay", "--trace", schedule]);
+        let t = text(&r);
+        assert!(
+            t.contains("recorded outcome assert: reproduced 1 of 1 times"),
+            "{cc}: {t}"
+        );
+        assert!(
+            t.contains("bug_iostream_lost_update.cpp:"),
+            "{cc}: source lines: {t}"
+        );
+    }
+}
