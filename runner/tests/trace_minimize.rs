@@ -280,3 +280,54 @@ fn a_cxx_program_with_iostreams_replays_under_trace() {
         );
     }
 }
+
+/// A run cut at the step limit and saved as a bug (`--step-limit-is-bug`) replays to that
+/// same limit and counts as reproduced; before 2026-11-29 every replay "diverged" where the
+/// schedule ended, since the program went on. An explicit `--max-steps` still wins.
+#[test]
+fn a_step_limit_schedule_replays_to_its_limit() {
+    let prog = common::suite_program("trace_minimize/bin", CORRECT);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let p = prog.to_str().unwrap();
+    let o = poscheck(&[
+        "run",
+        "--algo",
+        "pos",
+        "--tries",
+        "1",
+        "--seed",
+        "1",
+        "--max-steps",
+        "30",
+        "--step-limit-is-bug",
+        "--no-minimize",
+        "--out-dir",
+        out,
+        p,
+    ]);
+    assert!(
+        text(&o).contains("step limit: 30 scheduling steps"),
+        "{}",
+        text(&o)
+    );
+    let saved = dir.path().join(format!("{CORRECT}.pos.seed1.json"));
+    let saved = saved.to_str().unwrap();
+    for extra in [&[][..], &["--trace"][..]] {
+        let mut args = vec!["replay", "--times", "3"];
+        args.extend_from_slice(extra);
+        args.push(saved);
+        let r = poscheck(&args);
+        assert!(
+            text(&r).contains("recorded outcome step-limit: reproduced 3 of 3 times"),
+            "{extra:?}: {}",
+            text(&r)
+        );
+    }
+    let r = poscheck(&["replay", "--max-steps", "1000", saved]);
+    assert!(
+        text(&r).contains("schedule ended at step 30 but the program continues"),
+        "{}",
+        text(&r)
+    );
+}

@@ -66,6 +66,12 @@ pub fn prepare(path: &Path, control: &ControlArgs, args: &[String]) -> Result<Pr
     };
     let mut cfg = RunConfig::new(program, args, libpos::find()?);
     crate::apply_control(&mut cfg, control)?;
+    // A run cut at the step limit (saved with `--step-limit-is-bug`) ends where its schedule
+    // does: the replay stops there too, reproducing the limit, instead of diverging with
+    // "schedule ended but the program continues".
+    if control.max_steps.is_none() && sch.outcome == "step-limit" {
+        cfg.max_steps = sch.steps.len() as u64;
+    }
     // `--backend auto`: the recorded one (preload for files saved before the choice).
     if cfg.requested.is_none() {
         cfg.requested = Some(saved.backend.unwrap_or(session::Backend::Preload));
