@@ -287,31 +287,27 @@ fn a_cxx_program_with_iostreams_replays_under_trace() {
 #[test]
 fn a_step_limit_schedule_replays_to_its_limit() {
     let prog = common::suite_program("trace_minimize/bin", CORRECT);
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().to_str().unwrap();
-    let p = prog.to_str().unwrap();
-    let o = poscheck(&[
-        "run",
-        "--algo",
-        "pos",
-        "--tries",
-        "1",
-        "--seed",
-        "1",
-        "--max-steps",
-        "30",
-        "--step-limit-is-bug",
-        "--no-minimize",
-        "--out-dir",
-        out,
-        p,
-    ]);
+    let (_, saved, o) = common::run_report(
+        &prog,
+        &[
+            "--algo",
+            "pos",
+            "--tries",
+            "1",
+            "--seed",
+            "1",
+            "--max-steps",
+            "30",
+            "--step-limit-is-bug",
+            "--no-minimize",
+        ],
+    );
     assert!(
         text(&o).contains("step limit: 30 scheduling steps"),
         "{}",
         text(&o)
     );
-    let saved = dir.path().join(format!("{CORRECT}.pos.seed1.json"));
+    let saved = saved.expect("a saved schedule");
     let saved = saved.to_str().unwrap();
     for extra in [&[][..], &["--trace"][..]] {
         let mut args = vec!["replay", "--times", "3"];
