@@ -35,6 +35,7 @@
 //! - Standalone mode only: `POS_ALGO`, `POS_SEED`, `POS_DEPTH`, `POS_SCHEDULE`,
 //!   `POS_SCHEDULE_OUT`, `POS_STEP_TIMEOUT`, `POS_BLOCKED_AFTER` (see [`standalone`]).
 
+pub mod affinity;
 pub mod alloc;
 pub mod baton;
 pub mod c11;
@@ -273,6 +274,10 @@ extern "C" fn init() {
         }
         socket = Some(std::ffi::OsString::from_vec(path));
         conn::PID.store(std::process::id(), Ordering::Relaxed);
+    }
+    if runner_mode {
+        // The run's process, still with one thread (a fork server's child, or a spawned run).
+        affinity::pin_here();
     }
     let ready = match socket {
         Some(path) => fds::unix_addr(path.as_bytes()).map(fds::set_addr),

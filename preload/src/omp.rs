@@ -206,6 +206,7 @@ macro_rules! doacross_wait {
         #[no_mangle]
         pub unsafe extern "C" fn $name(a0: $t, a1: $t, a2: $t, a3: $t, a4: $t, a5: $t) {
             if let Some(me) = conn::me() {
+                crate::affinity::free_all(0);
                 me.notify(&pos_sched::protocol::Msg::Leaving);
             }
             static CACHE: AtomicUsize = AtomicUsize::new(0);

@@ -401,6 +401,7 @@ type Argv = *const *const c_char;
 #[no_mangle]
 pub unsafe extern "C" fn execve(path: *const c_char, argv: Argv, envp: Argv) -> c_int {
     note_exec();
+    let _mask = crate::affinity::Unpinned::new();
     real::execve(path, argv, crate::trap::env_for_exec(envp))
 }
 
@@ -411,6 +412,7 @@ pub unsafe extern "C" fn execve(path: *const c_char, argv: Argv, envp: Argv) -> 
 #[no_mangle]
 pub unsafe extern "C" fn execv(path: *const c_char, argv: Argv) -> c_int {
     note_exec();
+    let _mask = crate::affinity::Unpinned::new();
     real::execv(path, argv)
 }
 
@@ -421,6 +423,7 @@ pub unsafe extern "C" fn execv(path: *const c_char, argv: Argv) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn execvp(file: *const c_char, argv: Argv) -> c_int {
     note_exec();
+    let _mask = crate::affinity::Unpinned::new();
     real::execvp(file, argv)
 }
 
@@ -431,6 +434,7 @@ pub unsafe extern "C" fn execvp(file: *const c_char, argv: Argv) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn execvpe(file: *const c_char, argv: Argv, envp: Argv) -> c_int {
     note_exec();
+    let _mask = crate::affinity::Unpinned::new();
     real::execvpe(file, argv, crate::trap::env_for_exec(envp))
 }
 
@@ -449,6 +453,7 @@ pub unsafe extern "C" fn posix_spawn(
     envp: Argv,
 ) -> c_int {
     note_exec();
+    let _mask = crate::affinity::Unpinned::new();
     real::posix_spawn(pid, path, fa, attr, argv, crate::trap::env_for_exec(envp))
 }
 
@@ -466,7 +471,29 @@ pub unsafe extern "C" fn posix_spawnp(
     envp: Argv,
 ) -> c_int {
     note_exec();
+    let _mask = crate::affinity::Unpinned::new();
     real::posix_spawnp(pid, file, fa, attr, argv, crate::trap::env_for_exec(envp))
+}
+
+/// `system`: the shell starts with the mask the process started with
+/// ([`crate::affinity`]); glibc starts it without going through [`posix_spawn`].
+///
+/// # Safety
+/// As `system(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn system(cmd: *const c_char) -> c_int {
+    let _mask = crate::affinity::Unpinned::new();
+    real::system(cmd)
+}
+
+/// `popen`: see [`system`].
+///
+/// # Safety
+/// As `popen(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn popen(cmd: *const c_char, mode: *const c_char) -> *mut libc::FILE {
+    let _mask = crate::affinity::Unpinned::new();
+    real::popen(cmd, mode)
 }
 
 /// Register libpos's fork handlers ([`crate::fork::prepare_handler`], [`in_fork_child`]),

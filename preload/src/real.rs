@@ -152,6 +152,16 @@ real_fns! {
     fn posix_spawn(pid: *mut libc::pid_t, p: *const libc::c_char, fa: *const libc::posix_spawn_file_actions_t, at: *const libc::posix_spawnattr_t, a: *const *const libc::c_char, e: *const *const libc::c_char) -> c_int;
     fn posix_spawnp(pid: *mut libc::pid_t, f: *const libc::c_char, fa: *const libc::posix_spawn_file_actions_t, at: *const libc::posix_spawnattr_t, a: *const *const libc::c_char, e: *const *const libc::c_char) -> c_int;
     fn execvpe(p: *const libc::c_char, a: *const *const libc::c_char, e: *const *const libc::c_char) -> c_int;
+    fn system(cmd: *const libc::c_char) -> c_int;
+    fn popen(cmd: *const libc::c_char, mode: *const libc::c_char) -> *mut libc::FILE;
+    #[versions("GLIBC_2.3.4")]
+    fn sched_getaffinity(pid: libc::pid_t, size: libc::size_t, mask: *mut libc::cpu_set_t) -> c_int;
+    #[versions("GLIBC_2.3.4")]
+    fn sched_setaffinity(pid: libc::pid_t, size: libc::size_t, mask: *const libc::cpu_set_t) -> c_int;
+    #[versions("GLIBC_2.32", "GLIBC_2.3.4")]
+    fn pthread_getaffinity_np(t: libc::pthread_t, size: libc::size_t, mask: *mut libc::cpu_set_t) -> c_int;
+    #[versions("GLIBC_2.34", "GLIBC_2.3.4")]
+    fn pthread_setaffinity_np(t: libc::pthread_t, size: libc::size_t, mask: *const libc::cpu_set_t) -> c_int;
     fn pthread_cancel(t: libc::pthread_t) -> c_int;
     fn pthread_testcancel() -> ();
     fn pthread_setcancelstate(state: c_int, old: *mut c_int) -> c_int;

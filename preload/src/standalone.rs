@@ -1260,6 +1260,7 @@ impl Run {
                     && (coord.state().others_could_run(t)
                         || self.posts.iter().any(|&(p, _, _)| p != t)));
             if outside && self.set_aside(t) {
+                crate::affinity::free_all(ktid);
                 let stat = format!("/proc/{ktid}/stat");
                 self.outside_clock
                     .note(t, stat, view == Silent::BlockedOutside);

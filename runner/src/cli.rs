@@ -141,6 +141,11 @@ pub struct ControlArgs {
     /// worker (slower; for programs that must see a fresh exec).
     #[arg(long)]
     pub no_fork_server: bool,
+    /// Let each run's threads move between CPUs. By default a run's process keeps to the
+    /// CPU it starts on (one thread runs at a time; hand-overs across cores cost more), and
+    /// the program still sees the CPUs poscheck was started with.
+    #[arg(long)]
+    pub no_pin: bool,
     /// Milliseconds a granted thread may stay silent before the kernel is asked whether it
     /// is blocked in a call libpos does not control (`read` of a pipe, `poll`, `waitpid`,
     /// ...); such a thread is set aside, the others run, and the run is marked partial. A

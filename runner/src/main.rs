@@ -208,6 +208,7 @@ pub(crate) fn apply_control(cfg: &mut session::RunConfig, c: &cli::ControlArgs) 
         other => bail!("--timeouts must be `deadline` or `any`, not {other:?}"),
     };
     cfg.fork_server = !c.no_fork_server;
+    cfg.pin = !c.no_pin;
     cfg.requested = session::Backend::parse(&c.backend)?;
     cfg.call_points = !c.syscall_points_only;
     cfg.blocked_after = (c.blocked_after > 0).then(|| Duration::from_millis(c.blocked_after));

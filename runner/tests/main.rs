@@ -1,5 +1,5 @@
 //! The runner's end-to-end tests: each file of this folder is a module of this one test
-//! binary, so that the 38 of them are compiled and linked once (CI's test build took 38
+//! binary, so that all of them (39) are compiled and linked once (CI's test build took 38
 //! crates, each with its own copy of `common` and of serde_json's code). Run one file's tests
 //! with a filter: `cargo test --release -p poscheck --test end_to_end -- explore::`;
 //! `scripts/run-tests.py` runs each module as a process of its own, as before.
@@ -9,6 +9,7 @@ mod common;
 mod baseline;
 mod cli;
 mod compare;
+mod corpus_affinity;
 mod corpus_atomics;
 mod corpus_blocked;
 mod corpus_cancel;

@@ -119,6 +119,12 @@ pub enum Msg {
 /// stack-allocated objects) is the same with and without caller pcs.
 pub const ENV_CALLER_PCS: &str = "POSCHECK_CALLER_PCS";
 
+/// Environment variable: `1` has libpos keep each run's process on the CPU it starts on
+/// (one thread runs at a time; the kernel would wake each granted thread on another core),
+/// hiding that from the program; `0` leaves it free (`--no-pin`). Always set by the runner,
+/// with one character, for the same reason as [`ENV_CALLER_PCS`].
+pub const ENV_PIN: &str = "POSCHECK_PIN";
+
 /// Set to `1` by the runner for a program built with AddressSanitizer or LeakSanitizer:
 /// libpos then has LeakSanitizer ignore the blocks it allocates (its seats, the run's
 /// bookkeeping), which live on in memory the leak checker does not scan and were reported

@@ -104,6 +104,9 @@ pub struct RunConfig {
     /// Ask libpos for the caller's pc of every post ([`pos_sched::protocol::ENV_CALLER_PCS`])
     /// and keep them by step ([`RunResult::step_pcs`]): readable traces.
     pub caller_pcs: bool,
+    /// Keep each run's process on the CPU it starts on ([`pos_sched::protocol::ENV_PIN`];
+    /// off: `--no-pin`).
+    pub pin: bool,
     /// `poscheck debug`: run the program under gdb, stop at a step.
     pub debug: Option<DebugRun>,
     /// Where the preload backend's decisions are made: in the program when the run allows
@@ -235,6 +238,7 @@ impl RunConfig {
             requested: None,
             call_points: true,
             caller_pcs: false,
+            pin: true,
             debug: None,
             transport: Transport::Baton,
         }
@@ -612,6 +616,23 @@ fn harness_failure(outcome: Outcome, stderr: &[u8]) -> Outcome {
     }
 }
 
+/// Thread `ktid` of the program may run on any CPU of this process again (libpos kept it on
+/// one, [`pos_sched::protocol::ENV_PIN`]). Only a mask of one CPU, libpos's pin, is widened.
+fn free_thread(ktid: u32) {
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: plain masks on the stack, of the full size; `ktid` is a thread of the run.
+    unsafe {
+        let mut mask: libc::cpu_set_t = std::mem::zeroed();
+        let mut all: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(ktid as libc::pid_t, size, &mut mask) == 0
+            && libc::CPU_COUNT(&mask) == 1
+            && libc::sched_getaffinity(0, size, &mut all) == 0
+        {
+            libc::sched_setaffinity(ktid as libc::pid_t, size, &all);
+        }
+    }
+}
+
 /// The exit status of `conn::die` in libpos (EX_SOFTWARE).
 const LIBPOS_FATAL: i32 = 70;
 
@@ -660,6 +681,10 @@ fn program_env(cfg: &RunConfig) -> Vec<(OsString, OsString)> {
     env.push((
         pos_sched::protocol::ENV_CALLER_PCS.into(),
         if cfg.caller_pcs { "1" } else { "0" }.into(),
+    ));
+    env.push((
+        pos_sched::protocol::ENV_PIN.into(),
+        if cfg.pin { "1" } else { "0" }.into(),
     ));
     // libpos reads the runner's start message (see `crate::exec::inproc`).
     env.push((pos_sched::protocol::inproc::ENV_INPROC.into(), "1".into()));
@@ -1108,6 +1133,17 @@ impl<'c> Loop<'c> {
         Some(self.silence.probe_in(after))
     }
 
+    /// A thread went on outside control: the run is no longer one thread at a time, so
+    /// every thread of the program may use every CPU from now on (see libpos's
+    /// `affinity::free_all`: a thread granted while another spins must not share its core).
+    fn free_threads(&self) {
+        if self.cfg.pin {
+            for task in self.tasks.iter().flatten().filter(|t| t.ktid != 0) {
+                free_thread(task.ktid);
+            }
+        }
+    }
+
     /// Set aside every running thread that the kernel shows blocked in a call libpos does
     /// not control ([`Silent::BlockedOutside`]), or running user code for
     /// [`silent::spin_after`] while
@@ -1148,6 +1184,7 @@ impl<'c> Loop<'c> {
             if coord.mark_outside(t).is_ok() {
                 self.outside_episodes += 1;
                 any = true;
+                self.free_threads();
                 let stat = format!("/proc/{}/task/{}/stat", task.pid, task.ktid);
                 self.silence
                     .note_outside(t, stat, view == Silent::BlockedOutside);
@@ -1324,6 +1361,7 @@ impl<'c> Loop<'c> {
                 if let Some(t) = tid {
                     if coord.mark_outside(t).is_ok() {
                         self.outside_episodes += 1;
+                        self.free_threads();
                         return Ok(self.decide(coord));
                     }
                 }

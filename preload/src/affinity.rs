@@ -1,0 +1,291 @@
+//! Each run on one CPU (issue 15). Under control one thread runs at a time, yet the kernel
+//! wakes each granted thread on whichever core is idle: every hand-over then crosses cores,
+//! and every stack `mmap`/`munmap` of a thread's creation and exit interrupts the other core
+//! to flush its TLB. With the runner's `POSCHECK_PIN=1`, a run's process keeps to the CPU it
+//! starts on ([`pin_here`], once per run, before the program's code; its threads inherit
+//! the mask): 12–25 % more odpor executions per second on readers(8), lastzero(10),
+//! indexer(14), filesystem(18) and wronglock, 13–15 % more runs of `poscheck bench`'s
+//! two-thread program (benchmarks/results/2026-11-29-pin/).
+//!
+//! The program does not see the pin. `sched_getaffinity` and `pthread_getaffinity_np` of its
+//! own threads report the mask the process started with (libgomp and Rust's
+//! `available_parallelism` size their thread pools from it), and an image it execs or spawns
+//! (`execve`, `posix_spawn`, `system`, `popen`) starts with that mask too. Once the program
+//! sets an affinity of its own, every call reports the kernel's masks as they are. A thread
+//! that goes on outside control (set aside, or leaving for libgomp's doacross wait) frees the
+//! whole process ([`free_all`]): it may spin while the others run.
+
+use crate::real;
+use libc::{c_int, cpu_set_t, pid_t, size_t};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+
+/// Words of a `cpu_set_t` (1,024 CPUs).
+const WORDS: usize = std::mem::size_of::<cpu_set_t>() / 8;
+
+/// The mask the process had before [`pin_here`].
+static ORIGINAL: [AtomicU64; WORDS] = [const { AtomicU64::new(0) }; WORDS];
+/// The CPU the run is pinned to, or -1.
+static CPU: AtomicI32 = AtomicI32::new(-1);
+/// The pin is in place and hidden: the program has not set an affinity of its own.
+static HIDDEN: AtomicBool = AtomicBool::new(false);
+
+fn set_of(words: &[u64; WORDS]) -> cpu_set_t {
+    // SAFETY: cpu_set_t is plain bits of this size.
+    unsafe { std::mem::transmute_copy(words) }
+}
+
+fn original() -> cpu_set_t {
+    let mut w = [0u64; WORDS];
+    for (d, s) in w.iter_mut().zip(ORIGINAL.iter()) {
+        *d = s.load(Ordering::Relaxed);
+    }
+    set_of(&w)
+}
+
+fn set_mask(set: &cpu_set_t) -> bool {
+    // SAFETY: the calling thread's mask, from a set of the full size.
+    unsafe { real::sched_setaffinity(0, std::mem::size_of::<cpu_set_t>(), set) == 0 }
+}
+
+/// Under the runner with `POSCHECK_PIN=1`: keep this process (its one thread, and so every
+/// thread it creates) on the CPU it runs on now. Called once per run, in the process that
+/// becomes the program, while it has a single thread.
+pub fn pin_here() {
+    // SAFETY: getenv with a NUL-terminated name ([`pos_sched::protocol::ENV_PIN`]); the
+    // value is read at once.
+    let on = unsafe {
+        let v = libc::getenv(c"POSCHECK_PIN".as_ptr());
+        !v.is_null() && *v == b'1' as libc::c_char
+    };
+    if !on {
+        return;
+    }
+    let mut mask = [0u64; WORDS];
+    // SAFETY: the calling thread's mask into a buffer of the full size; sched_getcpu has no
+    // preconditions.
+    let (got, cpu) = unsafe {
+        (
+            real::sched_getaffinity(
+                0,
+                std::mem::size_of::<cpu_set_t>(),
+                mask.as_mut_ptr().cast(),
+            ),
+            libc::sched_getcpu(),
+        )
+    };
+    if got != 0 || cpu < 0 || cpu as usize >= WORDS * 64 {
+        return;
+    }
+    let (word, bit) = (cpu as usize / 64, cpu as usize % 64);
+    if mask[word] & (1 << bit) == 0 || mask.iter().map(|w| w.count_ones()).sum::<u32>() == 1 {
+        return; // not one of ours (a race with a change of mask), or pinned already
+    }
+    for (d, s) in ORIGINAL.iter().zip(mask) {
+        d.store(s, Ordering::Relaxed);
+    }
+    let mut one = [0u64; WORDS];
+    one[word] = 1 << bit;
+    if set_mask(&set_of(&one)) {
+        CPU.store(cpu, Ordering::Relaxed);
+        HIDDEN.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Whether `pid` (as the affinity calls take it: 0 is the caller) is a thread of this
+/// process.
+fn ours(pid: pid_t) -> bool {
+    // SAFETY: getpid has no preconditions; tgkill with signal 0 only checks the thread.
+    pid == 0
+        || unsafe {
+            let me = libc::getpid();
+            pid == me || real::syscall(libc::SYS_tgkill, me as _, pid as _, 0, 0, 0, 0) == 0
+        }
+}
+
+/// Report the original mask in `mask` (`size` bytes, which the real call accepted).
+///
+/// # Safety
+/// `mask` points to `size` writable bytes.
+unsafe fn report(size: size_t, mask: *mut cpu_set_t) {
+    let set = original();
+    let n = size.min(std::mem::size_of::<cpu_set_t>());
+    std::ptr::copy_nonoverlapping(
+        (&set as *const cpu_set_t).cast::<u8>(),
+        mask.cast::<u8>(),
+        n,
+    );
+}
+
+/// The program set an affinity: from now on it sees the kernel's masks.
+fn program_chose() {
+    HIDDEN.store(false, Ordering::SeqCst);
+}
+
+/// A thread goes on outside control (set aside, or leaving for libgomp's doacross wait): the
+/// run is no longer one thread at a time, so every thread of the process may run on any of
+/// the original CPUs from now on. The thread that left (`leaver`, a kernel thread id; 0: the
+/// caller) is first moved off the run's CPU, when there is another, and only the first one.
+/// Measured on libgomp's doacross test (`corpus_omp`), 0.8–1.0 s without the pin: never
+/// freed, 163 s (two spinners on one core); only the thread that left freed, 3.3–3.8 s (the
+/// next grantee, still pinned, shared its core); everyone freed, 2.6–2.9 s (a spinner stays
+/// on the core until the kernel's balancing moves it, about 10 ms a run); every leaver
+/// moved off, 92–106 s (two spinners that wait for each other on the same other core); this,
+/// 0.7–1.6 s.
+pub fn free_all(leaver: u32) {
+    let cpu = CPU.swap(-1, Ordering::SeqCst);
+    if !HIDDEN.load(Ordering::SeqCst) || cpu < 0 {
+        return;
+    }
+    let all = original();
+    let size = std::mem::size_of::<cpu_set_t>();
+    let mut others = [0u64; WORDS];
+    for (d, s) in others.iter_mut().zip(ORIGINAL.iter()) {
+        *d = s.load(Ordering::Relaxed);
+    }
+    others[cpu as usize / 64] &= !(1 << (cpu % 64));
+    if others.iter().any(|&w| w != 0) {
+        // SAFETY: a thread of this process, a mask of the full size.
+        unsafe { real::sched_setaffinity(leaver as pid_t, size, &set_of(&others)) };
+    }
+    // The process's threads, from /proc/self/task, read with raw calls into a stack buffer
+    // (no allocation: this runs on program threads and on the hidden thread alike).
+    // SAFETY: our own descriptor and buffer; `linux_dirent64` records as the kernel writes
+    // them.
+    unsafe {
+        let fd = libc::open(
+            c"/proc/self/task".as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        );
+        if fd < 0 {
+            real::sched_setaffinity(0, size, &all);
+            return;
+        }
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = real::syscall(
+                libc::SYS_getdents64,
+                fd as _,
+                buf.as_mut_ptr() as _,
+                buf.len() as _,
+                0,
+                0,
+                0,
+            );
+            if n <= 0 {
+                break;
+            }
+            let mut at = 0usize;
+            while at + 19 < n as usize {
+                let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+                let name = &buf[at + 19..at + reclen];
+                let len = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+                let tid = name[..len].iter().try_fold(0i32, |t, &b| {
+                    b.is_ascii_digit().then(|| t * 10 + (b - b'0') as i32)
+                });
+                if let Some(tid) = tid.filter(|&t| t > 0) {
+                    real::sched_setaffinity(tid, size, &all);
+                }
+                if reclen == 0 {
+                    break;
+                }
+                at += reclen;
+            }
+        }
+        real::close(fd);
+    }
+}
+
+/// While alive, the calling thread has the original mask back (an image started from it
+/// inherits its mask); dropped, the pin again.
+pub struct Unpinned(bool);
+
+impl Unpinned {
+    pub fn new() -> Unpinned {
+        Unpinned(HIDDEN.load(Ordering::SeqCst) && set_mask(&original()))
+    }
+}
+
+impl Default for Unpinned {
+    fn default() -> Self {
+        Unpinned::new()
+    }
+}
+
+impl Drop for Unpinned {
+    fn drop(&mut self) {
+        let cpu = CPU.load(Ordering::Relaxed);
+        if self.0 && cpu >= 0 {
+            let mut one = [0u64; WORDS];
+            one[cpu as usize / 64] = 1 << (cpu % 64);
+            set_mask(&set_of(&one));
+        }
+    }
+}
+
+/// `sched_getaffinity`: of the program's own threads, the mask it started with.
+///
+/// # Safety
+/// As `sched_getaffinity(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn sched_getaffinity(
+    pid: pid_t,
+    size: size_t,
+    mask: *mut cpu_set_t,
+) -> c_int {
+    let r = real::sched_getaffinity(pid, size, mask);
+    if r == 0 && HIDDEN.load(Ordering::SeqCst) && ours(pid) {
+        report(size, mask);
+    }
+    r
+}
+
+/// `pthread_getaffinity_np`: see [`sched_getaffinity`].
+///
+/// # Safety
+/// As `pthread_getaffinity_np(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_getaffinity_np(
+    t: libc::pthread_t,
+    size: size_t,
+    mask: *mut cpu_set_t,
+) -> c_int {
+    let r = real::pthread_getaffinity_np(t, size, mask);
+    if r == 0 && HIDDEN.load(Ordering::SeqCst) {
+        report(size, mask);
+    }
+    r
+}
+
+/// `sched_setaffinity`: the program's own choice, after which the pin is no longer hidden.
+///
+/// # Safety
+/// As `sched_setaffinity(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn sched_setaffinity(
+    pid: pid_t,
+    size: size_t,
+    mask: *const cpu_set_t,
+) -> c_int {
+    let r = real::sched_setaffinity(pid, size, mask);
+    if r == 0 && ours(pid) {
+        program_chose();
+    }
+    r
+}
+
+/// `pthread_setaffinity_np`: see [`sched_setaffinity`].
+///
+/// # Safety
+/// As `pthread_setaffinity_np(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_setaffinity_np(
+    t: libc::pthread_t,
+    size: size_t,
+    mask: *const cpu_set_t,
+) -> c_int {
+    let r = real::pthread_setaffinity_np(t, size, mask);
+    if r == 0 {
+        program_chose();
+    }
+    r
+}
