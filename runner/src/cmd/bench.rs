@@ -10,7 +10,8 @@
 //! 2. Throughput: controlled runs per second of a two-thread program (one job, runs forked
 //!    from a fork server as `run` does by default) against plain fork+exec of the same
 //!    binary. Target ≥ 1.5× (issue 15). The ratios with `--transport socket` and with one
-//!    spawn per run (`--no-fork-server`) follow, and the floor of any fork per run: the same
+//!    spawn per run (`--no-fork-server`) and without the pin to one CPU (`--no-pin`)
+//!    follow, and the floor of any fork per run: the same
 //!    program run in forked children of one process without exec or poscheck
 //!    ([`FORK_FLOOR`]). The controlled rates, the plain one and the floor are measured in
 //!    alternating blocks, so that a change of the machine's load weighs on all of them
@@ -198,21 +199,24 @@ pub fn run(a: &BenchArgs) -> Result<i32> {
     let handover = latency(&pp, Transport::Baton, rw.as_mut())?;
     let grant = latency(&yl, Transport::Socket, rw.as_mut())?;
 
-    // The default (baton, runs forked from a fork server), the socket transport, one spawn
-    // per run, and plain fork+exec, in alternating blocks.
+    // The default (baton, runs forked from a fork server, each on one CPU), the socket
+    // transport, one spawn per run, runs free to move between CPUs, and plain fork+exec, in
+    // alternating blocks.
     let configs = [
-        (Transport::Baton, true),
-        (Transport::Socket, true),
-        (Transport::Baton, false),
+        (Transport::Baton, true, true),
+        (Transport::Socket, true, true),
+        (Transport::Baton, false, true),
+        (Transport::Baton, true, false),
     ];
-    let mut times = [0.0f64; 3];
+    let mut times = [0.0f64; 4];
     let mut native = 0.0f64;
     let mut floor = 0.0f64;
     for b in 0..BLOCKS {
         let (from, to) = (a.runs * b / BLOCKS, a.runs * (b + 1) / BLOCKS);
-        for (&(transport, fork_server), time) in configs.iter().zip(&mut times) {
+        for (&(transport, fork_server, pin), time) in configs.iter().zip(&mut times) {
             let mut cfg = RunConfig::new(two.clone(), Vec::new(), lib.clone());
             cfg.fork_server = fork_server;
+            cfg.pin = pin;
             cfg.transport = transport;
             let t = Instant::now();
             for i in from..to {
@@ -230,7 +234,7 @@ pub fn run(a: &BenchArgs) -> Result<i32> {
     let rate = |t: f64| a.runs as f64 / t;
     let native = rate(native);
     let floor = rate(floor);
-    let [baton, socket, spawned] = times.map(rate);
+    let [baton, socket, spawned, free] = times.map(rate);
     let raw_ratio = |ns: u64| ns as f64 / raw.max(1) as f64;
     sayln!("hand-over latency (median, two threads, baton): {handover} ns; raw Unix-socket ping-pong: {raw} ns; ratio {:.2}x (target <= 0.5x)", raw_ratio(handover));
     sayln!(
@@ -242,6 +246,10 @@ pub fn run(a: &BenchArgs) -> Result<i32> {
         "  (with --transport socket: {socket:.0} runs/s, ratio {:.2}x; with --no-fork-server, one spawn per run: {spawned:.0} runs/s, ratio {:.2}x)",
         socket / native,
         spawned / native
+    );
+    sayln!(
+        "  (with --no-pin, threads free to move between CPUs: {free:.0} runs/s, ratio {:.2}x)",
+        free / native
     );
     sayln!(
         "  (floor: fork + run + exit of the same program in forked children of one process, no exec: {floor:.0} runs/s, ratio {:.2}x; no fork per run is faster)",
