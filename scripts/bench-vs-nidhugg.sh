@@ -8,7 +8,9 @@
 #   Nidhugg:  `clang-14 -O0 -S -emit-llvm` of a copy whose main gets the size as argv (a
 #             generated wrapper renames the program's main), `nidhugg --sc --optimal
 #             --keep-going --no-check-mutex-init` (the programs use static initialisers).
-# Rounds are interleaved (poscheck, Nidhugg, poscheck, Nidhugg, ... per program); each
+# Beside them, each round measures the native floor of such an execution (build_floor below):
+# fork + the program's number of threads created and joined, no control, as runs/s.
+# Rounds are interleaved (poscheck, Nidhugg, floor, poscheck, Nidhugg, ... per program); each
 # tool's row reports the MEDIAN wall time of its command over the rounds, and executions/s =
 # (traces + sleep-set blocked) / that time. Both walls include start-up: Nidhugg's parsing
 # and transforming the IR, poscheck's fork server (its own exploration time is listed too).
@@ -145,14 +147,66 @@ esac
 pos_algo="$algo"
 [[ $algo == sdpor ]] && pos_algo=dpor
 
-# name, source file, size (-: the program takes no argument), expected to be buggy (1)
+# name, source file, size (-: the program takes no argument), expected to be buggy (1),
+# threads an execution creates (for the native floor)
 programs=(
-    "readers tests/c/explore/readers.c 8 0"
-    "lastzero tests/c/explore/lastzero.c 10 0"
-    "indexer tests/c/explore/indexer.c 14 0"
-    "filesystem tests/c/explore/filesystem.c 18 0"
-    "wronglock benchmarks/src/wronglock.c - 1"
+    "readers tests/c/explore/readers.c 8 0 9"
+    "lastzero tests/c/explore/lastzero.c 10 0 11"
+    "indexer tests/c/explore/indexer.c 14 0 14"
+    "filesystem tests/c/explore/filesystem.c 18 0 18"
+    "wronglock benchmarks/src/wronglock.c - 1 4"
 )
+
+# The native floor of an execution made of a process and its threads, which is what every
+# execution of poscheck is: a loop that forks a child, which keeps to the CPU it starts on
+# (as poscheck's runs do), creates THREADS threads that each lock and unlock a mutex, joins
+# them and exits; no exec, no poscheck. Appends "floor NAME RUNS/S" to $work/runs.
+build_floor() {
+    cat >"$work/floor.c" <<'C'
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static int x;
+static void *work(void *a) { pthread_mutex_lock(&m); x++; pthread_mutex_unlock(&m); return a; }
+int main(int argc, char **argv) {
+    int runs = atoi(argv[1]), threads = atoi(argv[2]);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (int i = 0; i < runs; i++) {
+        pid_t p = fork();
+        if (p < 0) return 1;
+        if (p == 0) {
+            cpu_set_t s;
+            CPU_ZERO(&s);
+            CPU_SET(sched_getcpu(), &s);
+            sched_setaffinity(0, sizeof s, &s);
+            pthread_t t[64];
+            for (int k = 0; k < threads; k++) pthread_create(&t[k], 0, work, 0);
+            for (int k = 0; k < threads; k++) pthread_join(t[k], 0);
+            _exit(0);
+        }
+        if (waitpid(p, 0, 0) != p) return 1;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    printf("%.1f\n", runs / ((b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9));
+    return 0;
+}
+C
+    gcc -O2 -pthread -o "$work/floor" "$work/floor.c" >"$work/floor.log" 2>&1 ||
+        die "cannot build the native floor: $(head -n 1 "$work/floor.log")"
+}
+
+run_floor() {
+    local name="$1" threads="$2" rate
+    rate="$("$work/floor" 1000 "$threads")" || die "the native floor failed for $name"
+    echo "floor $name $rate" >>"$work/runs"
+}
 
 # Builds both versions of one program: $work/NAME (poscheck cc -O1) and $work/NAME.ll
 # (LLVM IR at -O0 for Nidhugg). Nidhugg starts main without arguments, so the IR comes from
@@ -238,12 +292,14 @@ PY
 }
 
 : >"$work/runs"
+build_floor
 for p in "${programs[@]}"; do
-    read -r name file size buggy <<<"$p"
+    read -r name file size buggy threads <<<"$p"
     build_program "$name" "$file" "$size"
     for _ in $(seq "$rounds"); do
         run_poscheck "$name" "$size" "$buggy"
         run_nidhugg "$name" "$buggy"
+        run_floor "$name" "$threads"
     done
 done
 
@@ -255,7 +311,12 @@ runs_file, rounds, algo, cores, version = sys.argv[1:]
 version = next((l for l in version.splitlines() if "nidhugg" in l.lower()), "Nidhugg")
 runs = {}
 order = []
+floor = {}
 for line in open(runs_file):
+    if line.startswith("floor "):
+        _, name, rate = line.split()
+        floor.setdefault(name, []).append(float(rate))
+        continue
     tool, name, traces, blocked, wall, own = line.split()
     if name not in order:
         order.append(name)
@@ -266,8 +327,8 @@ pos_flag = "odpor" if algo == "odpor" else "dpor"
 print(f"poscheck explore --algo {pos_flag} --points mem (cc -O1) vs {version.strip()} --sc {nid_flag} (clang-14 -O0)")
 print(f"{cores} cores; {rounds} interleaved rounds; median wall time of each tool's command; exec/s = (traces + blocked) / median wall")
 print()
-print("| program | traces poscheck | traces Nidhugg | poscheck exec/s | Nidhugg exec/s | ratio poscheck/Nidhugg |")
-print("|---|---|---|---|---|---|")
+print("| program | traces poscheck | traces Nidhugg | poscheck exec/s | Nidhugg exec/s | ratio poscheck/Nidhugg | native floor runs/s | poscheck/floor | Nidhugg/floor |")
+print("|---|---|---|---|---|---|---|---|---|")
 bad = False
 for name in order:
     p, n = runs[("poscheck", name)], runs[("nidhugg", name)]
@@ -279,13 +340,20 @@ for name in order:
     tp, tn = shown(counts_p), shown(counts_n)
     if counts_p != counts_n or len(counts_p) != 1:
         bad = True
-        print(f"| {label} | {tp} | {tn} | MISMATCH | MISMATCH | MISMATCH |")
+        print(f"| {label} | {tp} | {tn} | MISMATCH | MISMATCH | MISMATCH | | | |")
         continue
     (t, b), = counts_p
     wp = statistics.median(w for _, _, w, _ in p)
     wn = statistics.median(w for _, _, w, _ in n)
     rp, rn = (t + b) / wp, (t + b) / wn
-    print(f"| {label} | {tp} | {tn} | {rp:,.0f} | {rn:,.0f} | {rp / rn:.2f} |")
+    rf = statistics.median(floor[name])
+    print(f"| {label} | {tp} | {tn} | {rp:,.0f} | {rn:,.0f} | {rp / rn:.2f} | {rf:,.0f} | {rp / rf:.2f} | {rn / rf:.2f} |")
+print()
+print("Native floor: a process forked per execution that keeps to its CPU, creates the")
+print("program's number of threads (each locks and unlocks a mutex), joins them and exits;")
+print("no exec, no control (median of the rounds, 1,000 runs each). Nidhugg/floor > 1: Nidhugg")
+print("interprets an execution faster than the kernel creates its process and threads, which")
+print("no tool that runs each execution as a native process can match.")
 print()
 print("Per run (wall s; poscheck's own exploration time in brackets):")
 for name in order:

@@ -7,6 +7,6 @@ bash scripts/install-deps.sh
 cargo fmt --all -- --check
 cargo build --release --workspace
 cargo clippy --release --workspace --all-targets -- -D warnings
-# Every test binary, two at a time (most of them wait on timeouts and sleeps): the same tests
+# Every test binary, two at a time, and the ones that mostly wait beside them: the same tests
 # as `cargo test --release --workspace`, in less wall time.
 python3 scripts/run-tests.py

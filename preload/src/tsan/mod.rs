@@ -217,6 +217,14 @@ fn stack_bounds() -> (u64, u64) {
     bounds
 }
 
+/// Compute the calling thread's stack bounds now when memory accesses may be points (see
+/// `init` in lib.rs: the main thread, before a fork server forks its runs).
+pub fn prime_stack() {
+    if MODE.load(Ordering::Relaxed) != SYNC {
+        stack_bounds();
+    }
+}
+
 /// A memory access of `size` bytes at `addr` is about to happen: in `mem`/`races` mode a
 /// controlled thread posts it (with its pc) and waits for the grant.
 #[inline(always)]
