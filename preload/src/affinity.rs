@@ -144,7 +144,7 @@ pub fn free_all(leaver: u32) {
     }
     others[cpu as usize / 64] &= !(1 << (cpu % 64));
     if others.iter().any(|&w| w != 0) {
-        // SAFETY: a thread of this process, a mask of the full size.
+        // SAFETY: a thread of the run, a mask of the full size.
         unsafe { real::sched_setaffinity(leaver as pid_t, size, &set_of(&others)) };
     }
     // The process's threads, from /proc/self/task, read with raw calls into a stack buffer
@@ -158,6 +158,7 @@ pub fn free_all(leaver: u32) {
         );
         if fd < 0 {
             real::sched_setaffinity(0, size, &all);
+            real::sched_setaffinity(leaver as pid_t, size, &all);
             return;
         }
         let mut buf = [0u8; 4096];
@@ -192,6 +193,9 @@ pub fn free_all(leaver: u32) {
             }
         }
         real::close(fd);
+        // The leaver itself, also when it is a thread of a forked child of the run (set
+        // aside by this process's watcher), which /proc/self/task does not list.
+        real::sched_setaffinity(leaver as pid_t, size, &all);
     }
 }
 
