@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 
 /// Words of a `cpu_set_t` (1,024 CPUs).
 const WORDS: usize = std::mem::size_of::<cpu_set_t>() / 8;
+const SIZE: size_t = std::mem::size_of::<cpu_set_t>();
 
 /// The mask the process had before [`pin_here`].
 static ORIGINAL: [AtomicU64; WORDS] = [const { AtomicU64::new(0) }; WORDS];
@@ -29,22 +30,30 @@ static CPU: AtomicI32 = AtomicI32::new(-1);
 /// The pin is in place and hidden: the program has not set an affinity of its own.
 static HIDDEN: AtomicBool = AtomicBool::new(false);
 
-fn set_of(words: &[u64; WORDS]) -> cpu_set_t {
-    // SAFETY: cpu_set_t is plain bits of this size.
-    unsafe { std::mem::transmute_copy(words) }
-}
-
 fn original() -> cpu_set_t {
     let mut w = [0u64; WORDS];
     for (d, s) in w.iter_mut().zip(ORIGINAL.iter()) {
         *d = s.load(Ordering::Relaxed);
     }
-    set_of(&w)
+    // SAFETY: cpu_set_t is plain bits of this size.
+    unsafe { std::mem::transmute_copy(&w) }
 }
 
-fn set_mask(set: &cpu_set_t) -> bool {
-    // SAFETY: the calling thread's mask, from a set of the full size.
-    unsafe { real::sched_setaffinity(0, std::mem::size_of::<cpu_set_t>(), set) == 0 }
+/// The mask of `cpu` alone.
+fn only(cpu: c_int) -> cpu_set_t {
+    // SAFETY: a plain bit set, zeroed, then one bit in range (callers pass a CPU the kernel
+    // reported).
+    unsafe {
+        let mut set: cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu as usize, &mut set);
+        set
+    }
+}
+
+/// Set thread `tid`'s mask (0: the caller's).
+fn set_mask(tid: pid_t, set: &cpu_set_t) -> bool {
+    // SAFETY: a set of the full size.
+    unsafe { real::sched_setaffinity(tid, SIZE, set) == 0 }
 }
 
 /// Under the runner with `POSCHECK_PIN=1`: keep this process (its one thread, and so every
@@ -60,32 +69,28 @@ pub fn pin_here() {
     if !on {
         return;
     }
-    let mut mask = [0u64; WORDS];
-    // SAFETY: the calling thread's mask into a buffer of the full size; sched_getcpu has no
+    // SAFETY: the calling thread's mask into a set of the full size; sched_getcpu has no
     // preconditions.
-    let (got, cpu) = unsafe {
-        (
-            real::sched_getaffinity(
-                0,
-                std::mem::size_of::<cpu_set_t>(),
-                mask.as_mut_ptr().cast(),
-            ),
-            libc::sched_getcpu(),
-        )
+    let (mask, cpu) = unsafe {
+        let mut mask: cpu_set_t = std::mem::zeroed();
+        if real::sched_getaffinity(0, SIZE, &mut mask) != 0 {
+            return;
+        }
+        (mask, libc::sched_getcpu())
     };
-    if got != 0 || cpu < 0 || cpu as usize >= WORDS * 64 {
+    if cpu < 0 || cpu as usize >= WORDS * 64 {
         return;
     }
-    let (word, bit) = (cpu as usize / 64, cpu as usize % 64);
-    if mask[word] & (1 << bit) == 0 || mask.iter().map(|w| w.count_ones()).sum::<u32>() == 1 {
+    // SAFETY: bit tests on a plain set, `cpu` in range.
+    if unsafe { !libc::CPU_ISSET(cpu as usize, &mask) || libc::CPU_COUNT(&mask) == 1 } {
         return; // not one of ours (a race with a change of mask), or pinned already
     }
-    for (d, s) in ORIGINAL.iter().zip(mask) {
+    // SAFETY: cpu_set_t is plain bits of this size.
+    let words: [u64; WORDS] = unsafe { std::mem::transmute_copy(&mask) };
+    for (d, s) in ORIGINAL.iter().zip(words) {
         d.store(s, Ordering::Relaxed);
     }
-    let mut one = [0u64; WORDS];
-    one[word] = 1 << bit;
-    if set_mask(&set_of(&one)) {
+    if set_mask(0, &only(cpu)) {
         CPU.store(cpu, Ordering::Relaxed);
         HIDDEN.store(true, Ordering::SeqCst);
     }
@@ -94,12 +99,7 @@ pub fn pin_here() {
 /// Whether `pid` (as the affinity calls take it: 0 is the caller) is a thread of this
 /// process.
 fn ours(pid: pid_t) -> bool {
-    // SAFETY: getpid has no preconditions; tgkill with signal 0 only checks the thread.
-    pid == 0
-        || unsafe {
-            let me = libc::getpid();
-            pid == me || real::syscall(libc::SYS_tgkill, me as _, pid as _, 0, 0, 0, 0) == 0
-        }
+    pid == 0 || crate::procfs::our_thread(pid)
 }
 
 /// Report the original mask in `mask` (`size` bytes, which the real call accepted).
@@ -108,11 +108,10 @@ fn ours(pid: pid_t) -> bool {
 /// `mask` points to `size` writable bytes.
 unsafe fn report(size: size_t, mask: *mut cpu_set_t) {
     let set = original();
-    let n = size.min(std::mem::size_of::<cpu_set_t>());
     std::ptr::copy_nonoverlapping(
         (&set as *const cpu_set_t).cast::<u8>(),
         mask.cast::<u8>(),
-        n,
+        size.min(SIZE),
     );
 }
 
@@ -137,66 +136,22 @@ pub fn free_all(leaver: u32) {
         return;
     }
     let all = original();
-    let size = std::mem::size_of::<cpu_set_t>();
-    let mut others = [0u64; WORDS];
-    for (d, s) in others.iter_mut().zip(ORIGINAL.iter()) {
-        *d = s.load(Ordering::Relaxed);
+    let mut others = all;
+    // SAFETY: bit operations on a plain set, `cpu` in range (it was pinned).
+    if unsafe {
+        libc::CPU_CLR(cpu as usize, &mut others);
+        libc::CPU_COUNT(&others) > 0
+    } {
+        set_mask(leaver as pid_t, &others);
     }
-    others[cpu as usize / 64] &= !(1 << (cpu % 64));
-    if others.iter().any(|&w| w != 0) {
-        // SAFETY: a thread of the run, a mask of the full size.
-        unsafe { real::sched_setaffinity(leaver as pid_t, size, &set_of(&others)) };
+    if !crate::procfs::each_thread(|tid| {
+        set_mask(tid, &all);
+    }) {
+        set_mask(0, &all);
     }
-    // The process's threads, from /proc/self/task, read with raw calls into a stack buffer
-    // (no allocation: this runs on program threads and on the hidden thread alike).
-    // SAFETY: our own descriptor and buffer; `linux_dirent64` records as the kernel writes
-    // them.
-    unsafe {
-        let fd = libc::open(
-            c"/proc/self/task".as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        );
-        if fd < 0 {
-            real::sched_setaffinity(0, size, &all);
-            real::sched_setaffinity(leaver as pid_t, size, &all);
-            return;
-        }
-        let mut buf = [0u8; 4096];
-        loop {
-            let n = real::syscall(
-                libc::SYS_getdents64,
-                fd as _,
-                buf.as_mut_ptr() as _,
-                buf.len() as _,
-                0,
-                0,
-                0,
-            );
-            if n <= 0 {
-                break;
-            }
-            let mut at = 0usize;
-            while at + 19 < n as usize {
-                let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
-                let name = &buf[at + 19..at + reclen];
-                let len = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-                let tid = name[..len].iter().try_fold(0i32, |t, &b| {
-                    b.is_ascii_digit().then(|| t * 10 + (b - b'0') as i32)
-                });
-                if let Some(tid) = tid.filter(|&t| t > 0) {
-                    real::sched_setaffinity(tid, size, &all);
-                }
-                if reclen == 0 {
-                    break;
-                }
-                at += reclen;
-            }
-        }
-        real::close(fd);
-        // The leaver itself, also when it is a thread of a forked child of the run (set
-        // aside by this process's watcher), which /proc/self/task does not list.
-        real::sched_setaffinity(leaver as pid_t, size, &all);
-    }
+    // The leaver itself, also when it is a thread of a forked child of the run (set aside
+    // by this process's watcher), which /proc/self/task does not list.
+    set_mask(leaver as pid_t, &all);
 }
 
 /// While alive, the calling thread has the original mask back (an image started from it
@@ -205,7 +160,7 @@ pub struct Unpinned(bool);
 
 impl Unpinned {
     pub fn new() -> Unpinned {
-        Unpinned(HIDDEN.load(Ordering::SeqCst) && set_mask(&original()))
+        Unpinned(HIDDEN.load(Ordering::SeqCst) && set_mask(0, &original()))
     }
 }
 
@@ -219,9 +174,7 @@ impl Drop for Unpinned {
     fn drop(&mut self) {
         let cpu = CPU.load(Ordering::Relaxed);
         if self.0 && cpu >= 0 {
-            let mut one = [0u64; WORDS];
-            one[cpu as usize / 64] = 1 << (cpu % 64);
-            set_mask(&set_of(&one));
+            set_mask(0, &only(cpu));
         }
     }
 }

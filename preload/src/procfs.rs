@@ -60,3 +60,63 @@ pub(crate) fn alive(pid: pid_t) -> bool {
         .and_then(|i| stat.get(i + 2));
     state.is_some_and(|s| !matches!(s, b'Z' | b'X' | b'x'))
 }
+
+/// Whether `tid` is a thread of this process that the kernel has not released yet:
+/// `tgkill(pid, tid, 0)`, one system call where reading its `/proc` entry is an open, a read
+/// and a close of procfs.
+pub(crate) fn our_thread(tid: pid_t) -> bool {
+    // SAFETY: getpid has no preconditions; signal 0 only checks that the thread exists.
+    unsafe {
+        let pid = libc::getpid();
+        tid == pid || crate::real::syscall(libc::SYS_tgkill, pid as _, tid as _, 0, 0, 0, 0) == 0
+    }
+}
+
+/// Call `f` with the id of every thread of this process (`/proc/self/task`, read with
+/// `getdents64` into a stack buffer). False if the directory cannot be opened.
+pub(crate) fn each_thread(mut f: impl FnMut(pid_t)) -> bool {
+    // SAFETY: our own descriptor and buffer; `linux_dirent64` records as the kernel writes
+    // them (name at offset 19, record length at 16).
+    unsafe {
+        let fd = libc::open(
+            c"/proc/self/task".as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        );
+        if fd < 0 {
+            return false;
+        }
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = crate::real::syscall(
+                libc::SYS_getdents64,
+                fd as _,
+                buf.as_mut_ptr() as _,
+                buf.len() as _,
+                0,
+                0,
+                0,
+            );
+            if n <= 0 {
+                break;
+            }
+            let mut at = 0usize;
+            while at + 19 < n as usize {
+                let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+                let name = &buf[at + 19..at + reclen];
+                let len = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+                let tid = name[..len].iter().try_fold(0 as pid_t, |t, &b| {
+                    b.is_ascii_digit().then(|| t * 10 + (b - b'0') as pid_t)
+                });
+                if let Some(tid) = tid.filter(|&t| t > 0) {
+                    f(tid);
+                }
+                if reclen == 0 {
+                    break;
+                }
+                at += reclen;
+            }
+        }
+        crate::real::close(fd);
+        true
+    }
+}

@@ -1717,11 +1717,7 @@ fn await_ktid_gone(ktid: u32) {
     }
     let _b = Busy::enter();
     let start = Instant::now();
-    let pid = std::process::id() as libc::c_long;
-    let ours = || {
-        // SAFETY: signal 0 only checks that the thread exists in this process.
-        unsafe { crate::real::syscall(libc::SYS_tgkill, pid, ktid as _, 0, 0, 0, 0) == 0 }
-    };
+    let ours = || crate::procfs::our_thread(ktid as libc::pid_t);
     let alive: &dyn Fn() -> bool = if ours() {
         &ours
     } else {

@@ -616,23 +616,6 @@ fn harness_failure(outcome: Outcome, stderr: &[u8]) -> Outcome {
     }
 }
 
-/// Thread `ktid` of the program may run on any CPU of this process again (libpos kept it on
-/// one, [`pos_sched::protocol::ENV_PIN`]). Only a mask of one CPU, libpos's pin, is widened.
-fn free_thread(ktid: u32) {
-    let size = std::mem::size_of::<libc::cpu_set_t>();
-    // SAFETY: plain masks on the stack, of the full size; `ktid` is a thread of the run.
-    unsafe {
-        let mut mask: libc::cpu_set_t = std::mem::zeroed();
-        let mut all: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(ktid as libc::pid_t, size, &mut mask) == 0
-            && libc::CPU_COUNT(&mask) == 1
-            && libc::sched_getaffinity(0, size, &mut all) == 0
-        {
-            libc::sched_setaffinity(ktid as libc::pid_t, size, &all);
-        }
-    }
-}
-
 /// The exit status of `conn::die` in libpos (EX_SOFTWARE).
 const LIBPOS_FATAL: i32 = 70;
 
@@ -1136,10 +1119,27 @@ impl<'c> Loop<'c> {
     /// A thread went on outside control: the run is no longer one thread at a time, so
     /// every thread of the program may use every CPU from now on (see libpos's
     /// `affinity::free_all`: a thread granted while another spins must not share its core).
+    /// Only a mask of one CPU, libpos's pin, is widened, to this process's mask.
     fn free_threads(&self) {
-        if self.cfg.pin {
+        if !self.cfg.pin {
+            return;
+        }
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: plain masks on the stack, of the full size; each `ktid` is a thread of the
+        // run.
+        unsafe {
+            let mut all: libc::cpu_set_t = std::mem::zeroed();
+            if libc::sched_getaffinity(0, size, &mut all) != 0 {
+                return;
+            }
             for task in self.tasks.iter().flatten().filter(|t| t.ktid != 0) {
-                free_thread(task.ktid);
+                let ktid = task.ktid as libc::pid_t;
+                let mut mask: libc::cpu_set_t = std::mem::zeroed();
+                if libc::sched_getaffinity(ktid, size, &mut mask) == 0
+                    && libc::CPU_COUNT(&mask) == 1
+                {
+                    libc::sched_setaffinity(ktid, size, &all);
+                }
             }
         }
     }
