@@ -89,9 +89,14 @@ LONGEST = [
 ]
 
 
+def module_of(job):
+    """The file stem a job is named after (`corpus_vtime` for `test runner/tests/corpus_vtime.rs`)."""
+    return os.path.splitext(os.path.basename(job[0].split()[-1]))[0]
+
+
 def order(bins):
     def rank(b):
-        name = os.path.splitext(os.path.basename(b[0].split()[-1]))[0]
+        name = module_of(b)
         return LONGEST.index(name) if name in LONGEST else len(LONGEST)
     return sorted(bins, key=rank)
 
@@ -109,13 +114,10 @@ def main():
     failed = []
     spent = [0.0, 0.0]  # wall and CPU seconds of every binary, summed
 
-    def module(job):
-        return os.path.splitext(os.path.basename(job[0].split()[-1]))[0]
-
     def worker(waiting_lane=False):
         while True:
             with lock:
-                mine = [j for j in queue if (module(j) in WAITING) == waiting_lane]
+                mine = [j for j in queue if (module_of(j) in WAITING) == waiting_lane]
                 if not mine:
                     return
                 queue.remove(mine[0])
