@@ -44,6 +44,12 @@ fn slot(resource: libc::c_int) -> Option<usize> {
 /// Bytes of address space that libpos's own mappings take: those in its private region and
 /// the journal after it, those of libpos.so, and what [`unseen`] counts. Read from
 /// `/proc/self/maps` without the heap.
+///
+/// Never inlined: its 64 KiB buffer would make `prlimit`'s own frame that large, and the
+/// stack probe of every `getrlimit` (libpos's descriptor moves make three per run) then
+/// touched 16 fresh stack pages, 16 page faults in each run of a fork server.
+#[inline(never)]
+#[cold]
 fn ours() -> u64 {
     let mut buf = [0u8; 65536];
     let Some(n) = crate::procfs::read_proc(c"/proc/self/maps", &mut buf) else {
