@@ -92,7 +92,8 @@ pub enum Msg {
     /// schedule of every step) is being made: that takes time in proportion to the steps
     /// (about 10 s for 8 million), during which no [`Msg::Alive`] comes
     /// ([`concluding_grace`]). Sent on the main thread's connection just before
-    /// [`Msg::End`].
+    /// [`Msg::End`], by runs long enough for the wait to matter (libpos's
+    /// `CONCLUDING_AFTER` steps).
     Concluding { steps: u64 },
     /// The sending thread, blocked in a wait of the model (its post waits for a reply), got
     /// a signal from outside the run (a child's `SIGCHLD`, a `kill` from another process)
