@@ -13,7 +13,10 @@
 //! main-thread connection. When the spare has its run it closes a pipe the server watches;
 //! the server forks the next spare once that run has ended (a fork next to the running
 //! program, competing for the CPU and the memory system, slowed the run's first steps more
-//! than it saved), so it is ready while the runner finishes the run. The server stays the
+//! than it saved), or as soon as the runner says the run sent its end report
+//! ([`Notice::Ahead`]): the fork then goes on beside the child's exit, which is the longest
+//! part of a short run's end (its address space torn down), and the spare is ready when the
+//! runner has finished the run. The server stays the
 //! parent of its children and reports each run's end, seen through a pidfd and
 //! `waitid(WNOWAIT)`, so the pid (the run's process-group id) stays reserved until the
 //! runner, having killed the group, asks for the reap.
@@ -60,21 +63,29 @@ pub fn serve(path: &mut Vec<u8>) -> Result<c_int, String> {
     }
     let mut spare: Option<Spare> = None;
     // The run whose end is watched: (pid, pidfd). At most one, since the next spare is
-    // forked only once it has ended.
+    // forked only once it has ended or is ending.
     let mut running: Option<(libc::pid_t, c_int)> = None;
+    // The runner heard the running child's end report ([`Notice::Ahead`]).
+    let mut ending = false;
     loop {
-        // The next spare is forked once the current run has ended, not while it goes on:
-        // a fork next to a running program slowed its first steps more than it saved.
-        if spare.is_none() && running.is_none() {
-            spare = match fork_spare(ctl, &addr) {
+        // The next spare is forked once the current run has ended or sent its end report,
+        // not while it goes on: a fork next to a running program slowed its first steps
+        // more than it saved.
+        if spare.is_none() && (running.is_none() || ending) {
+            spare = match fork_spare(ctl, &addr, running.map(|r| r.1)) {
                 Forked::Child(run) => return run.start(path),
                 Forked::Parent(s) => Some(s),
                 Forked::Failed(e) => return Err(format!("fork server: cannot fork: errno {e}")),
             };
         }
+        // A spare forked beside an ending run is watched once that run's end is reported
+        // (the runner starts no run before it hears it).
         let mut fds = [
             ctl,
-            spare.as_ref().map_or(-1, |s| s.gate),
+            spare
+                .as_ref()
+                .filter(|_| running.is_none())
+                .map_or(-1, |s| s.gate),
             running.map_or(-1, |r| r.1),
         ]
         .map(|fd| libc::pollfd {
@@ -96,6 +107,7 @@ pub fn serve(path: &mut Vec<u8>) -> Result<c_int, String> {
                 // SAFETY: the pidfd is ours and done with.
                 unsafe { real::close(pidfd) };
                 running = None;
+                ending = false;
             }
         }
         if fds[0].revents != 0 {
@@ -105,6 +117,9 @@ pub fn serve(path: &mut Vec<u8>) -> Result<c_int, String> {
                     // Before the gate below: the runner sends this before the next run's
                     // request, so that run is still the spare here (and kept).
                     sweep(&[spare.as_ref().map(|s| s.pid), running.map(|r| r.0)]);
+                }
+                Some(Notice::Ahead { pid }) => {
+                    ending = running.is_some_and(|(r, _)| r as u32 == pid);
                 }
                 Some(_) => {}
                 None => shut_down(spare, running),
@@ -206,7 +221,12 @@ enum Forked {
 
 /// Fork the spare: in its own process group at once (from both sides, so the group exists
 /// whenever the runner hears of the pid), connected to the runner, waiting for its run.
-fn fork_spare(ctl: c_int, addr: &(libc::sockaddr_un, libc::socklen_t)) -> Forked {
+/// `watching` is the pidfd of the run still ending, if any: the program must not inherit it.
+fn fork_spare(
+    ctl: c_int,
+    addr: &(libc::sockaddr_un, libc::socklen_t),
+    watching: Option<c_int>,
+) -> Forked {
     let mut gate = [-1 as c_int; 2];
     // SAFETY: pipe2 into a local array.
     if unsafe { libc::pipe2(gate.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -215,12 +235,14 @@ fn fork_spare(ctl: c_int, addr: &(libc::sockaddr_un, libc::socklen_t)) -> Forked
     // SAFETY: the process has one thread here (no thread is started before this point).
     let pid = unsafe { libc::fork() };
     if pid == 0 {
-        // SAFETY: the child's copies of the server's descriptors (no run is watched when
-        // a spare is forked, so there is no pidfd), which the program must not inherit; its
-        // own process group.
+        // SAFETY: the child's copies of the server's descriptors, which the program must not
+        // inherit; its own process group.
         unsafe {
             real::close(ctl);
             real::close(gate[0]);
+            if let Some(fd) = watching {
+                real::close(fd);
+            }
             libc::setpgid(0, 0);
         }
         let run = connect(addr).ok().and_then(|conn| {

@@ -16,6 +16,7 @@
 use crate::exec::cleanup;
 use crate::exec::process::{self, Program};
 use crate::exec::pump;
+use crate::exec::rundirs;
 use crate::exec::session::{self, RunDir};
 use anyhow::{anyhow, bail, Context, Result};
 use pos_sched::protocol::fork::{request, Notice, ENV_FORK_SERVER, NOTICE_LEN};
@@ -138,6 +139,12 @@ impl ForkServer {
                 _ => {}
             }
         }
+    }
+
+    /// Child `pid` sent its end report: the server may fork the next spare beside its exit.
+    /// A failure shows at the next read or write of the connection.
+    pub fn ahead(&self, pid: u32) {
+        let _ = (&self.ctl).write_all(&Notice::Ahead { pid }.encode());
     }
 
     /// The run of child `pid` is over and its group killed: the server may reap it.
@@ -306,8 +313,10 @@ pub fn check_in(server: ForkServer) {
 }
 
 /// Stop this thread's server now (before the process exits: the main thread's
-/// thread-locals are never dropped, and a test may look for leftover processes).
+/// thread-locals are never dropped, and a test may look for leftover processes), and remove
+/// the run dirs the thread made ahead or has not removed yet ([`rundirs`]).
 pub fn shut_down() {
     let s = SLOT.with(|slot| slot.borrow_mut().take());
     drop(s);
+    rundirs::clear();
 }

@@ -9,6 +9,7 @@ use crate::exec::elf::{self, Mapping};
 use crate::exec::forkserver;
 use crate::exec::process::Exit;
 use crate::exec::pump::Ev;
+use crate::exec::rundirs;
 use crate::exec::session::{self, Io, RunConfig, Transport};
 use crate::suite::outcome::Outcome;
 use crossbeam_channel::RecvTimeoutError;
@@ -69,9 +70,12 @@ pub struct Watched {
 }
 
 /// Watch the run: send the start frame on the main thread's connection (with the run's
-/// journal, if there is one), then wait for the end message and the exit status.
+/// journal, if there is one), then wait for the end message and the exit status. A fork
+/// `server` hears of the end message at once, to fork the next run's process while this
+/// one exits.
 pub fn watch(
     cfg: &RunConfig,
+    server: Option<&forkserver::ForkServer>,
     io: &mut Io,
     spec: &Spec,
     pid: u32,
@@ -120,11 +124,20 @@ pub fn watch(
                     None => (&s).write_all(&frame),
                 };
                 w.main = Some(s);
+                // The runner waits from here: the time to clean up after the last run and
+                // to prepare the next one.
+                rundirs::tidy();
             }
             // Only the main thread connects here: the others, and forked processes, talk to
             // libpos's watcher in the program.
             Ok(Ev::Conn(..)) | Ok(Ev::Pc(..)) | Ok(Ev::Eof(_)) => {}
-            Ok(Ev::Msg(_, msg)) => w.message(msg),
+            Ok(Ev::Msg(_, msg)) => {
+                let end = matches!(msg, Msg::End { .. });
+                w.message(msg);
+                if let (true, Some(s)) = (end && w.end.is_some(), server) {
+                    s.ahead(pid);
+                }
+            }
             Ok(Ev::Bad(id, e)) => w.error = Some(format!("connection {id}: {e}")),
             Ok(Ev::Exited(e)) => {
                 w.exit = Some(e);

@@ -11,5 +11,6 @@ pub mod libpos;
 pub mod process;
 pub mod ptrace;
 pub mod pump;
+pub mod rundirs;
 pub mod session;
 pub mod silence;

@@ -12,7 +12,7 @@ use crate::exec::forkserver;
 use crate::exec::process::{self, Exit};
 use crate::exec::pump::{self, Ev, ExitWatch, Inline, Pump, Sources};
 use crate::exec::silence::{set_aside, Silence};
-use crate::exec::{inproc, journal};
+use crate::exec::{inproc, journal, rundirs};
 use crate::suite::outcome::Outcome;
 use anyhow::{Context, Result};
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, TryRecvError};
@@ -278,7 +278,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         return crate::exec::ptrace::run_once(cfg, strategy, seed);
     }
     let spec = inproc::spec_for(cfg, strategy, seed);
-    let (dir, sock, listener) = socket_dir()?;
+    let (dir, sock, listener) = rundirs::take()?;
     let env = program_env(cfg);
     let key = forkserver::Key {
         program: cfg.program.clone(),
@@ -360,6 +360,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
         let journal = journal::take();
         let w = inproc::watch(
             cfg,
+            server.as_ref(),
             &mut io,
             &spec,
             program.pid(),
@@ -371,7 +372,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
             crate::suite::outcome::refine(harness_failure(w.outcome, &stderr), &stderr),
             &w.maps,
         );
-        drop(dir);
+        rundirs::retire(dir);
         // The program is gone: what its journal holds is the whole of what it decided.
         let (mut end, journalled) = inproc_end(w.end, &spec, journal.as_ref(), &mut outcome);
         if let Some(j) = journal {
@@ -460,7 +461,7 @@ pub fn run_once(cfg: &RunConfig, strategy: &mut dyn Strategy, seed: u64) -> Resu
     );
     let steps = coord.steps();
     let schedule = coord.finish();
-    drop(dir);
+    rundirs::retire(dir);
     Ok(RunResult {
         outcome,
         schedule,

@@ -7,8 +7,9 @@
 //! run's stdout and stderr pipes attached as `SCM_RIGHTS`); the spare's connection then
 //! becomes the run's main-thread connection. The server forks the next spare and reports
 //! each run's end on the control connection ([`Notice::Exited`], [`Notice::Killed`]); the
-//! runner answers [`Notice::Reap`] once it has killed the run's process group. Frames have
-//! a fixed size.
+//! runner answers [`Notice::Reap`] once it has killed the run's process group. A runner
+//! that hears the run's own end report first says so ([`Notice::Ahead`]), and the next spare
+//! is forked while the child exits. Frames have a fixed size.
 
 /// Environment variable carrying the control socket path: libpos becomes a fork server.
 /// As long as [`super::ENV_SOCKET`], and the runner names both sockets alike, so a forked
@@ -65,6 +66,9 @@ pub enum Notice {
     Killed { pid: u32, signal: i32 },
     /// Runner → server: the run is over and its group killed; reap the child.
     Reap { pid: u32 },
+    /// Runner → server: run `pid` sent its end report (the program is exiting): fork the
+    /// next spare now, beside the child's exit, rather than after it.
+    Ahead { pid: u32 },
 }
 
 impl Notice {
@@ -75,6 +79,7 @@ impl Notice {
             Notice::Exited { pid, code } => (3, pid, code),
             Notice::Killed { pid, signal } => (4, pid, signal),
             Notice::Reap { pid } => (5, pid, 0),
+            Notice::Ahead { pid } => (6, pid, 0),
         };
         let mut b = [0u8; NOTICE_LEN];
         b[0..4].copy_from_slice(&kind.to_le_bytes());
@@ -92,6 +97,7 @@ impl Notice {
             3 => Notice::Exited { pid, code: value },
             4 => Notice::Killed { pid, signal: value },
             5 => Notice::Reap { pid },
+            6 => Notice::Ahead { pid },
             k => return Err(format!("bad fork-server notice (kind {k})")),
         })
     }
@@ -132,6 +138,7 @@ mod tests {
             Notice::Exited { pid: 7, code: -1 },
             Notice::Killed { pid: 9, signal: 11 },
             Notice::Reap { pid: 7 },
+            Notice::Ahead { pid: 8 },
         ] {
             assert_eq!(Notice::decode(&n.encode()).unwrap(), n);
         }
