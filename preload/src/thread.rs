@@ -12,7 +12,9 @@ use crate::real;
 use libc::{c_char, c_int, c_void, pthread_attr_t, pthread_t};
 use pos_sched::protocol::Msg;
 use pos_sched::{Op, Tid};
-use std::sync::atomic::Ordering;
+use std::cell::UnsafeCell;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// Controlled threads created by this process: `pthread_t` → run-local id.
@@ -63,6 +65,66 @@ struct Start {
     mask: libc::sigset_t,
 }
 
+/// Start records in flight from `pthread_create` to the new thread's trampoline, kept here
+/// rather than in the heap: the child's `free` of a heap record was its first use of
+/// malloc, and glibc opened a malloc arena for it (a 64 MiB reservation, three more system
+/// calls, page faults, and its teardown at exit) in every thread of every run, also in a
+/// thread that never allocates natively. A record is in flight only until its thread
+/// starts, so a few slots serve any program; when all are taken it goes to the heap.
+const START_SLOTS: usize = 64;
+
+struct StartSlot {
+    taken: AtomicBool,
+    start: UnsafeCell<MaybeUninit<Start>>,
+}
+
+// SAFETY: a slot's record is written only by the thread that took it (`taken` false ->
+// true) and read once by the one thread it was handed to, which then frees the slot.
+unsafe impl Sync for StartSlot {}
+
+static STARTS: [StartSlot; START_SLOTS] = [const {
+    StartSlot {
+        taken: AtomicBool::new(false),
+        start: UnsafeCell::new(MaybeUninit::uninit()),
+    }
+}; START_SLOTS];
+
+/// Hand `s` over: a free slot of [`STARTS`], or a heap block when none is free.
+fn put_start(s: Start) -> *mut c_void {
+    for slot in &STARTS {
+        if slot
+            .taken
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
+            // SAFETY: the slot is ours until `take_start` frees it.
+            unsafe { (*slot.start.get()).write(s) };
+            return slot.start.get().cast();
+        }
+    }
+    let _b = Busy::enter();
+    Box::into_raw(Box::new(s)).cast()
+}
+
+/// Take back the record `p` from [`put_start`] (in the new thread, or in its creator when
+/// no thread could be created) and free its slot.
+///
+/// # Safety
+/// `p` came from `put_start` and is taken back once.
+unsafe fn take_start(p: *mut c_void) -> Start {
+    match STARTS
+        .iter()
+        .find(|slot| slot.start.get().cast::<c_void>() == p)
+    {
+        Some(slot) => {
+            let s = (*slot.start.get()).assume_init_read();
+            slot.taken.store(false, Ordering::Release);
+            s
+        }
+        None => *Box::from_raw(p as *mut Start),
+    }
+}
+
 /// First frame of every controlled child: connect as `tid`, post `Start` and wait for its
 /// grant, run the routine. Its `Exit` is posted at the very end of the thread, from the
 /// thread-specific-data destructor [`crate::cancel::arm_exit`] sets up: what glibc runs
@@ -75,13 +137,13 @@ struct Start {
 /// It holds no value with a destructor while the routine runs, so `pthread_exit`'s forced
 /// unwind passes through it cleanly.
 extern "C-unwind" fn trampoline(p: *mut c_void) -> *mut c_void {
-    // SAFETY: p is the Box<Start> leaked by pthread_create for this thread alone.
+    // SAFETY: p is the record pthread_create handed to this thread alone.
     let Start {
         routine,
         arg,
         tid,
         mask,
-    } = *unsafe { Box::from_raw(p as *mut Start) };
+    } = unsafe { take_start(p) };
     conn::adopt(tid);
     crate::cancel::arm_exit();
     {
@@ -155,28 +217,23 @@ pub unsafe extern "C" fn pthread_create(
     libc::sigdelset(&mut all, libc::SIGSYS);
     real::pthread_sigmask(libc::SIG_SETMASK, &all, &mut mask);
     crate::signal::note_mask_of(tid, &mask);
-    let start = {
-        let _b = Busy::enter();
-        Box::into_raw(Box::new(Start {
-            // SAFETY: same ABI; C-unwind only additionally allows unwinding out of it.
-            routine: std::mem::transmute::<extern "C" fn(*mut c_void) -> *mut c_void, Routine>(
-                routine,
-            ),
-            arg,
-            tid,
-            mask,
-        }))
-    };
+    let start = put_start(Start {
+        // SAFETY: same ABI; C-unwind only additionally allows unwinding out of it.
+        routine: std::mem::transmute::<extern "C" fn(*mut c_void) -> *mut c_void, Routine>(routine),
+        arg,
+        tid,
+        mask,
+    });
     // SAFETY: the trampoline has the C start-routine ABI (C-unwind is the same calling
     // convention).
     let tramp =
         std::mem::transmute::<Routine, extern "C" fn(*mut c_void) -> *mut c_void>(trampoline);
-    let r = real::pthread_create(thread, attr, tramp, start.cast());
+    let r = real::pthread_create(thread, attr, tramp, start);
     real::pthread_sigmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut());
     if r == 0 {
         remember(*thread, tid);
     } else {
-        drop(Box::from_raw(start));
+        drop(take_start(start));
         stillborn(tid);
     }
     r
