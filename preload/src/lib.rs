@@ -268,6 +268,10 @@ extern "C" fn init() {
     if runner_mode {
         tsan::prime_stack();
     }
+    if runner_mode {
+        // Once here rather than in every run a fork server forks (see `real`).
+        real::resolve_for_every_run();
+    }
     let server = std::env::var_os(pos_sched::protocol::fork::ENV_FORK_SERVER);
     std::env::remove_var(pos_sched::protocol::fork::ENV_FORK_SERVER);
     // In fork-server mode, the run's main-thread connection (already open).

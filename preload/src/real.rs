@@ -76,9 +76,8 @@ macro_rules! real_fns {
         $(
             /// Forward to the real function of this name.
             pub unsafe fn $name($($arg: $t),*) -> $r {
-                static CACHE: AtomicUsize = AtomicUsize::new(0);
                 let f = lookup(
-                    &CACHE,
+                    &caches::$name,
                     concat!(stringify!($name), "\0"),
                     &[$($(concat!($ver, "\0")),*)?],
                 );
@@ -87,7 +86,52 @@ macro_rules! real_fns {
                 f($($arg),*)
             }
         )*
+
+        /// The resolved address of each function above, under its name (0: not yet).
+        #[allow(non_upper_case_globals)]
+        mod caches {
+            use std::sync::atomic::AtomicUsize;
+            $( pub static $name: AtomicUsize = AtomicUsize::new(0); )*
+        }
+
+        /// Each function above: its cache, name and versions, as [`lookup`] takes them.
+        static TABLE: &[(&AtomicUsize, &str, &[&str])] = &[
+            $( (&caches::$name, concat!(stringify!($name), "\0"), &[$($(concat!($ver, "\0")),*)?]), )*
+        ];
     };
+}
+
+/// The real functions that every controlled run calls (a run's start, a thread's creation
+/// and join, a mutex, a yield), all defined by every glibc since 2.17.
+const FOR_EVERY_RUN: &[&str] = &[
+    "recvmsg\0",
+    "dup2\0",
+    "sched_getaffinity\0",
+    "sched_setaffinity\0",
+    "pthread_create\0",
+    "pthread_detach\0",
+    "pthread_join\0",
+    "pthread_setcancelstate\0",
+    "pthread_mutex_lock\0",
+    "pthread_mutex_unlock\0",
+    "pthread_sigmask\0",
+    "sched_yield\0",
+    "clock_gettime\0",
+    "close\0",
+];
+
+/// Resolve [`FOR_EVERY_RUN`] now, in libpos's constructor under the runner: a fork server
+/// does it once and every run it forks inherits the addresses, where each run looked a
+/// dozen of them up with `dlsym` again (symbol-table walks and page faults in every run,
+/// issue 15). A spawned run does the same at the same point, so both start with the same
+/// heap (a lookup may record a dependency in the loader's heap). Only functions every
+/// glibc defines: a failed lookup would leave an error message in the heap, and abort.
+pub fn resolve_for_every_run() {
+    for (cache, name, versions) in TABLE {
+        if FOR_EVERY_RUN.contains(name) {
+            lookup(cache, name, versions);
+        }
+    }
 }
 
 type Mutex = libc::pthread_mutex_t;
@@ -301,4 +345,19 @@ pub unsafe fn __libc_start_main(
         *mut c_void,
     ) -> c_int = std::mem::transmute(f);
     f(main, argc, argv, init, fini, rtld_fini, stack_end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_function_resolved_for_every_run_is_forwarded_here() {
+        for name in FOR_EVERY_RUN {
+            assert!(
+                TABLE.iter().any(|(_, n, _)| n == name),
+                "{name} is not among the real functions"
+            );
+        }
+    }
 }
