@@ -221,18 +221,20 @@ fn hidden_here() -> bool {
 }
 
 /// The hidden thread (`pthread_self`), when its allocations come from the private region
-/// too (under LeakSanitizer, see [`hidden_thread_allocates_privately`]); 0 otherwise.
+/// too (see [`hidden_thread_allocates_privately`]); 0 otherwise.
 static HIDDEN: AtomicUsize = AtomicUsize::new(0);
 
-/// Called on the hidden thread as it starts: under LeakSanitizer its allocations come from
-/// the private region from here on. The leak check at the program's exit locks the
-/// sanitizer's allocator on the exiting thread and then waits for its tracer with
-/// `sched_yield`, a scheduling point that takes the run's lock; the hidden thread, holding
-/// that lock and allocating from the sanitizer's heap, waited for the allocator: a deadlock
-/// that ended a few runs in a hundred of a correct clang `-fsanitize=address` program as a
-/// `hang`. Elsewhere its allocations stay in glibc's heap, as they always were.
+/// Called on the hidden thread as it starts: its allocations come from the private region
+/// from here on (when it is mapped), for two reasons.
+/// - Its first `malloc` made glibc open a malloc arena for it: a 64 MiB reservation, three
+///   more system calls, page faults, and the arena's teardown at exit, in every run.
+/// - Under LeakSanitizer, the leak check at the program's exit locks the sanitizer's
+///   allocator on the exiting thread and then waits for its tracer with `sched_yield`, a
+///   scheduling point that takes the run's lock; the hidden thread, holding that lock and
+///   allocating from the sanitizer's heap, waited for the allocator: a deadlock that ended
+///   a few runs in a hundred of a correct clang `-fsanitize=address` program as a `hang`.
 pub fn hidden_thread_allocates_privately() {
-    if lsan_present() && MAPPED.load(Ordering::Relaxed) {
+    if MAPPED.load(Ordering::Relaxed) {
         HIDDEN.store(me(), Ordering::SeqCst);
     }
 }
