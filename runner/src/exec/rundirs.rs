@@ -27,18 +27,16 @@ thread_local! {
     static SLOT: RefCell<Slot> = RefCell::new(Slot::default());
 }
 
-/// A dir for a run: the one made ahead, else a new one (the finished runs' dirs are removed
-/// first, so they never pile up when no run calls [`tidy`]).
+/// A dir for a run: the one made ahead (the finished runs' dirs wait for the run's
+/// [`tidy`]), else a new one, made after the finished runs' dirs are removed (so they never
+/// pile up when no run calls [`tidy`]).
 pub fn take() -> Result<Made> {
-    let (next, done) = SLOT.with(|s| {
-        let mut s = s.borrow_mut();
-        (s.next.take(), std::mem::take(&mut s.done))
-    });
-    drop(done);
-    match next {
-        Some(m) => Ok(m),
-        None => session::socket_dir(),
+    if let Some(m) = SLOT.with(|s| s.borrow_mut().next.take()) {
+        return Ok(m);
     }
+    let done = SLOT.with(|s| std::mem::take(&mut s.borrow_mut().done));
+    drop(done);
+    session::socket_dir()
 }
 
 /// A finished run's dir, to be removed at the next [`tidy`] or [`take`].
@@ -71,30 +69,35 @@ mod tests {
 
     #[test]
     fn dirs_are_made_ahead_reused_and_removed() {
+        clear();
+        // A run's life: its dir taken, the next made and the last removed while it goes on
+        // (tidy), its dir retired at its end.
+        let (first, first_path, _l1) = take().expect("a new dir");
         tidy();
         let ahead = SLOT.with(|s| s.borrow().next.as_ref().map(|m| m.1.clone()));
         let ahead = ahead.expect("tidy made the next run's dir");
         assert!(ahead.exists());
-        let (dir, path, _listener) = take().expect("a run dir");
-        assert_eq!(path, ahead, "the dir made ahead is the one taken");
-        retire(dir);
+        retire(first);
+        let (second, second_path, _l2) = take().expect("the dir made ahead");
+        assert_eq!(second_path, ahead, "the dir made ahead is the one taken");
         assert!(
-            path.exists(),
-            "a retired dir stays until the next tidy or take"
+            first_path.exists(),
+            "taking the dir made ahead removes nothing: the run's tidy does"
         );
         tidy();
-        assert!(!path.exists(), "tidy removes the retired dir");
-        let next = SLOT.with(|s| s.borrow().next.as_ref().map(|m| m.1.clone()));
-        let next = next.expect("tidy made another");
-        let (dir, taken, _l) = take().expect("a run dir");
-        retire(dir);
+        assert!(!first_path.exists(), "tidy removes the retired dir");
+        retire(second);
         clear();
-        assert!(!next.exists() && !taken.exists(), "clear removes every dir");
-        let (dir, fresh, _l) = take().expect("a new dir without tidy");
-        assert!(fresh.exists());
-        retire(dir);
-        let (dir2, _p, _l2) = take().expect("another");
-        assert!(!fresh.exists(), "take removes the retired dirs first");
-        drop(dir2);
+        assert!(!second_path.exists(), "clear removes every dir");
+        // Without tidy (runs over the socket), take removes the retired dirs first.
+        let (d, fresh, _l3) = take().expect("a new dir");
+        retire(d);
+        let (d2, _p, _l4) = take().expect("another");
+        assert!(
+            !fresh.exists(),
+            "take removes the retired dirs when none was made ahead"
+        );
+        drop(d2);
+        clear();
     }
 }
