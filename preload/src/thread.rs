@@ -233,7 +233,8 @@ pub unsafe extern "C" fn pthread_create(
     if r == 0 {
         remember(*thread, tid);
     } else {
-        drop(take_start(start));
+        // Frees its slot (or heap block).
+        let _ = take_start(start);
         stillborn(tid);
     }
     r
