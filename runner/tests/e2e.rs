@@ -736,3 +736,45 @@ fn a_directory_runs_every_executable_in_it() {
         assert!(r["programs"][0].get(key).is_some(), "{key}");
     }
 }
+
+/// More threads in creation at once than libpos's 64 static start slots (`many_threads.c`
+/// creates 100 before joining any; under DFS its first execution creates them all before
+/// any starts, and the records past the slots go through the heap): the correct program is
+/// never flagged by rw, pct3 or DFS, and the lost update of its racy mode is found.
+#[test]
+fn more_threads_in_creation_than_start_slots() {
+    let s = Scratch::new();
+    let prog = bin("many_threads");
+    for algo in ["rw", "pct3"] {
+        for (mode, correct) in [("1", true), ("0", false)] {
+            let (p, o) = common::run_tries(s.path(), &prog, algo, 40, &[], |c| {
+                c.args(["--", mode]);
+            });
+            let hits = p["hits"].as_u64().unwrap_or(u64::MAX);
+            if correct {
+                assert_eq!(hits, 0, "{algo}, locked: {}", text(&o));
+                assert_eq!(common::outcome_count(&p, "ok"), 40, "{}", text(&o));
+            } else {
+                assert!(hits > 0, "{algo}, racy: {}", text(&o));
+            }
+        }
+    }
+    let json = s.path().join("dfs.json");
+    let o = Command::new(POSCHECK)
+        .args([
+            "explore",
+            "--algo",
+            "dfs",
+            "--max-executions",
+            "3",
+            "--json",
+        ])
+        .arg(&json)
+        .arg(&prog)
+        .args(["--", "1"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["buggy"].as_u64(), Some(0), "{v}: {}", text(&o));
+    assert!(v["executions"].as_u64() >= Some(3), "{v}");
+}
