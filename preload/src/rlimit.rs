@@ -15,18 +15,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// the kernel's (cur, max) and the program's (cur, max); all zero if none.
 static SET: [[AtomicU64; 4]; 2] = [const { [const { AtomicU64::new(0) }; 4] }; 2];
 
-/// The hidden thread's stack (Rust's default, with its guard page).
+/// The hidden thread's stack (2 MiB, with its guard page: `standalone::spawn_hidden`).
 const HIDDEN_STACK: u64 = (2 << 20) + 4096;
 
 /// One glibc malloc arena's reservation (`HEAP_MAX_SIZE` on 64-bit).
 const ARENA: u64 = 64 << 20;
 
 /// What `/proc/self/maps` does not tell apart from the program's own mappings: the hidden
-/// thread's stack, and the malloc arenas libpos's allocations open: one for the hidden
-/// thread, and one for each controlled thread that allocates nothing itself natively (libpos
-/// allocates on it). Counted as many as glibc may open (`8 × online CPUs`, its default
-/// `M_ARENA_MAX`) plus the hidden thread's: a program near its own limit natively then gets
-/// at most that much more room, never less.
+/// thread's stack, and the malloc arenas libpos's allocations may open. The hidden thread
+/// and the threads' start records no longer open any (they use libpos's private region and
+/// static slots), but a start record past the slots goes through glibc's heap and opens an
+/// arena for a thread that allocates nothing natively. Counted as many as glibc may open
+/// (`8 × online CPUs`, its default `M_ARENA_MAX`) plus one: a program near its own limit
+/// natively then gets at most that much more room, never less.
 fn unseen() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as u64;
