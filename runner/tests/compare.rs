@@ -216,8 +216,12 @@ fn run_dir_flags_outcomes_the_manifest_does_not_expect() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("compare-wrong");
     std::fs::create_dir_all(&dir).unwrap();
     let bin = dir.join("bin");
+    // The suite first, whether the link is there or not: the binaries are rebuilt once per
+    // test binary (their sources are copied anew), and a link left by an earlier run of
+    // the tests let this run start while another test rebuilt them ("not executable").
+    let built = suite().join("bin");
     if !bin.exists() {
-        std::os::unix::fs::symlink(suite().join("bin"), &bin).unwrap();
+        std::os::unix::fs::symlink(built, &bin).unwrap();
     }
     let wrong = manifest_subset(
         &["deadlock_2", "order_violation", "mutex_counter_ok"],
