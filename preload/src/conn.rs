@@ -599,10 +599,7 @@ pub fn report_assert(text: &str) {
     let msg = Msg::Assert {
         text: text.to_string(),
     };
-    let (head, payload) = msg.encode();
-    let mut buf = Vec::with_capacity(MSG_LEN + payload.len());
-    buf.extend_from_slice(&head);
-    buf.extend_from_slice(payload);
+    let buf = msg.encode_whole();
     ASSERTED.with(|a| a.set(true));
     if me.fd == LOCAL_FD {
         crate::standalone::local_report_assert(me.tid, text);

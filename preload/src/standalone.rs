@@ -1696,11 +1696,7 @@ impl Run {
             let end = Msg::End {
                 json: serde_json::to_vec(&report).unwrap_or_default(),
             };
-            let (head, json) = end.encode();
-            let mut frame = Vec::with_capacity(head.len() + json.len());
-            frame.extend_from_slice(&head);
-            frame.extend_from_slice(json);
-            if !write_all(fd, &frame) {
+            if !write_all(fd, &end.encode_whole()) {
                 conn::die("cannot report the run's end to the runner");
             }
             return;

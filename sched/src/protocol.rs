@@ -515,6 +515,15 @@ fn frame(kind: u32, code: u32, a: u64, b: u64, c: u64) -> [u8; MSG_LEN] {
 }
 
 impl Msg {
+    /// [`Msg::encode`]'s header and payload together, for one write.
+    pub fn encode_whole(&self) -> Vec<u8> {
+        let (head, payload) = self.encode();
+        let mut b = Vec::with_capacity(MSG_LEN + payload.len());
+        b.extend_from_slice(&head);
+        b.extend_from_slice(payload);
+        b
+    }
+
     /// Encode into a fixed header plus an optional text payload.
     pub fn encode(&self) -> ([u8; MSG_LEN], &[u8]) {
         match self {
@@ -863,6 +872,9 @@ mod tests {
         let (h, p) = m.encode();
         assert_eq!(Msg::decode(&h).unwrap(), Err(p.len()));
         assert_eq!(Msg::with_payload(&h, p), m);
+        // In one piece for one write: the header, then the payload.
+        let w = m.encode_whole();
+        assert_eq!((&w[..MSG_LEN], &w[MSG_LEN..]), (&h[..], p));
         assert!(Msg::decode(&[0xff; MSG_LEN]).is_err());
         // A hello of the earlier layout (nothing in `code` and `c`) has no task details.
         assert_eq!(
