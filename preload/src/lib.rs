@@ -261,15 +261,13 @@ extern "C" fn init() {
     let inproc = runner_mode
         && std::env::var_os(pos_sched::protocol::inproc::ENV_INPROC).is_some_and(|v| v == "1");
     std::env::remove_var(pos_sched::protocol::inproc::ENV_INPROC);
-    // With memory points, the main thread's stack bounds now (`pthread_getattr_np` reads
-    // `/proc/self/maps`): a fork server's runs inherit them instead of reading them in every
-    // run, and a spawned run reads them at the same point, so both heaps stay alike.
-    #[cfg(target_arch = "x86_64")]
     if runner_mode {
+        // Work every run would repeat, done once here where a fork server's runs inherit it
+        // and a spawned run does it at the same point, so both heaps stay alike: with memory
+        // points the main thread's stack bounds (`pthread_getattr_np` reads
+        // `/proc/self/maps`), and the real functions every run calls (see `real`).
+        #[cfg(target_arch = "x86_64")]
         tsan::prime_stack();
-    }
-    if runner_mode {
-        // Once here rather than in every run a fork server forks (see `real`).
         real::resolve_for_every_run();
     }
     let server = std::env::var_os(pos_sched::protocol::fork::ENV_FORK_SERVER);
