@@ -16,21 +16,8 @@ use common::{outcome_count, require_libpos, text, TRIES};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/affinity")
-}
-
-/// Compile `file` of the corpus with `compiler` into `dir`; returns the binary.
 fn build(dir: &Path, compiler: &str, file: &str) -> PathBuf {
-    let out = common::corpus_binary(dir, compiler, file);
-    let args: &[&str] = match compiler {
-        "rustc" => &["-O", "--edition", "2021"],
-        _ if file.contains("omp") => &["-O1", "-fopenmp"],
-        c if c.contains("++") => &["-std=c++17", "-O1", "-pthread"],
-        _ => &["-O1", "-pthread"],
-    };
-    common::compile(compiler, args, &out, &corpus().join(file));
-    out
+    common::build_corpus("affinity", dir, compiler, file)
 }
 
 /// What `prog print` prints natively: the count the program sees outside poscheck.

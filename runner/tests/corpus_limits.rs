@@ -12,31 +12,9 @@ use common::TRIES;
 
 use common::{outcome_count, poscheck, require_libpos, text};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/limits")
-}
-
-/// Compile `file` of the corpus with `compiler` into `dir`; returns the binary.
 fn build(dir: &Path, compiler: &str, file: &str) -> PathBuf {
-    let stem = Path::new(file).file_stem().unwrap().to_str().unwrap();
-    let out = dir.join(format!("{stem}_{}", compiler.replace('+', "x")));
-    let mut cmd = Command::new(compiler);
-    match compiler {
-        "rustc" => cmd.args(["-O", "--edition", "2021"]),
-        "gcc" if file.contains("omp") => cmd.args(["-O1", "-pthread", "-fopenmp"]),
-        "gcc" => cmd.args(["-O1", "-pthread"]),
-        _ => cmd.args(["-std=c++20", "-O1", "-pthread"]),
-    };
-    let o = cmd
-        .arg("-o")
-        .arg(&out)
-        .arg(corpus().join(file))
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {compiler} (scripts/install-deps.sh): {e}"));
-    assert!(o.status.success(), "{compiler} {file}: {}", text(&o));
-    out
+    common::build_corpus("limits", dir, compiler, file)
 }
 
 #[test]

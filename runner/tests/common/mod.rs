@@ -316,12 +316,19 @@ pub fn compile_instrumented(compiler: &str, cxx_std: &str, out: &Path, src: &Pat
 }
 
 /// Build `file` of `tests/corpus/FOLDER/` with `compiler` into `dir` (see [`corpus_binary`]):
-/// Rust with `-O --edition 2021`, C and C++ with the corpus standard, `-O1 -pthread`.
+/// Rust with `-O --edition 2021`, C and C++ with the corpus standard, `-O1 -pthread`, and
+/// `-fopenmp` for an OpenMP program (`omp` a word of its name: `ok_affinity_omp.c`).
 #[allow(dead_code)]
 pub fn build_corpus(folder: &str, dir: &Path, compiler: &str, file: &str) -> PathBuf {
     let out = corpus_binary(dir, compiler, file);
+    let openmp = Path::new(file)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .is_some_and(|s| s.split('_').any(|w| w == "omp"));
     let args: &[&str] = if compiler == "rustc" {
         &["-O", "--edition", "2021"]
+    } else if openmp {
+        &[corpus_std(compiler), "-O1", "-pthread", "-fopenmp"]
     } else {
         &[corpus_std(compiler), "-O1", "-pthread"]
     };
