@@ -23,6 +23,9 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 const WORDS: usize = std::mem::size_of::<cpu_set_t>() / 8;
 const SIZE: size_t = std::mem::size_of::<cpu_set_t>();
 
+/// [`pos_sched::protocol::ENV_PIN`] as `getenv` takes it (read without the heap).
+const PIN_VAR: &std::ffi::CStr = c"POSCHECK_PIN";
+
 /// The mask the process had before [`pin_here`].
 static ORIGINAL: [AtomicU64; WORDS] = [const { AtomicU64::new(0) }; WORDS];
 /// The CPU the run is pinned to, or -1.
@@ -60,10 +63,9 @@ fn set_mask(tid: pid_t, set: &cpu_set_t) -> bool {
 /// thread it creates) on the CPU it runs on now. Called once per run, in the process that
 /// becomes the program, while it has a single thread.
 pub fn pin_here() {
-    // SAFETY: getenv with a NUL-terminated name ([`pos_sched::protocol::ENV_PIN`]); the
-    // value is read at once.
+    // SAFETY: getenv with a NUL-terminated name; the value is read at once.
     let on = unsafe {
-        let v = libc::getenv(c"POSCHECK_PIN".as_ptr());
+        let v = libc::getenv(PIN_VAR.as_ptr());
         !v.is_null() && *v == b'1' as libc::c_char
     };
     if !on {
@@ -245,4 +247,12 @@ pub unsafe extern "C" fn pthread_setaffinity_np(
         program_chose();
     }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_pin_variable_read_here_is_the_one_the_runner_sets() {
+        assert_eq!(super::PIN_VAR.to_str(), Ok(pos_sched::protocol::ENV_PIN));
+    }
 }
